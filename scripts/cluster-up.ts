@@ -1,0 +1,15 @@
+// npm run cluster:up: start the local Kubernetes cluster (or report the running one) and print how to use it.
+import { startCluster } from '../src/stack/cluster.js';
+import { createLogger } from '../src/stack/log.js';
+import { isProvisioned, provision } from '../src/stack/provision.js';
+
+const log = createLogger('cluster');
+try {
+  if (!(await isProvisioned())) await provision({ log: createLogger('provision') });
+  const state = await startCluster({ log });
+  process.stdout.write(`export KUBECONFIG=${state.kubeconfig}\n`);
+  process.stderr.write('Stop it with: npm run cluster:down\n');
+} catch (err) {
+  log.error((err as Error).message);
+  process.exit(1);
+}

