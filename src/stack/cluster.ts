@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { createLogger, formatDuration, type Logger } from './log.js';
 import { binPath, clusterDir, kubeconfigPath, repoRoot } from './paths.js';
-import { freePort, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
+import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
 
 /**
  * A local Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager (every default
@@ -190,6 +190,11 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
       state.pids[name] = spawnDaemon(binPath(name), args, join(logDir, `${name}.log`));
       await save();
     };
+    const assertAllAlive = () => {
+      for (const [name, pid] of Object.entries(state.pids)) {
+        if (!isAlive(pid)) throw new GiveUp(`${name} exited; see ${join(logDir, name + '.log')}`);
+      }
+    };
     const failHint = (name: string) => `see ${join(logDir, name + '.log')}; \`npm run cluster:down\` cleans up`;
 
     try {
@@ -209,6 +214,8 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
         '--bind-address=127.0.0.1',
         // Needed where the machine has no default route to derive an address from.
         '--advertise-address=127.0.0.1',
+        // The endpoint reconciler refuses loopback addresses; no pod here talks to the `kubernetes` Service.
+        '--endpoint-reconciler-type=none',
         `--secure-port=${ports.apiserver}`,
         `--cert-dir=${pkiDir}`,
         `--token-auth-file=${join(pkiDir, 'tokens.csv')}`,
@@ -233,7 +240,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
       await waitFor(
         'kube-apiserver /readyz',
         async () => {
-          if (!isAlive(state.pids['kube-apiserver']!)) throw new Error('kube-apiserver exited');
+          assertAllAlive();
           return (await apiGet(state, '/readyz', ca, token)) === 200 ? true : undefined;
         },
         { timeoutMs: 60_000, hint: failHint('kube-apiserver') },
@@ -275,6 +282,8 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
         '--manage-nodes-with-label-selector=type=kwok',
         `--server-address=127.0.0.1:${ports.kwok}`,
         '--cidr=10.244.0.0/16',
+        // Renew node leases so the node lifecycle controller never marks the fake nodes NotReady.
+        '--node-lease-duration-seconds=40',
       ]);
       await writeFile(kubeconfigPath, kubeconfigYaml(server, ca, token, 'lws-admin'), { mode: 0o600 });
 
@@ -286,6 +295,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
       await waitFor(
         `${fakeNodeCount} Ready nodes`,
         async () => {
+          assertAllAlive();
           const nodes = await core.listNode({ labelSelector: 'type=kwok' });
           const ready = nodes.items.filter((n) =>
             n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),

@@ -57,3 +57,12 @@ export function formatDuration(ms: number): string {
   if (s < 60) return `${(ms / 1000).toFixed(s < 10 ? 1 : 0)}s`;
   return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
+
+/** A logger that drops everything (tests that exercise code which logs progress). */
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child: () => silentLogger,
+};

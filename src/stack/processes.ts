@@ -68,6 +68,11 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Thrown by a `waitFor` check to stop waiting at once (the awaited thing can no longer happen). */
+export class GiveUp extends Error {
+  override name = 'GiveUp';
+}
+
 /** Polls `check` until it returns a value (not undefined) or the deadline passes; the error names what we waited for. */
 export async function waitFor<T>(
   what: string,
@@ -81,6 +86,11 @@ export async function waitFor<T>(
       const value = await check();
       if (value !== undefined) return value;
     } catch (err) {
+      if (err instanceof GiveUp) {
+        throw new Error(`gave up waiting for ${what}: ${err.message}${opts.hint ? `. ${opts.hint}` : ''}`, {
+          cause: err,
+        });
+      }
       lastError = err;
     }
     if (Date.now() > deadline) {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+import { silentLogger } from '../../src/stack/log.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as k8s from '@kubernetes/client-node';
-import { localKubeConfig } from '../../src/stack/cluster.js';
+import { localKubeConfig, startCluster } from '../../src/stack/cluster.js';
 import { waitFor } from '../../src/stack/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
@@ -31,6 +32,15 @@ describe('local cluster (etcd, kube-apiserver, kube-controller-manager, kube-sch
 
   after(async () => {
     await core?.deleteNamespace({ name: namespace }).catch(() => undefined);
+  });
+
+  it('a second start reports the running cluster and leaves it alone', async () => {
+    const first = await ensureCluster();
+    const again = await startCluster({ log: silentLogger });
+    assert.equal(again.reused, true);
+    assert.equal(again.server, first.server);
+    assert.deepEqual(again.pids, first.pids);
+    assert.ok((await core.listNode()).items.length >= 3);
   });
 
   const container = { name: 'main', image: 'registry.invalid/fake:1' };

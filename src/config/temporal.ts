@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from '@temporalio/client';
+
+/**
+ * How the worker and the trigger reach Temporal, from environment variables:
+ * TEMPORAL_ADDRESS (host:port, default localhost:7233), TEMPORAL_NAMESPACE (default "default"),
+ * TEMPORAL_TASK_QUEUE (default "lws-temporal"), TEMPORAL_API_KEY (Temporal Cloud or a server with API keys; implies TLS),
+ * TEMPORAL_TLS=true, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH (mTLS), TEMPORAL_TLS_SERVER_NAME.
+ */
+export interface TemporalConfig {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  apiKey?: string;
+  tls?: { serverName?: string; ca?: Buffer; cert?: Buffer; key?: Buffer };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function readFileFromVar(env: NodeJS.ProcessEnv, variable: string): Buffer | undefined {
+  const path = env[variable];
+  if (!path) return undefined;
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new ConfigError(`${variable}=${path}: cannot read the file (${(err as Error).message})`);
+  }
+}
+
+export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): TemporalConfig {
+  const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
+  if (!/^[^\s:]+:\d{1,5}$/.test(address)) {
+    throw new ConfigError(`TEMPORAL_ADDRESS=${address}: expected host:port, for example localhost:7233`);
+  }
+  const tlsFlag = env.TEMPORAL_TLS?.toLowerCase();
+  if (tlsFlag !== undefined && tlsFlag !== '' && !['true', 'false', '1', '0'].includes(tlsFlag)) {
+    throw new ConfigError(`TEMPORAL_TLS=${env.TEMPORAL_TLS}: expected true or false`);
+  }
+  const cert = readFileFromVar(env, 'TEMPORAL_TLS_CERT_PATH');
+  const key = readFileFromVar(env, 'TEMPORAL_TLS_KEY_PATH');
+  if (Boolean(cert) !== Boolean(key)) {
+    throw new ConfigError(
+      'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH go together: set both for mTLS, or neither',
+    );
+  }
+  const ca = readFileFromVar(env, 'TEMPORAL_TLS_CA_PATH');
+  const apiKey = env.TEMPORAL_API_KEY || undefined;
+  const wantTls = tlsFlag === 'true' || tlsFlag === '1' || Boolean(cert || ca || apiKey);
+  const explicitlyOff = tlsFlag === 'false' || tlsFlag === '0';
+  return {
+    address,
+    namespace: env.TEMPORAL_NAMESPACE || 'default',
+    taskQueue: env.TEMPORAL_TASK_QUEUE || 'lws-temporal',
+    apiKey,
+    tls:
+      wantTls && !explicitlyOff ? { serverName: env.TEMPORAL_TLS_SERVER_NAME || undefined, ca, cert, key } : undefined,
+  };
+}
+
+/** Options shared by the client's Connection and the worker's NativeConnection. */
+export function connectionOptions(config: TemporalConfig): Pick<ConnectionOptions, 'address' | 'tls' | 'apiKey'> {
+  return {
+    address: config.address,
+    apiKey: config.apiKey,
+    tls: config.tls
+      ? {
+          serverNameOverride: config.tls.serverName,
+          serverRootCACertificate: config.tls.ca,
+          clientCertPair: config.tls.cert && config.tls.key ? { crt: config.tls.cert, key: config.tls.key } : undefined,
+        }
+      : undefined,
+  };
+}

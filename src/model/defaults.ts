@@ -1,0 +1,70 @@
+// Defaults of the LeaderWorkerSet API. The CRD applies the same values on the API server (a unit test keeps the two
+// in step); this function serves objects that did not pass through it, and gives later code a fully typed spec.
+import { cloneJson } from './json.js';
+import type {
+  DefaultedLeaderWorkerSet,
+  DefaultedLeaderWorkerSetSpec,
+  IntOrString,
+  LeaderWorkerSet,
+  LeaderWorkerSetSpec,
+  PodTerminationPolicy,
+  RestartPolicy,
+  RolloutStrategyType,
+  StartupPolicy,
+  SubdomainPolicy,
+} from './types.js';
+
+export const DEFAULT_REPLICAS = 1;
+export const DEFAULT_SIZE = 1;
+export const DEFAULT_RESTART_POLICY: RestartPolicy = 'RecreateGroupOnPodRestart';
+export const DEFAULT_STARTUP_POLICY: StartupPolicy = 'LeaderCreated';
+export const DEFAULT_ROLLOUT_STRATEGY_TYPE: RolloutStrategyType = 'RollingUpdate';
+export const DEFAULT_PARTITION = 0;
+export const DEFAULT_MAX_UNAVAILABLE: IntOrString = 1;
+export const DEFAULT_MAX_SURGE: IntOrString = 0;
+export const DEFAULT_SUBDOMAIN_POLICY: SubdomainPolicy = 'Shared';
+/** Sequential keeps Kubernetes' own garbage-collection order, which is what LWS did before the policy existed. */
+export const DEFAULT_POD_TERMINATION_POLICY: PodTerminationPolicy = 'Sequential';
+
+/** `undefined` and JSON `null` both mean "not set", as on the API server. */
+function orDefault<T>(value: T | null | undefined, fallback: T): T {
+  return value === undefined || value === null ? fallback : value;
+}
+
+/** The spec with every default applied; a new object (templates are deep copies), the input is left alone. */
+export function applySpecDefaults(spec: LeaderWorkerSetSpec): DefaultedLeaderWorkerSetSpec {
+  const lwt = spec.leaderWorkerTemplate;
+  const rolling = spec.rolloutStrategy?.rollingUpdateConfiguration;
+  const out: DefaultedLeaderWorkerSetSpec = {
+    replicas: orDefault(spec.replicas, DEFAULT_REPLICAS),
+    leaderWorkerTemplate: {
+      workerTemplate: cloneJson(lwt.workerTemplate),
+      size: orDefault(lwt.size, DEFAULT_SIZE),
+      restartPolicy: orDefault(lwt.restartPolicy, DEFAULT_RESTART_POLICY),
+    },
+    startupPolicy: orDefault(spec.startupPolicy, DEFAULT_STARTUP_POLICY),
+    rolloutStrategy: {
+      type: orDefault(spec.rolloutStrategy?.type, DEFAULT_ROLLOUT_STRATEGY_TYPE),
+      rollingUpdateConfiguration: {
+        partition: orDefault(rolling?.partition, DEFAULT_PARTITION),
+        maxUnavailable: orDefault(rolling?.maxUnavailable, DEFAULT_MAX_UNAVAILABLE),
+        maxSurge: orDefault(rolling?.maxSurge, DEFAULT_MAX_SURGE),
+      },
+    },
+    networkConfig: { subdomainPolicy: orDefault(spec.networkConfig?.subdomainPolicy, DEFAULT_SUBDOMAIN_POLICY) },
+    podTerminationPolicy: orDefault(spec.podTerminationPolicy, DEFAULT_POD_TERMINATION_POLICY),
+  };
+  // Absent stays absent: "no leader template" means "use the worker template", and the hash must not tell apart
+  // two ways of writing the same thing (see revision.ts).
+  if (lwt.leaderTemplate !== undefined && lwt.leaderTemplate !== null) {
+    out.leaderWorkerTemplate.leaderTemplate = cloneJson(lwt.leaderTemplate);
+  }
+  return out;
+}
+
+/** The LWS with every default applied; a new object whose metadata and status are shallow copies. */
+export function applyDefaults(lws: LeaderWorkerSet): DefaultedLeaderWorkerSet {
+  const out: DefaultedLeaderWorkerSet = { ...lws, metadata: { ...lws.metadata }, spec: applySpecDefaults(lws.spec) };
+  if (lws.status !== undefined) out.status = { ...lws.status };
+  return out;
+}

@@ -1,0 +1,13 @@
+// The model layer: pure LeaderWorkerSet types and functions, safe to import from Temporal workflow code (no
+// Kubernetes client, no Node built-ins, nothing nondeterministic).
+export * from './labels.js';
+export * from './types.js';
+export * from './defaults.js';
+export * from './validate.js';
+export * from './rollout.js';
+export * from './names.js';
+export * from './env.js';
+export * from './policy.js';
+export * from './revision.js';
+export * from './templates.js';
+export { canonicalJson, cloneJson } from './json.js';

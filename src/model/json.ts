@@ -1,0 +1,30 @@
+// Plain-JSON helpers. Model code handles Kubernetes objects as JSON data; these keep copies and hashes deterministic
+// without structuredClone or Node built-ins, neither of which the Temporal workflow sandbox can be relied on for.
+
+/** A deep copy of JSON data. Dates become ISO strings, as they would in any JSON round trip. */
+export function cloneJson<T>(value: T): T {
+  if (value === undefined) return value;
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/**
+ * JSON with object keys sorted at every level, so that equal data always gives the same text whatever the order in
+ * which its keys were written. Undefined object members are dropped, as JSON.stringify does.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const member = (value as Record<string, unknown>)[key];
+      if (member !== undefined) out[key] = sortKeys(member);
+    }
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,58 @@
+// Every well-known name the controller reads or writes, in one place.
+//
+// The label, annotation and env var names are upstream LeaderWorkerSet's, so that existing manifests, dashboards and
+// tools that select on them keep working with this controller. Names that upstream does not have are marked "ours".
+
+/** API group of the LeaderWorkerSet custom resource. */
+export const API_GROUP = 'leaderworkerset.x-k8s.io';
+export const API_VERSION = 'v1';
+/** `apiVersion` as written in manifests and owner references. */
+export const API_GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
+export const KIND = 'LeaderWorkerSet';
+export const LIST_KIND = 'LeaderWorkerSetList';
+export const PLURAL = 'leaderworkersets';
+export const SINGULAR = 'leaderworkerset';
+export const SHORT_NAME = 'lws';
+/** metadata.name of the CustomResourceDefinition: `<plural>.<group>`. */
+export const CRD_NAME = `${PLURAL}.${API_GROUP}`;
+
+const PREFIX = 'leaderworkerset.sigs.k8s.io/';
+
+/** Label on every object and pod of an LWS: the LWS name. */
+export const LABEL_NAME = `${PREFIX}name`;
+/** Label: index of the group (replica) a pod or worker StatefulSet belongs to. */
+export const LABEL_GROUP_INDEX = `${PREFIX}group-index`;
+/** Label: index of a pod inside its group; 0 is the leader. */
+export const LABEL_WORKER_INDEX = `${PREFIX}worker-index`;
+/** Label: sha1 of `<namespace>/<leaderPodName>`, unique per group incarnation (see names.groupKeyInput). */
+export const LABEL_GROUP_KEY = `${PREFIX}group-key`;
+/** Label: hash of the templates a pod was built from (see revision.templateRevisionHash). */
+export const LABEL_TEMPLATE_REVISION_HASH = `${PREFIX}template-revision-hash`;
+
+/** Pod annotation: group size (leader included), as a decimal string. */
+export const ANNOTATION_SIZE = `${PREFIX}size`;
+/** Worker pod annotation: name of the group's leader pod. */
+export const ANNOTATION_LEADER_NAME = `${PREFIX}leader-name`;
+/** Leader pod annotation set when spec.networkConfig.subdomainPolicy is UniquePerReplica (as upstream does). */
+export const ANNOTATION_SUBDOMAIN_POLICY = `${PREFIX}subdomainPolicy`;
+/**
+ * Ours. Leader pod annotation recording spec.podTerminationPolicy, so that the policy is still known when the LWS
+ * itself is already gone (deletion cascades) and only the terminating leader pod is left to read it from.
+ */
+export const ANNOTATION_POD_TERMINATION_POLICY = `${PREFIX}pod-termination-policy`;
+
+/** Env var: DNS name of the group's leader pod. */
+export const ENV_LEADER_ADDRESS = 'LWS_LEADER_ADDRESS';
+/** Env var: group size (leader included). */
+export const ENV_GROUP_SIZE = 'LWS_GROUP_SIZE';
+/** Env var: index of the pod inside its group; 0 is the leader. */
+export const ENV_WORKER_INDEX = 'LWS_WORKER_INDEX';
+/**
+ * Ours. Env var: index of the group. Upstream's mutating webhook writes literal values per pod; without a webhook
+ * the leader pod template is shared by all groups, so the leader reads its group index from the StatefulSet's
+ * pod-index label via the downward API, and LWS_LEADER_ADDRESS refers to it with `$(LWS_GROUP_INDEX)`.
+ */
+export const ENV_GROUP_INDEX = 'LWS_GROUP_INDEX';
+
+/** Label the StatefulSet controller puts on each pod: its ordinal (Kubernetes >= 1.28, GA in 1.32). */
+export const LABEL_STATEFULSET_POD_INDEX = 'apps.kubernetes.io/pod-index';

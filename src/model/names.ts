@@ -1,0 +1,169 @@
+// Names of the objects an LWS owns, the leader's DNS address, and Temporal workflow IDs.
+//
+// Object names follow upstream LeaderWorkerSet so that existing tools find them. Workflow IDs are deterministic:
+// the trigger can start the same workflow again after a restart and Temporal treats it as the one already running.
+import type { LwsRef, SubdomainPolicy } from './types.js';
+
+/** The leader StatefulSet is named after the LWS. */
+export function leaderStatefulSetName(lwsName: string): string {
+  return lwsName;
+}
+
+/** Leader pods are the leader StatefulSet's pods: `<lws>-<groupIndex>`. The leader pod name also names the group. */
+export function leaderPodName(lwsName: string, groupIndex: number): string {
+  return `${lwsName}-${groupIndex}`;
+}
+
+/** Each group's worker StatefulSet is named after its leader pod. */
+export function workerStatefulSetName(lwsName: string, groupIndex: number): string {
+  return leaderPodName(lwsName, groupIndex);
+}
+
+/** Worker pods: `<lws>-<groupIndex>-<workerIndex>`, workerIndex 1..size-1 (the worker StatefulSet starts at 1). */
+export function workerPodName(lwsName: string, groupIndex: number, workerIndex: number): string {
+  return `${workerStatefulSetName(lwsName, groupIndex)}-${workerIndex}`;
+}
+
+/**
+ * The headless Service named after the LWS. It always exists: it is the leader StatefulSet's serviceName, so it
+ * gives the leader pods their DNS names under both subdomain policies.
+ */
+export function headlessServiceName(lwsName: string): string {
+  return lwsName;
+}
+
+/** The per-group headless Service of the UniquePerReplica subdomain policy, named after the leader pod (as upstream). */
+export function groupServiceName(lwsName: string, groupIndex: number): string {
+  return leaderPodName(lwsName, groupIndex);
+}
+
+/** serviceName of a group's worker StatefulSet, i.e. the DNS subdomain of its worker pods. */
+export function workerServiceName(lwsName: string, groupIndex: number, policy: SubdomainPolicy): string {
+  return policy === 'UniquePerReplica' ? groupServiceName(lwsName, groupIndex) : headlessServiceName(lwsName);
+}
+
+/**
+ * Value of LWS_LEADER_ADDRESS: `<lws>-<i>.<lws>.<ns>`, the leader pod's DNS name.
+ *
+ * Under both subdomain policies. Upstream, under UniquePerReplica, gives `<lws>-<i>.<lws>-<i>.<ns>`, because its
+ * mutating webhook sets the leader pod's spec.subdomain to the pod's own name. Without a webhook the StatefulSet
+ * controller always sets a leader pod's subdomain to the leader StatefulSet's serviceName (the LWS name), and DNS
+ * only publishes `<hostname>.<service>` for pods whose subdomain is that service, so upstream's form would not
+ * resolve here.
+ */
+export function leaderAddress(lwsName: string, groupIndex: number, namespace: string): string {
+  return `${leaderPodName(lwsName, groupIndex)}.${headlessServiceName(lwsName)}.${namespace}`;
+}
+
+/** The text whose sha1 hex is a group's group-key label: `<namespace>/<leaderPodName>` (as upstream). */
+export function groupKeyInput(namespace: string, leaderPod: string): string {
+  return `${namespace}/${leaderPod}`;
+}
+
+/** A StatefulSet ordinal as Kubernetes writes it: decimal, no leading zeros. */
+const ORDINAL = '(0|[1-9][0-9]*)';
+
+/** The group index of a leader pod (`<lws>-<i>`), or undefined when the name is not one of this LWS's leaders. */
+export function parseGroupIndex(lwsName: string, podName: string): number | undefined {
+  const prefix = `${lwsName}-`;
+  if (!podName.startsWith(prefix)) return undefined;
+  const rest = podName.slice(prefix.length);
+  return new RegExp(`^${ORDINAL}$`).test(rest) ? Number(rest) : undefined;
+}
+
+/**
+ * Group and worker index of any pod of this LWS (by name alone, which is ambiguous between LWSes named `x` and
+ * `x-1`: prefer the pod's labels where they exist): leader `<lws>-<i>` gives workerIndex 0, worker `<lws>-<i>-<j>`
+ * gives j >= 1. Undefined for any other name.
+ */
+export function parsePodName(
+  lwsName: string,
+  podName: string,
+): { groupIndex: number; workerIndex: number } | undefined {
+  const prefix = `${lwsName}-`;
+  if (!podName.startsWith(prefix)) return undefined;
+  const match = new RegExp(`^${ORDINAL}(?:-${ORDINAL})?$`).exec(podName.slice(prefix.length));
+  if (match === null) return undefined;
+  const workerIndex = match[2] === undefined ? 0 : Number(match[2]);
+  if (match[2] !== undefined && workerIndex === 0) return undefined; // worker ordinals start at 1
+  return { groupIndex: Number(match[1]), workerIndex };
+}
+
+/** The lifecycles that run as Temporal workflows, with what makes each run unique. */
+export type WorkflowOp =
+  /** Bring the LWS's owned objects in line with one generation of its spec. */
+  | { kind: 'reconcile'; generation: number }
+  /** Create a group's worker StatefulSet for one leader pod (one incarnation of the group). */
+  | { kind: 'provision'; groupIndex: number; leaderUid: string }
+  /** Tear down a group whose leader (this uid) is terminating, as the termination policy says. */
+  | { kind: 'rebuild'; groupIndex: number; oldLeaderUid: string }
+  /** Remove groups above spec.replicas after one generation lowered it. */
+  | { kind: 'scale-down'; generation: number }
+  /** Follow the deletion of one LWS object (this uid). */
+  | { kind: 'delete'; uid: string };
+
+/**
+ * Workflow ID of a lifecycle: `lws/<ns>/<name>/reconcile/<generation>`, `lws/<ns>/<name>/group-<i>/provision/<leaderUID>`,
+ * `lws/<ns>/<name>/group-<i>/rebuild/<oldLeaderUID>`, `lws/<ns>/<name>/scale-down/<generation>`,
+ * `lws/<ns>/<name>/delete/<uid>`. Readable in the Temporal UI, and a function of its inputs only.
+ */
+export function workflowId(ref: LwsRef, op: WorkflowOp): string {
+  const base = `lws/${ref.namespace}/${ref.name}`;
+  switch (op.kind) {
+    case 'reconcile':
+      return `${base}/reconcile/${op.generation}`;
+    case 'provision':
+      return `${base}/group-${op.groupIndex}/provision/${op.leaderUid}`;
+    case 'rebuild':
+      return `${base}/group-${op.groupIndex}/rebuild/${op.oldLeaderUid}`;
+    case 'scale-down':
+      return `${base}/scale-down/${op.generation}`;
+    case 'delete':
+      return `${base}/delete/${op.uid}`;
+  }
+}
+
+/** One line for people (Temporal UI summary, logs): e.g. "provision group 1 of default/demo". */
+export function workflowSummary(ref: LwsRef, op: WorkflowOp): string {
+  const lws = `${ref.namespace}/${ref.name}`;
+  switch (op.kind) {
+    case 'reconcile':
+      return `reconcile ${lws} at generation ${op.generation}`;
+    case 'provision':
+      return `provision group ${op.groupIndex} of ${lws}`;
+    case 'rebuild':
+      return `rebuild group ${op.groupIndex} of ${lws}`;
+    case 'scale-down':
+      return `scale down ${lws} at generation ${op.generation}`;
+    case 'delete':
+      return `delete ${lws}`;
+  }
+}
+
+const SEG = '([^/]+)';
+
+/** The inverse of workflowId: which LWS and lifecycle an ID belongs to, or undefined for any other ID. */
+export function parseWorkflowId(id: string): { ref: LwsRef; op: WorkflowOp } | undefined {
+  const head = new RegExp(`^lws/${SEG}/${SEG}/(.+)$`).exec(id);
+  if (head === null) return undefined;
+  const ref: LwsRef = { namespace: head[1] ?? '', name: head[2] ?? '' };
+  const tail = head[3] ?? '';
+  let m: RegExpExecArray | null;
+  if ((m = new RegExp(`^reconcile/${ORDINAL}$`).exec(tail)) !== null) {
+    return { ref, op: { kind: 'reconcile', generation: Number(m[1]) } };
+  }
+  if ((m = new RegExp(`^scale-down/${ORDINAL}$`).exec(tail)) !== null) {
+    return { ref, op: { kind: 'scale-down', generation: Number(m[1]) } };
+  }
+  if ((m = new RegExp(`^delete/${SEG}$`).exec(tail)) !== null) {
+    return { ref, op: { kind: 'delete', uid: m[1] ?? '' } };
+  }
+  if ((m = new RegExp(`^group-${ORDINAL}/(provision|rebuild)/${SEG}$`).exec(tail)) !== null) {
+    const groupIndex = Number(m[1]);
+    const uid = m[3] ?? '';
+    return m[2] === 'provision'
+      ? { ref, op: { kind: 'provision', groupIndex, leaderUid: uid } }
+      : { ref, op: { kind: 'rebuild', groupIndex, oldLeaderUid: uid } };
+  }
+  return undefined;
+}

@@ -1,0 +1,58 @@
+// The template revision hash: one short string that changes exactly when the pods an LWS would create change.
+//
+// Pure and dependency-free (no crypto module) because workflow code computes it too. FNV-1a 32-bit is not a
+// cryptographic hash, which is fine here: it only tells revisions of one LWS apart, never guards against an attacker.
+import { applySpecDefaults } from './defaults.js';
+import { canonicalJson } from './json.js';
+import type { DefaultedLeaderWorkerSetSpec, LeaderWorkerSetSpec } from './types.js';
+
+const FNV_OFFSET_BASIS = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** UTF-8 bytes of a string, without TextEncoder (not guaranteed in the workflow sandbox). */
+function utf8Bytes(text: string): number[] {
+  const bytes: number[] = [];
+  for (const ch of text) {
+    const cp = ch.codePointAt(0) ?? 0;
+    if (cp < 0x80) bytes.push(cp);
+    else if (cp < 0x800) bytes.push(0xc0 | (cp >> 6), 0x80 | (cp & 0x3f));
+    else if (cp < 0x10000) bytes.push(0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
+    else {
+      bytes.push(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3f), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
+    }
+  }
+  return bytes;
+}
+
+/** FNV-1a, 32 bits, over the UTF-8 bytes of `text`; 8 lowercase hex digits. */
+export function fnv1a32Hex(text: string): string {
+  let hash = FNV_OFFSET_BASIS;
+  for (const byte of utf8Bytes(text)) {
+    hash ^= byte;
+    hash = Math.imul(hash, FNV_PRIME) >>> 0;
+  }
+  return hash.toString(16).padStart(8, '0');
+}
+
+/**
+ * What goes into the hash: everything that ends up in a pod template the controller writes. The leader template is
+ * taken as effective (leaderTemplate, else workerTemplate), so that writing the same template twice or once does not
+ * count as a change. spec.podTerminationPolicy is included because it is recorded as an annotation on the leader
+ * pod template, so changing it changes the leader pods (and thus rolls the groups); spec.replicas, restartPolicy,
+ * startupPolicy and the rollout settings are not in any pod and are left out.
+ */
+export function revisionInput(spec: LeaderWorkerSetSpec | DefaultedLeaderWorkerSetSpec): unknown {
+  const d = applySpecDefaults(spec);
+  return {
+    leaderTemplate: d.leaderWorkerTemplate.leaderTemplate ?? d.leaderWorkerTemplate.workerTemplate,
+    workerTemplate: d.leaderWorkerTemplate.workerTemplate,
+    size: d.leaderWorkerTemplate.size,
+    subdomainPolicy: d.networkConfig.subdomainPolicy,
+    podTerminationPolicy: d.podTerminationPolicy,
+  };
+}
+
+/** Value of the template-revision-hash label for a spec (raw or defaulted: both give the same hash). */
+export function templateRevisionHash(spec: LeaderWorkerSetSpec | DefaultedLeaderWorkerSetSpec): string {
+  return fnv1a32Hex(canonicalJson(revisionInput(spec)));
+}

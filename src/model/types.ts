@@ -1,0 +1,154 @@
+// TypeScript shape of the LeaderWorkerSet v1 API (group leaderworkerset.x-k8s.io).
+//
+// Pod templates reuse the Kubernetes client's type, imported as a type only: type imports vanish at runtime, so
+// workflow code that imports this module stays free of the Kubernetes client.
+import type { V1PodTemplateSpec } from '@kubernetes/client-node';
+
+// Each enum is a const tuple so that validation, defaults and the CRD test share one source of allowed values.
+
+export const RESTART_POLICIES = ['RecreateGroupOnPodRestart', 'None', 'RecreateGroupAfterStart'] as const;
+/** What a container restart or a deleted pod in a group does to the rest of the group. */
+export type RestartPolicy = (typeof RESTART_POLICIES)[number];
+
+export const STARTUP_POLICIES = ['LeaderCreated', 'LeaderReady'] as const;
+/** When the worker StatefulSet of a group is created: once the leader pod exists, or once it is ready. */
+export type StartupPolicy = (typeof STARTUP_POLICIES)[number];
+
+export const ROLLOUT_STRATEGY_TYPES = ['RollingUpdate'] as const;
+export type RolloutStrategyType = (typeof ROLLOUT_STRATEGY_TYPES)[number];
+
+export const SUBDOMAIN_POLICIES = ['Shared', 'UniquePerReplica'] as const;
+/** One headless Service for all groups, or one per group for the workers. */
+export type SubdomainPolicy = (typeof SUBDOMAIN_POLICIES)[number];
+
+export const POD_TERMINATION_POLICIES = ['Sequential', 'Parallel'] as const;
+/** How a terminating group's leader and workers go away: one after the other, or together. */
+export type PodTerminationPolicy = (typeof POD_TERMINATION_POLICIES)[number];
+
+export const CONDITION_TYPES = ['Available', 'Progressing', 'UpdateInProgress'] as const;
+export type ConditionType = (typeof CONDITION_TYPES)[number];
+
+/** An absolute number (5) or a percentage of replicas ("10%"), like Kubernetes' IntOrString. */
+export type IntOrString = number | string;
+
+export interface RollingUpdateConfiguration {
+  /** Groups with an index below this keep their old revision during a rolling update. */
+  partition?: number;
+  /** Groups that may be unavailable during an update; a percentage rounds down. */
+  maxUnavailable?: IntOrString;
+  /** Extra groups that may exist above spec.replicas during an update; a percentage rounds up. */
+  maxSurge?: IntOrString;
+}
+
+export interface RolloutStrategy {
+  type?: RolloutStrategyType;
+  rollingUpdateConfiguration?: RollingUpdateConfiguration;
+}
+
+export interface NetworkConfig {
+  subdomainPolicy?: SubdomainPolicy;
+}
+
+export interface LeaderWorkerTemplate {
+  /** Pod template of the leader; the worker template is used when absent. */
+  leaderTemplate?: V1PodTemplateSpec;
+  workerTemplate: V1PodTemplateSpec;
+  /** Pods per group, leader included; 1 means a leader without workers. */
+  size?: number;
+  restartPolicy?: RestartPolicy;
+}
+
+export interface LeaderWorkerSetSpec {
+  /** Number of groups. */
+  replicas?: number;
+  leaderWorkerTemplate: LeaderWorkerTemplate;
+  startupPolicy?: StartupPolicy;
+  rolloutStrategy?: RolloutStrategy;
+  networkConfig?: NetworkConfig;
+  podTerminationPolicy?: PodTerminationPolicy;
+}
+
+/** A metav1.Condition; timestamps as RFC 3339 strings, the form they take in JSON (and in Temporal payloads). */
+export interface Condition {
+  type: ConditionType | string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export interface LeaderWorkerSetStatus {
+  /** Groups that exist (updated or not, ready or not). */
+  replicas?: number;
+  /** Groups whose pods are all ready. */
+  readyReplicas?: number;
+  /** Groups on the current template revision. */
+  updatedReplicas?: number;
+  /** Label selector string of the leader pods, for the scale subresource (HPA). */
+  hpaPodSelector?: string;
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/**
+ * The metadata fields this project uses. Timestamps may be Dates (fresh from the Kubernetes client) or strings
+ * (after a JSON round trip, e.g. through a Temporal payload); model code only tests them for presence.
+ */
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  creationTimestamp?: string | Date;
+  deletionTimestamp?: string | Date;
+}
+
+export interface LeaderWorkerSet {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: LeaderWorkerSetSpec;
+  status?: LeaderWorkerSetStatus;
+}
+
+/** Identifies an LWS; the stable part of every workflow ID. */
+export interface LwsRef {
+  namespace: string;
+  name: string;
+}
+
+/** A LeaderWorkerSet with every defaulted field filled in (see defaults.applyDefaults). */
+export interface DefaultedLeaderWorkerSetSpec {
+  replicas: number;
+  leaderWorkerTemplate: {
+    leaderTemplate?: V1PodTemplateSpec;
+    workerTemplate: V1PodTemplateSpec;
+    size: number;
+    restartPolicy: RestartPolicy;
+  };
+  startupPolicy: StartupPolicy;
+  rolloutStrategy: {
+    type: RolloutStrategyType;
+    rollingUpdateConfiguration: { partition: number; maxUnavailable: IntOrString; maxSurge: IntOrString };
+  };
+  networkConfig: { subdomainPolicy: SubdomainPolicy };
+  podTerminationPolicy: PodTerminationPolicy;
+}
+
+export interface DefaultedLeaderWorkerSet extends Omit<LeaderWorkerSet, 'spec'> {
+  spec: DefaultedLeaderWorkerSetSpec;
+}

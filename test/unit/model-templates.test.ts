@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'mocha';
+import type { V1EnvVar, V1StatefulSet } from '@kubernetes/client-node';
+import {
+  buildGroupService,
+  buildHeadlessService,
+  buildLeaderStatefulSet,
+  buildWorkerStatefulSet,
+  templateRevisionHash,
+  type LeaderWorkerSet,
+} from '../../src/model/index.js';
+import { sampleLws } from './model-fixtures.js';
+
+const leaderPod = { name: 'demo-1', uid: 'leader-uid-1' };
+const groupKey = 'a'.repeat(40);
+
+function envOf(sts: V1StatefulSet | undefined): V1EnvVar[] {
+  return sts?.spec?.template.spec?.containers[0]?.env ?? [];
+}
+
+describe('model/templates', () => {
+  describe('headless Service', () => {
+    it('is named after the LWS, headless, publishes not-ready pods, owned by the LWS', () => {
+      const svc = buildHeadlessService(sampleLws());
+      assert.equal(svc.metadata?.name, 'demo');
+      assert.equal(svc.metadata?.namespace, 'default');
+      assert.equal(svc.spec?.clusterIP, 'None');
+      assert.equal(svc.spec?.publishNotReadyAddresses, true);
+      assert.deepEqual(svc.spec?.selector, { 'leaderworkerset.sigs.k8s.io/name': 'demo' });
+      assert.deepEqual(svc.metadata?.ownerReferences, [
+        {
+          apiVersion: 'leaderworkerset.x-k8s.io/v1',
+          kind: 'LeaderWorkerSet',
+          name: 'demo',
+          uid: 'lws-uid-1',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
+    });
+
+    it('selects only leaders under UniquePerReplica, where each group has its own Service', () => {
+      const lws = sampleLws({ networkConfig: { subdomainPolicy: 'UniquePerReplica' } });
+      assert.deepEqual(buildHeadlessService(lws).spec?.selector, {
+        'leaderworkerset.sigs.k8s.io/name': 'demo',
+        'leaderworkerset.sigs.k8s.io/worker-index': '0',
+      });
+      const group = buildGroupService(lws, 1, leaderPod);
+      assert.equal(group?.metadata?.name, 'demo-1');
+      assert.equal(group?.metadata?.ownerReferences?.[0]?.uid, 'leader-uid-1');
+      assert.deepEqual(group?.spec?.selector, {
+        'leaderworkerset.sigs.k8s.io/name': 'demo',
+        'leaderworkerset.sigs.k8s.io/group-index': '1',
+      });
+      assert.equal(buildGroupService(sampleLws(), 1, leaderPod), undefined);
+    });
+
+    it('needs the LWS uid', () => {
+      const lws = sampleLws();
+      delete lws.metadata.uid;
+      assert.throws(() => buildHeadlessService(lws), /metadata.uid/);
+    });
+  });
+
+  describe('leader StatefulSet', () => {
+    const lws = sampleLws();
+    const sts = buildLeaderStatefulSet(lws);
+    const template = sts.spec?.template;
+
+    it('follows the upstream object graph', () => {
+      assert.equal(sts.metadata?.name, 'demo');
+      assert.equal(sts.spec?.serviceName, 'demo');
+      assert.equal(sts.spec?.podManagementPolicy, 'Parallel');
+      assert.equal(sts.spec?.replicas, 2);
+      assert.deepEqual(sts.spec?.selector.matchLabels, {
+        'leaderworkerset.sigs.k8s.io/name': 'demo',
+        'leaderworkerset.sigs.k8s.io/worker-index': '0',
+      });
+      const owner = sts.metadata?.ownerReferences?.[0];
+      assert.deepEqual(
+        [owner?.kind, owner?.uid, owner?.controller, owner?.blockOwnerDeletion],
+        ['LeaderWorkerSet', 'lws-uid-1', true, true],
+      );
+    });
+
+    it('labels and annotates the leader pod template, whose labels match the selector', () => {
+      assert.deepEqual(template?.metadata?.labels, {
+        'leaderworkerset.sigs.k8s.io/name': 'demo',
+        'leaderworkerset.sigs.k8s.io/worker-index': '0',
+        'leaderworkerset.sigs.k8s.io/template-revision-hash': templateRevisionHash(lws.spec),
+      });
+      assert.deepEqual(template?.metadata?.annotations, {
+        'leaderworkerset.sigs.k8s.io/size': '4',
+        'leaderworkerset.sigs.k8s.io/pod-termination-policy': 'Parallel',
+      });
+      const labels: Record<string, string> = template?.metadata?.labels ?? {};
+      for (const [k, v] of Object.entries(sts.spec?.selector.matchLabels ?? {})) {
+        assert.equal(labels[k], v);
+      }
+    });
+
+    it('records the default policy Sequential when the spec has none', () => {
+      const seq = buildLeaderStatefulSet(sampleLws({ podTerminationPolicy: undefined }));
+      assert.equal(
+        seq.spec?.template.metadata?.annotations?.['leaderworkerset.sigs.k8s.io/pod-termination-policy'],
+        'Sequential',
+      );
+    });
+
+    it('uses the leader template, or the worker template when there is none', () => {
+      assert.equal(template?.spec?.containers[0]?.name, 'leader');
+      const noLeader = sampleLws();
+      delete noLeader.spec.leaderWorkerTemplate.leaderTemplate;
+      assert.equal(buildLeaderStatefulSet(noLeader).spec?.template.spec?.containers[0]?.name, 'worker');
+    });
+
+    it('gives the leader the LWS env vars, group index from the pod-index label', () => {
+      assert.deepEqual(envOf(sts), [
+        {
+          name: 'LWS_GROUP_INDEX',
+          valueFrom: { fieldRef: { fieldPath: "metadata.labels['apps.kubernetes.io/pod-index']" } },
+        },
+        { name: 'LWS_LEADER_ADDRESS', value: 'demo-$(LWS_GROUP_INDEX).demo.default' },
+        { name: 'LWS_GROUP_SIZE', value: '4' },
+        { name: 'LWS_WORKER_INDEX', value: '0' },
+      ]);
+    });
+
+    it("keeps the user's template labels and does not touch the LWS", () => {
+      const withLabels: LeaderWorkerSet = sampleLws();
+      withLabels.spec.leaderWorkerTemplate.leaderTemplate!.metadata = { labels: { app: 'x' }, annotations: { a: 'b' } };
+      const before = JSON.stringify(withLabels);
+      const out = buildLeaderStatefulSet(withLabels).spec?.template.metadata;
+      assert.equal(out?.labels?.['app'], 'x');
+      assert.equal(out?.annotations?.['a'], 'b');
+      assert.equal(JSON.stringify(withLabels), before);
+    });
+
+    it('takes replicas, partition and hash overrides and defaults them from the spec', () => {
+      const custom = buildLeaderStatefulSet(lws, { replicas: 3, partition: 1, revisionHash: 'abc' });
+      assert.equal(custom.spec?.replicas, 3);
+      assert.equal(custom.spec?.updateStrategy?.rollingUpdate?.partition, 1);
+      assert.equal(
+        custom.spec?.template.metadata?.labels?.['leaderworkerset.sigs.k8s.io/template-revision-hash'],
+        'abc',
+      );
+      assert.deepEqual(sts.spec?.updateStrategy, {
+        type: 'RollingUpdate',
+        rollingUpdate: { partition: 0, maxUnavailable: 1 },
+      });
+    });
+
+    it('annotates the subdomain policy under UniquePerReplica', () => {
+      const upr = buildLeaderStatefulSet(sampleLws({ networkConfig: { subdomainPolicy: 'UniquePerReplica' } }));
+      assert.equal(
+        upr.spec?.template.metadata?.annotations?.['leaderworkerset.sigs.k8s.io/subdomainPolicy'],
+        'UniquePerReplica',
+      );
+      assert.equal(upr.spec?.serviceName, 'demo');
+    });
+  });
+
+  describe('worker StatefulSet', () => {
+    const lws = sampleLws();
+    const sts = buildWorkerStatefulSet(lws, { groupIndex: 1, leaderPod, groupKey });
+    const selector = {
+      'leaderworkerset.sigs.k8s.io/name': 'demo',
+      'leaderworkerset.sigs.k8s.io/group-index': '1',
+      'leaderworkerset.sigs.k8s.io/group-key': groupKey,
+    };
+
+    it('is named after the leader pod, size-1 replicas from ordinal 1', () => {
+      assert.equal(sts?.metadata?.name, 'demo-1');
+      assert.equal(sts?.spec?.replicas, 3);
+      assert.deepEqual(sts?.spec?.ordinals, { start: 1 });
+      assert.equal(sts?.spec?.serviceName, 'demo');
+      assert.equal(sts?.spec?.podManagementPolicy, 'Parallel');
+      assert.deepEqual(sts?.spec?.selector.matchLabels, selector);
+    });
+
+    it('is owned by the leader pod (controller, blockOwnerDeletion), not the LWS', () => {
+      assert.deepEqual(sts?.metadata?.ownerReferences, [
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          name: 'demo-1',
+          uid: 'leader-uid-1',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
+    });
+
+    it('labels and annotates the worker template, whose labels match the selector', () => {
+      assert.deepEqual(sts?.spec?.template.metadata?.labels, {
+        ...selector,
+        'leaderworkerset.sigs.k8s.io/template-revision-hash': templateRevisionHash(lws.spec),
+      });
+      assert.deepEqual(sts?.spec?.template.metadata?.annotations, {
+        'leaderworkerset.sigs.k8s.io/size': '4',
+        'leaderworkerset.sigs.k8s.io/leader-name': 'demo-1',
+      });
+      assert.equal(sts?.spec?.template.spec?.containers[0]?.name, 'worker');
+    });
+
+    it("uses the leader's revision hash when given", () => {
+      const s = buildWorkerStatefulSet(lws, { groupIndex: 1, leaderPod, groupKey, revisionHash: 'old' });
+      assert.equal(s?.spec?.template.metadata?.labels?.['leaderworkerset.sigs.k8s.io/template-revision-hash'], 'old');
+    });
+
+    it('gives the workers the LWS env vars, worker index from the pod-index label', () => {
+      assert.deepEqual(envOf(sts), [
+        { name: 'LWS_GROUP_INDEX', value: '1' },
+        { name: 'LWS_LEADER_ADDRESS', value: 'demo-1.demo.default' },
+        { name: 'LWS_GROUP_SIZE', value: '4' },
+        {
+          name: 'LWS_WORKER_INDEX',
+          valueFrom: { fieldRef: { fieldPath: "metadata.labels['apps.kubernetes.io/pod-index']" } },
+        },
+      ]);
+    });
+
+    it('uses the per-group Service under UniquePerReplica; the leader address stays on the shared one', () => {
+      const s = buildWorkerStatefulSet(sampleLws({ networkConfig: { subdomainPolicy: 'UniquePerReplica' } }), {
+        groupIndex: 1,
+        leaderPod,
+        groupKey,
+      });
+      assert.equal(s?.spec?.serviceName, 'demo-1');
+      assert.equal(envOf(s).find((e) => e.name === 'LWS_LEADER_ADDRESS')?.value, 'demo-1.demo.default');
+    });
+
+    it('does not exist for size 1 (a group is then its leader alone)', () => {
+      const single = sampleLws();
+      single.spec.leaderWorkerTemplate.size = 1;
+      assert.equal(
+        buildWorkerStatefulSet(single, { groupIndex: 0, leaderPod: { name: 'demo-0', uid: 'u' }, groupKey }),
+        undefined,
+      );
+    });
+
+    it('refuses a leader pod of another group, or one without uid or group key', () => {
+      assert.throws(() => buildWorkerStatefulSet(lws, { groupIndex: 2, leaderPod, groupKey }), /must be named demo-2/);
+      assert.throws(
+        () => buildWorkerStatefulSet(lws, { groupIndex: 1, leaderPod: { name: 'demo-1', uid: '' }, groupKey }),
+        /uid/,
+      );
+      assert.throws(() => buildWorkerStatefulSet(lws, { groupIndex: 1, leaderPod, groupKey: '' }), /group key/);
+    });
+  });
+});

@@ -1,0 +1,242 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'mocha';
+import yaml from 'js-yaml';
+import { CEL_MESSAGES, validateLeaderWorkerSet, type FieldError } from '../../src/model/index.js';
+
+const workerTemplate = { spec: { containers: [{ name: 'w', image: 'nginx' }] } };
+
+/** A valid LWS with `spec` fields merged in; `undefined` members are dropped, as in a manifest. */
+function lws(spec: Record<string, unknown> = {}, lwt: Record<string, unknown> = {}, name = 'demo'): unknown {
+  return JSON.parse(
+    JSON.stringify({
+      apiVersion: 'leaderworkerset.x-k8s.io/v1',
+      kind: 'LeaderWorkerSet',
+      metadata: { name, namespace: 'default' },
+      spec: { leaderWorkerTemplate: { workerTemplate, ...lwt }, ...spec },
+    }),
+  );
+}
+
+const RUC = 'spec.rolloutStrategy.rollingUpdateConfiguration';
+
+describe('model/validate', () => {
+  const valid: Array<[string, unknown]> = [
+    ['a minimal object', lws()],
+    ['replicas 0', lws({ replicas: 0 })],
+    ['replicas at the maximum', lws({ replicas: 1_000_000 })],
+    ['size 1 and a leader template', lws({}, { size: 1, leaderTemplate: workerTemplate })],
+    [
+      'every enum value set',
+      lws(
+        {
+          startupPolicy: 'LeaderReady',
+          podTerminationPolicy: 'Parallel',
+          networkConfig: { subdomainPolicy: 'UniquePerReplica' },
+        },
+        { restartPolicy: 'RecreateGroupAfterStart' },
+      ),
+    ],
+    [
+      'percentages',
+      lws({
+        rolloutStrategy: {
+          type: 'RollingUpdate',
+          rollingUpdateConfiguration: { maxUnavailable: '100%', maxSurge: '25%', partition: 1 },
+        },
+      }),
+    ],
+    [
+      'maxUnavailable 0 with a surge',
+      lws({ rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } } }),
+    ],
+    ['null fields (defaulted by the API server)', lws({ replicas: null, podTerminationPolicy: null })],
+    [
+      'no name yet (generateName)',
+      { metadata: { generateName: 'demo-' }, spec: { leaderWorkerTemplate: { workerTemplate } } },
+    ],
+  ];
+  for (const [name, obj] of valid) {
+    it(`accepts ${name}`, () => assert.deepEqual(validateLeaderWorkerSet(obj), []));
+  }
+
+  for (const file of ['leaderworkerset-sequential-termination.yaml', 'leaderworkerset-parallel-termination.yaml']) {
+    it(`accepts examples/${file}`, () => {
+      const obj = yaml.load(readFileSync(new URL(`../../examples/${file}`, import.meta.url), 'utf8'));
+      assert.deepEqual(validateLeaderWorkerSet(obj), []);
+    });
+  }
+
+  // [case, object, field, exact message]
+  const invalid: Array<[string, unknown, string, string]> = [
+    [
+      'an unknown termination policy',
+      lws({ podTerminationPolicy: 'Sideways' }),
+      'spec.podTerminationPolicy',
+      'spec.podTerminationPolicy: Unsupported value: "Sideways": supported values: "Sequential", "Parallel"',
+    ],
+    [
+      'size 0',
+      lws({}, { size: 0 }),
+      'spec.leaderWorkerTemplate.size',
+      'spec.leaderWorkerTemplate.size: Invalid value: 0: spec.leaderWorkerTemplate.size in body should be greater than or equal to 1',
+    ],
+    [
+      'replicas -1',
+      lws({ replicas: -1 }),
+      'spec.replicas',
+      'spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0',
+    ],
+    [
+      'replicas above the maximum',
+      lws({ replicas: 1_000_001 }),
+      'spec.replicas',
+      'spec.replicas: Invalid value: 1000001: spec.replicas in body should be less than or equal to 1000000',
+    ],
+    [
+      'replicas as a string',
+      lws({ replicas: 'three' }),
+      'spec.replicas',
+      'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"',
+    ],
+    [
+      'a fractional size',
+      lws({}, { size: 1.5 }),
+      'spec.leaderWorkerTemplate.size',
+      'spec.leaderWorkerTemplate.size: Invalid value: "number": spec.leaderWorkerTemplate.size in body must be of type integer: "number"',
+    ],
+    [
+      'a missing workerTemplate',
+      { metadata: { name: 'demo' }, spec: { leaderWorkerTemplate: { size: 2 } } },
+      'spec.leaderWorkerTemplate.workerTemplate',
+      'spec.leaderWorkerTemplate.workerTemplate: Required value',
+    ],
+    [
+      'a missing leaderWorkerTemplate',
+      { metadata: { name: 'demo' }, spec: { replicas: 1 } },
+      'spec.leaderWorkerTemplate',
+      'spec.leaderWorkerTemplate: Required value',
+    ],
+    ['a missing spec', { metadata: { name: 'demo' } }, 'spec', 'spec: Required value'],
+    [
+      'a workerTemplate that is not an object',
+      lws({}, { workerTemplate: 'nginx' }),
+      'spec.leaderWorkerTemplate.workerTemplate',
+      'spec.leaderWorkerTemplate.workerTemplate: Invalid value: "string": spec.leaderWorkerTemplate.workerTemplate in body must be of type object: "string"',
+    ],
+    [
+      'an unknown restart policy (upstream\'s deprecated "Default" too)',
+      lws({}, { restartPolicy: 'Default' }),
+      'spec.leaderWorkerTemplate.restartPolicy',
+      'spec.leaderWorkerTemplate.restartPolicy: Unsupported value: "Default": supported values: "RecreateGroupOnPodRestart", "None", "RecreateGroupAfterStart"',
+    ],
+    [
+      'an unknown startup policy',
+      lws({ startupPolicy: 'Whenever' }),
+      'spec.startupPolicy',
+      'spec.startupPolicy: Unsupported value: "Whenever": supported values: "LeaderCreated", "LeaderReady"',
+    ],
+    [
+      'an unknown rollout type',
+      lws({ rolloutStrategy: { type: 'Recreate' } }),
+      'spec.rolloutStrategy.type',
+      'spec.rolloutStrategy.type: Unsupported value: "Recreate": supported values: "RollingUpdate"',
+    ],
+    [
+      'an unknown subdomain policy',
+      lws({ networkConfig: { subdomainPolicy: 'Mine' } }),
+      'spec.networkConfig.subdomainPolicy',
+      'spec.networkConfig.subdomainPolicy: Unsupported value: "Mine": supported values: "Shared", "UniquePerReplica"',
+    ],
+    [
+      'a negative partition',
+      lws({ rolloutStrategy: { rollingUpdateConfiguration: { partition: -1 } } }),
+      `${RUC}.partition`,
+      `${RUC}.partition: Invalid value: -1: ${RUC}.partition in body should be greater than or equal to 0`,
+    ],
+    [
+      'maxSurge above 100%',
+      lws({ rolloutStrategy: { rollingUpdateConfiguration: { maxSurge: '150%' } } }),
+      `${RUC}.maxSurge`,
+      `${RUC}.maxSurge: Invalid value: "150%": ${CEL_MESSAGES.maxSurge}`,
+    ],
+    [
+      'maxSurge not a percentage',
+      lws({ rolloutStrategy: { rollingUpdateConfiguration: { maxSurge: 'abc' } } }),
+      `${RUC}.maxSurge`,
+      `${RUC}.maxSurge: Invalid value: "abc": ${CEL_MESSAGES.maxSurge}`,
+    ],
+    [
+      'a negative maxUnavailable',
+      lws({ rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: -2 } } }),
+      `${RUC}.maxUnavailable`,
+      `${RUC}.maxUnavailable: Invalid value: -2: ${CEL_MESSAGES.maxUnavailable}`,
+    ],
+    [
+      'maxUnavailable and maxSurge both 0',
+      lws({ rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: '0%' } } }),
+      `${RUC}.maxUnavailable`,
+      `${RUC}.maxUnavailable: Invalid value: 0: ${CEL_MESSAGES.maxUnavailableAndMaxSurgeZero}`,
+    ],
+    [
+      'maxUnavailable 0 with the default maxSurge',
+      lws({ rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: '0%' } } }),
+      `${RUC}.maxUnavailable`,
+      `${RUC}.maxUnavailable: Invalid value: "0%": ${CEL_MESSAGES.maxUnavailableAndMaxSurgeZero}`,
+    ],
+    [
+      'more than int32 pods',
+      lws({ replicas: 1_000_000 }, { size: 3000 }),
+      'spec.replicas',
+      `spec.replicas: Invalid value: 1000000: ${CEL_MESSAGES.totalPods}`,
+    ],
+    [
+      'a name that is not a DNS-1035 label',
+      lws({}, {}, 'Demo.x'),
+      'metadata.name',
+      `metadata.name: Invalid value: "Demo.x": ${CEL_MESSAGES.name}`,
+    ],
+    [
+      'a name longer than 63 characters',
+      lws({}, {}, 'a'.repeat(64)),
+      'metadata.name',
+      `metadata.name: Invalid value: "${'a'.repeat(64)}": ${CEL_MESSAGES.name}`,
+    ],
+  ];
+  for (const [name, obj, field, message] of invalid) {
+    it(`rejects ${name}, naming ${field}`, () => {
+      const errors = validateLeaderWorkerSet(obj);
+      assert.deepEqual(
+        errors.map((e) => [e.field, e.message]),
+        [[field, message]],
+      );
+    });
+  }
+
+  it('reports every error of an object at once, each message starting with its field path', () => {
+    const errors: FieldError[] = validateLeaderWorkerSet(
+      lws({ replicas: -1, podTerminationPolicy: 'Sideways', startupPolicy: 'x' }, { size: 0, restartPolicy: 'y' }),
+    );
+    assert.deepEqual(errors.map((e) => e.field).sort(), [
+      'spec.leaderWorkerTemplate.restartPolicy',
+      'spec.leaderWorkerTemplate.size',
+      'spec.podTerminationPolicy',
+      'spec.replicas',
+      'spec.startupPolicy',
+    ]);
+    for (const e of errors) assert.ok(e.message.startsWith(`${e.field}: `), e.message);
+  });
+
+  it('names what is allowed in every message', () => {
+    for (const [, obj] of invalid) {
+      for (const e of validateLeaderWorkerSet(obj)) {
+        assert.match(e.message, /supported values|should be|must|Required value/, e.message);
+      }
+    }
+  });
+
+  it('rejects a non-object', () => {
+    assert.equal(validateLeaderWorkerSet('nope')[0]?.type, 'Invalid value');
+    assert.equal(validateLeaderWorkerSet(null).length, 1);
+  });
+});
