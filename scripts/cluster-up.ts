@@ -1,6 +1,6 @@
 // npm run cluster:up: start the local Kubernetes cluster (or report the running one) and print how to use it.
 import { startCluster } from '../src/stack/cluster.js';
-import { createLogger } from '../src/stack/log.js';
+import { createLogger } from '../src/log.js';
 import { isProvisioned, provision } from '../src/stack/provision.js';
 
 const log = createLogger('cluster');

@@ -1,5 +1,5 @@
 // npm run provision: build or download every pinned server binary once, then link them into .lws-temporal/bin.
-import { createLogger, formatDuration } from '../src/stack/log.js';
+import { createLogger, formatDuration } from '../src/log.js';
 import { binDir, cacheDir } from '../src/stack/paths.js';
 import { provision } from '../src/stack/provision.js';
 import { StepError } from '../src/stack/run.js';

@@ -60,7 +60,9 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
 }
 
 /** Options shared by the client's Connection and the worker's NativeConnection. */
-export function connectionOptions(config: TemporalConfig): Pick<ConnectionOptions, 'address' | 'tls' | 'apiKey'> {
+export function connectionOptions(
+  config: TemporalConfig,
+): Pick<ConnectionOptions, 'address' | 'tls'> & { apiKey?: string } {
   return {
     address: config.address,
     apiKey: config.apiKey,

@@ -11,3 +11,4 @@ export * from './policy.js';
 export * from './revision.js';
 export * from './templates.js';
 export { canonicalJson, cloneJson } from './json.js';
+export * from './status.js';

@@ -97,6 +97,8 @@ export type WorkflowOp =
   | { kind: 'provision'; groupIndex: number; leaderUid: string }
   /** Tear down a group whose leader (this uid) is terminating, as the termination policy says. */
   | { kind: 'rebuild'; groupIndex: number; oldLeaderUid: string }
+  /** Restart policy: a pod of the group restarted or was deleted, so the whole group is recreated via its leader. */
+  | { kind: 'recreate'; groupIndex: number; leaderUid: string }
   /** Remove groups above spec.replicas after one generation lowered it. */
   | { kind: 'scale-down'; generation: number }
   /** Follow the deletion of one LWS object (this uid). */
@@ -116,6 +118,8 @@ export function workflowId(ref: LwsRef, op: WorkflowOp): string {
       return `${base}/group-${op.groupIndex}/provision/${op.leaderUid}`;
     case 'rebuild':
       return `${base}/group-${op.groupIndex}/rebuild/${op.oldLeaderUid}`;
+    case 'recreate':
+      return `${base}/group-${op.groupIndex}/recreate/${op.leaderUid}`;
     case 'scale-down':
       return `${base}/scale-down/${op.generation}`;
     case 'delete':
@@ -133,6 +137,8 @@ export function workflowSummary(ref: LwsRef, op: WorkflowOp): string {
       return `provision group ${op.groupIndex} of ${lws}`;
     case 'rebuild':
       return `rebuild group ${op.groupIndex} of ${lws}`;
+    case 'recreate':
+      return `recreate group ${op.groupIndex} of ${lws} after a pod restart`;
     case 'scale-down':
       return `scale down ${lws} at generation ${op.generation}`;
     case 'delete':
@@ -158,12 +164,11 @@ export function parseWorkflowId(id: string): { ref: LwsRef; op: WorkflowOp } | u
   if ((m = new RegExp(`^delete/${SEG}$`).exec(tail)) !== null) {
     return { ref, op: { kind: 'delete', uid: m[1] ?? '' } };
   }
-  if ((m = new RegExp(`^group-${ORDINAL}/(provision|rebuild)/${SEG}$`).exec(tail)) !== null) {
+  if ((m = new RegExp(`^group-${ORDINAL}/(provision|rebuild|recreate)/${SEG}$`).exec(tail)) !== null) {
     const groupIndex = Number(m[1]);
     const uid = m[3] ?? '';
-    return m[2] === 'provision'
-      ? { ref, op: { kind: 'provision', groupIndex, leaderUid: uid } }
-      : { ref, op: { kind: 'rebuild', groupIndex, oldLeaderUid: uid } };
+    if (m[2] === 'rebuild') return { ref, op: { kind: 'rebuild', groupIndex, oldLeaderUid: uid } };
+    return { ref, op: { kind: m[2] === 'provision' ? 'provision' : 'recreate', groupIndex, leaderUid: uid } };
   }
   return undefined;
 }

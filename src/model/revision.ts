@@ -37,9 +37,9 @@ export function fnv1a32Hex(text: string): string {
 /**
  * What goes into the hash: everything that ends up in a pod template the controller writes. The leader template is
  * taken as effective (leaderTemplate, else workerTemplate), so that writing the same template twice or once does not
- * count as a change. spec.podTerminationPolicy is included because it is recorded as an annotation on the leader
- * pod template, so changing it changes the leader pods (and thus rolls the groups); spec.replicas, restartPolicy,
- * startupPolicy and the rollout settings are not in any pod and are left out.
+ * count as a change. spec.podTerminationPolicy is left out: switching it applies to the next teardown without
+ * rolling any group (the controller annotates live leader pods instead); so are spec.replicas, restartPolicy,
+ * startupPolicy and the rollout settings, which are not in any pod template.
  */
 export function revisionInput(spec: LeaderWorkerSetSpec | DefaultedLeaderWorkerSetSpec): unknown {
   const d = applySpecDefaults(spec);
@@ -48,7 +48,6 @@ export function revisionInput(spec: LeaderWorkerSetSpec | DefaultedLeaderWorkerS
     workerTemplate: d.leaderWorkerTemplate.workerTemplate,
     size: d.leaderWorkerTemplate.size,
     subdomainPolicy: d.networkConfig.subdomainPolicy,
-    podTerminationPolicy: d.podTerminationPolicy,
   };
 }
 

@@ -10,8 +10,8 @@ import { applyDefaults } from './defaults.js';
 import { leaderEnvVars, withLwsEnv, workerEnvVars } from './env.js';
 import { cloneJson } from './json.js';
 import {
-  ANNOTATION_LEADER_NAME,
   ANNOTATION_POD_TERMINATION_POLICY,
+  ANNOTATION_LEADER_NAME,
   ANNOTATION_SIZE,
   ANNOTATION_SUBDOMAIN_POLICY,
   API_GROUP_VERSION,
@@ -32,7 +32,7 @@ import {
 } from './names.js';
 import { templateRevisionHash } from './revision.js';
 import { leaderStatefulSetMaxUnavailable } from './rollout.js';
-import type { DefaultedLeaderWorkerSet, LeaderWorkerSet } from './types.js';
+import type { DefaultedLeaderWorkerSet, LeaderWorkerSet, PodTerminationPolicy } from './types.js';
 
 /** A leader pod as the worker StatefulSet's owner: name and uid of the live pod. */
 export interface LeaderPodRef {
@@ -146,16 +146,14 @@ function decorate(
 
 /**
  * The leader pod template: leaderTemplate (else workerTemplate) with labels name, worker-index "0" and the revision
- * hash, annotations size and pod-termination-policy (and subdomainPolicy under UniquePerReplica), and the LWS env
- * vars. The termination policy annotation lets the controller know the policy after the LWS is gone.
+ * hash, annotations size (and subdomainPolicy under UniquePerReplica), and the LWS env vars. The termination policy
+ * is deliberately not in the template: changing it must apply to the next teardown without rolling any group, so the
+ * controller records it on each live leader pod instead (see leaderPodPatch).
  */
 export function buildLeaderPodTemplate(lws: DefaultedLeaderWorkerSet, revisionHash: string): V1PodTemplateSpec {
   const { name, namespace } = identity(lws);
-  const { leaderWorkerTemplate: lwt, networkConfig, podTerminationPolicy } = lws.spec;
-  const annotations: Record<string, string> = {
-    [ANNOTATION_SIZE]: String(lwt.size),
-    [ANNOTATION_POD_TERMINATION_POLICY]: podTerminationPolicy,
-  };
+  const { leaderWorkerTemplate: lwt, networkConfig } = lws.spec;
+  const annotations: Record<string, string> = { [ANNOTATION_SIZE]: String(lwt.size) };
   if (networkConfig.subdomainPolicy === 'UniquePerReplica') {
     annotations[ANNOTATION_SUBDOMAIN_POLICY] = networkConfig.subdomainPolicy;
   }
@@ -289,6 +287,23 @@ export function buildWorkerStatefulSet(lws: LeaderWorkerSet, input: WorkerStatef
       podManagementPolicy: 'Parallel',
       selector: { matchLabels: selector },
       template: buildWorkerPodTemplate(d, full),
+    },
+  };
+}
+
+/**
+ * The labels and annotation the controller sets on a live leader pod (a template cannot carry them per pod): its
+ * group index and group key, and the termination policy, which must stay readable once the LWS is gone.
+ */
+export function leaderPodPatch(input: {
+  groupIndex: number;
+  groupKey: string;
+  podTerminationPolicy: PodTerminationPolicy;
+}): { metadata: { labels: Record<string, string>; annotations: Record<string, string> } } {
+  return {
+    metadata: {
+      labels: { [LABEL_GROUP_INDEX]: String(input.groupIndex), [LABEL_GROUP_KEY]: input.groupKey },
+      annotations: { [ANNOTATION_POD_TERMINATION_POLICY]: input.podTerminationPolicy },
     },
   };
 }

@@ -4,7 +4,7 @@ import { copyFile, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises
 import { request } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { createLogger, formatDuration, type Logger } from './log.js';
+import { createLogger, formatDuration, type Logger } from '../log.js';
 import { binPath, clusterDir, kubeconfigPath, repoRoot } from './paths.js';
 import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
 

@@ -3,7 +3,7 @@ import { constants, createReadStream } from 'node:fs';
 import { access, chmod, mkdir, readdir, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, formatDuration, type Logger } from './log.js';
+import { createLogger, formatDuration, type Logger } from '../log.js';
 import { binDir, cacheDir, repoRoot } from './paths.js';
 import { runCommand, StepError } from './run.js';
 import { minimumGo, versions, wheelSha256 } from './versions.js';

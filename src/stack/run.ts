@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { formatDuration, type Logger } from './log.js';
+import { formatDuration, type Logger } from '../log.js';
 
 /** A failed step of a long operation: what was being done, the command, and what the user can try. */
 export class StepError extends Error {

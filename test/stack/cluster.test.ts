@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { silentLogger } from '../../src/stack/log.js';
+import { silentLogger } from '../../src/log.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as k8s from '@kubernetes/client-node';
 import { localKubeConfig, startCluster } from '../../src/stack/cluster.js';

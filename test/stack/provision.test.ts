@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { silentLogger } from '../../src/stack/log.js';
+import { silentLogger } from '../../src/log.js';
 import { execFileSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { join } from 'node:path';

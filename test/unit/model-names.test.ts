@@ -80,6 +80,11 @@ describe('model/names', () => {
       'lws/default/demo/group-0/rebuild/u-0',
       'rebuild group 0 of default/demo',
     ],
+    [
+      { kind: 'recreate', groupIndex: 2, leaderUid: 'u-2' },
+      'lws/default/demo/group-2/recreate/u-2',
+      'recreate group 2 of default/demo after a pod restart',
+    ],
     [{ kind: 'scale-down', generation: 7 }, 'lws/default/demo/scale-down/7', 'scale down default/demo at generation 7'],
     [{ kind: 'delete', uid: 'lws-uid' }, 'lws/default/demo/delete/lws-uid', 'delete default/demo'],
   ];

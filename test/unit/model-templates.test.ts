@@ -6,6 +6,7 @@ import {
   buildHeadlessService,
   buildLeaderStatefulSet,
   buildWorkerStatefulSet,
+  leaderPodPatch,
   templateRevisionHash,
   type LeaderWorkerSet,
 } from '../../src/model/index.js';
@@ -91,7 +92,6 @@ describe('model/templates', () => {
       });
       assert.deepEqual(template?.metadata?.annotations, {
         'leaderworkerset.sigs.k8s.io/size': '4',
-        'leaderworkerset.sigs.k8s.io/pod-termination-policy': 'Parallel',
       });
       const labels: Record<string, string> = template?.metadata?.labels ?? {};
       for (const [k, v] of Object.entries(sts.spec?.selector.matchLabels ?? {})) {
@@ -99,12 +99,18 @@ describe('model/templates', () => {
       }
     });
 
-    it('records the default policy Sequential when the spec has none', () => {
-      const seq = buildLeaderStatefulSet(sampleLws({ podTerminationPolicy: undefined }));
-      assert.equal(
-        seq.spec?.template.metadata?.annotations?.['leaderworkerset.sigs.k8s.io/pod-termination-policy'],
-        'Sequential',
-      );
+    it('keeps the termination policy out of the template, so switching it rolls no group', () => {
+      const seq = buildLeaderStatefulSet(sampleLws({ podTerminationPolicy: 'Sequential' }));
+      assert.deepEqual(seq.spec?.template, sts.spec?.template);
+    });
+
+    it('patches a live leader pod with its group index, group key and the policy', () => {
+      assert.deepEqual(leaderPodPatch({ groupIndex: 2, groupKey: 'abc', podTerminationPolicy: 'Parallel' }), {
+        metadata: {
+          labels: { 'leaderworkerset.sigs.k8s.io/group-index': '2', 'leaderworkerset.sigs.k8s.io/group-key': 'abc' },
+          annotations: { 'leaderworkerset.sigs.k8s.io/pod-termination-policy': 'Parallel' },
+        },
+      });
     });
 
     it('uses the leader template, or the worker template when there is none', () => {

@@ -1,0 +1,71 @@
+// Deletes that can only ever hit the incarnation the caller means: read first (to answer "absent", "not ours",
+// "already going" without side effects), then DELETE with preconditions.uid, so that a newer object that took the
+// name in between is refused by the API server itself (409) rather than deleted.
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { KubeClients } from './clients.js';
+import { classify, isConflict, isNotFound } from './kube-errors.js';
+import { controllerUid } from './summaries.js';
+import type { DeleteOutcome, ObjectIdentity } from './types.js';
+
+interface Target {
+  read(): Promise<{ metadata?: V1ObjectMeta }>;
+  remove(body: { preconditions: { uid: string }; propagationPolicy?: string }): Promise<unknown>;
+}
+
+async function deleteIncarnation(
+  target: Target,
+  uid: string,
+  check: (meta: V1ObjectMeta | undefined) => DeleteOutcome | undefined,
+  propagationPolicy?: string,
+): Promise<DeleteOutcome> {
+  let meta: V1ObjectMeta | undefined;
+  try {
+    meta = (await target.read()).metadata;
+  } catch (err) {
+    if (isNotFound(err)) return 'absent';
+    throw classify(err);
+  }
+  if (meta?.uid !== uid) return 'absent';
+  const refused = check(meta);
+  if (refused !== undefined) return refused;
+  if (meta.deletionTimestamp) return 'already-deleting';
+  try {
+    await target.remove(
+      propagationPolicy === undefined ? { preconditions: { uid } } : { preconditions: { uid }, propagationPolicy },
+    );
+    return 'deleted';
+  } catch (err) {
+    // 409: the uid precondition failed, the name now belongs to another object; 404: gone meanwhile.
+    if (isNotFound(err) || isConflict(err)) return 'absent';
+    throw classify(err);
+  }
+}
+
+export function deleteWorkerStatefulSet(
+  c: KubeClients,
+  input: ObjectIdentity & { ownerUid: string; propagationPolicy: 'Foreground' | 'Background' },
+): Promise<DeleteOutcome> {
+  const { namespace, name } = input;
+  return deleteIncarnation(
+    {
+      read: () => c.apps.readNamespacedStatefulSet({ namespace, name }),
+      remove: (body) => c.apps.deleteNamespacedStatefulSet({ namespace, name, body }),
+    },
+    input.uid,
+    // Never another group's: only a StatefulSet whose controller is the leader the caller names.
+    (meta) => (controllerUid(meta) === input.ownerUid ? undefined : 'not-owned'),
+    input.propagationPolicy,
+  );
+}
+
+export function deletePod(c: KubeClients, input: ObjectIdentity): Promise<DeleteOutcome> {
+  const { namespace, name } = input;
+  return deleteIncarnation(
+    {
+      read: () => c.core.readNamespacedPod({ namespace, name }),
+      remove: (body) => c.core.deleteNamespacedPod({ namespace, name, body }),
+    },
+    input.uid,
+    () => undefined,
+  );
+}

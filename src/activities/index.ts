@@ -1,0 +1,47 @@
+// The activities of lws-temporal: the only code that talks to the Kubernetes API. Each is thin and idempotent, so a
+// Temporal retry after a lost response or a crashed worker is always safe. Register the returned object with the
+// worker: `Worker.create({ activities: createActivities(kc), ... })`.
+import type * as k8s from '@kubernetes/client-node';
+import { makeClients } from './clients.js';
+import { deletePod, deleteWorkerStatefulSet } from './deletes.js';
+import { recordEvent } from './events.js';
+import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
+import { annotateLeaderPods } from './leader-pods.js';
+import { ensureLeaderStatefulSet } from './leader-statefulset.js';
+import { getLeaderWorkerSet, getPod, getStatefulSet, listGroupPods, listGroups } from './reads.js';
+import { ensureHeadlessService } from './services.js';
+import { updateLeaderWorkerSetStatus } from './status.js';
+import type { AllActivities } from './types.js';
+import { waitForPodGone, waitForPodReady, waitForStatefulSetGone, waitForStatefulSetReady } from './waits.js';
+import { ensureWorkerStatefulSet } from './worker-statefulset.js';
+
+export function createActivities(kc: k8s.KubeConfig): AllActivities {
+  const c = makeClients(kc);
+  return {
+    getLeaderWorkerSet: (ref) => getLeaderWorkerSet(c, ref),
+    getPod: (key) => getPod(c, key),
+    getStatefulSet: (key) => getStatefulSet(c, key),
+    listGroups: (ref) => listGroups(c, ref),
+    listGroupPods: (input) => listGroupPods(c, input),
+    ensureHeadlessService: (lws) => ensureHeadlessService(c, lws),
+    ensureLeaderStatefulSet: (lws, options) => ensureLeaderStatefulSet(c, lws, options),
+    ensureWorkerStatefulSet: (input) => ensureWorkerStatefulSet(c, input),
+    deleteWorkerStatefulSet: (input) => deleteWorkerStatefulSet(c, input),
+    deletePod: (input) => deletePod(c, input),
+    annotateLeaderPods: (input) => annotateLeaderPods(c, input),
+    waitForPodGone: (input) => waitForPodGone(c, input),
+    waitForStatefulSetGone: (input) => waitForStatefulSetGone(c, input),
+    waitForPodReady: (input) => waitForPodReady(c, input),
+    waitForStatefulSetReady: (input) => waitForStatefulSetReady(c, input),
+    waitForPodsGone: (input) => waitForPodsGone(c, input),
+    waitForReplacementGroupReady: (input) => waitForReplacementGroupReady(c, input),
+    updateLeaderWorkerSetStatus: (input) => updateLeaderWorkerSetStatus(c, input),
+    recordEvent: (event) => recordEvent(c, event),
+  };
+}
+
+export type * from './types.js';
+export { KUBERNETES_API_ERROR, TransientKubernetesError, isConflict, isNotFound } from './kube-errors.js';
+export { NAME_TAKEN } from './ownership.js';
+export { ANNOTATION_APPLIED_HASH } from './leader-statefulset.js';
+export { HEARTBEAT_INTERVAL_MS } from './wait-support.js';

@@ -1,0 +1,110 @@
+// What a failed Kubernetes API call means to Temporal. Transient failures (throttling, a busy or restarting API
+// server, a broken connection) are thrown as ordinary errors, so the activity's retry policy retries them. Permanent
+// ones (the request itself is wrong, or we lack the rights) become non-retryable ApplicationFailures carrying the API
+// server's own message: retrying them would only repeat the same answer.
+import { ApiException } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
+
+/** ApplicationFailure.type of every permanent Kubernetes API failure. */
+export const KUBERNETES_API_ERROR = 'KubernetesApiError';
+
+/** Status codes that the same request will always get again. */
+const PERMANENT_CODES = new Set([400, 401, 403, 404, 405, 406, 413, 415, 422]);
+
+/** The parts of a metav1.Status the API server sends with a failure. */
+export interface KubeStatus {
+  code: number;
+  reason?: string;
+  message: string;
+}
+
+/** The HTTP status code of an API failure, or undefined for anything else (network errors, bugs). */
+export function statusCode(err: unknown): number | undefined {
+  return err instanceof ApiException && typeof err.code === 'number' ? err.code : undefined;
+}
+
+export function isNotFound(err: unknown): boolean {
+  return statusCode(err) === 404;
+}
+
+/** 409: the name is taken (on create), a resourceVersion or uid precondition failed (on update or delete). */
+export function isConflict(err: unknown): boolean {
+  return statusCode(err) === 409;
+}
+
+/**
+ * The Status the API server sent with an ApiException. client-node 1.x hands the body over as text; a 401 comes
+ * without one.
+ */
+export function kubeStatus(err: ApiException<unknown>): KubeStatus {
+  let body: unknown = err.body;
+  if (typeof body === 'string') {
+    const text = body;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // Not JSON (a proxy's HTML page, say): the text itself is the best message there is.
+      return { code: err.code, message: text.trim() || `HTTP ${err.code}` };
+    }
+  }
+  const status = (body ?? {}) as { message?: unknown; reason?: unknown };
+  const message = typeof status.message === 'string' && status.message ? status.message : defaultMessage(err.code);
+  const reason = typeof status.reason === 'string' ? status.reason : undefined;
+  return reason === undefined ? { code: err.code, message } : { code: err.code, reason, message };
+}
+
+function defaultMessage(code: number): string {
+  if (code === 401) return 'Unauthorized: the Kubernetes API rejected the credentials';
+  if (code === 403) return 'Forbidden';
+  return `HTTP ${code}`;
+}
+
+/** A transient API failure, thrown as an ordinary (retryable) error with a short message instead of client-node's. */
+export class TransientKubernetesError extends Error {
+  override readonly name = 'TransientKubernetesError';
+  constructor(
+    readonly code: number,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * The error to throw for a failed call: a non-retryable ApplicationFailure for a permanent API failure, a
+ * TransientKubernetesError for any other API status, and anything else (network errors among them) unchanged.
+ */
+export function classify(err: unknown): unknown {
+  if (!(err instanceof ApiException)) return err;
+  const status = kubeStatus(err);
+  if (PERMANENT_CODES.has(status.code)) {
+    return ApplicationFailure.create({
+      message: status.message,
+      type: KUBERNETES_API_ERROR,
+      nonRetryable: true,
+      details: [{ code: status.code, reason: status.reason ?? null }],
+      cause: err,
+    });
+  }
+  return new TransientKubernetesError(status.code, `Kubernetes API ${status.code}: ${status.message}`, { cause: err });
+}
+
+/** Runs one API call and throws its failure classified (see classify). */
+export async function kube<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw classify(err);
+  }
+}
+
+/** Runs one read; a 404 gives null, any other failure is thrown classified. */
+export async function orNull<T>(call: () => Promise<T>): Promise<T | null> {
+  try {
+    return await call();
+  } catch (err) {
+    if (isNotFound(err)) return null;
+    throw classify(err);
+  }
+}

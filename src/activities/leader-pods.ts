@@ -1,0 +1,82 @@
+// Patches on live leader pods: what their shared template cannot carry. Per group, the group-index and group-key
+// labels; per LWS, the termination policy annotation, which must stay readable once the LWS is gone and must follow
+// a policy change without rolling any group.
+import type { V1Pod } from '@kubernetes/client-node';
+import {
+  ANNOTATION_POD_TERMINATION_POLICY,
+  LABEL_NAME,
+  LABEL_WORKER_INDEX,
+  type LwsRef,
+  type PodTerminationPolicy,
+} from '../model/index.js';
+import { mergePatch, type KubeClients } from './clients.js';
+import { classify, kube, statusCode } from './kube-errors.js';
+import type { ObjectIdentity } from './types.js';
+
+type MetadataPatch = { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } };
+
+/** True when the pod already carries every label and annotation of the patch. */
+function applied(pod: V1Pod, patch: MetadataPatch): boolean {
+  const has = (live: Record<string, string> | undefined, want: Record<string, string> | undefined) =>
+    Object.entries(want ?? {}).every(([k, v]) => live?.[k] === v);
+  return has(pod.metadata?.labels, patch.metadata.labels) && has(pod.metadata?.annotations, patch.metadata.annotations);
+}
+
+async function readIncarnation(c: KubeClients, pod: ObjectIdentity): Promise<V1Pod | undefined> {
+  try {
+    const live = await c.core.readNamespacedPod({ namespace: pod.namespace, name: pod.name });
+    return live.metadata?.uid === pod.uid ? live : undefined;
+  } catch (err) {
+    if (statusCode(err) === 404) return undefined;
+    throw classify(err);
+  }
+}
+
+/**
+ * Merge-patches labels and annotations (see model leaderPodPatch) onto the pod of this uid; false when that pod is
+ * gone. The uid in the patch makes the API server refuse it (422, uid is immutable) for a newer pod of the same name
+ * instead of patching that one. `live`: the pod as just read, to save a GET.
+ */
+export async function patchLeaderPod(
+  c: KubeClients,
+  pod: ObjectIdentity,
+  patch: MetadataPatch,
+  live?: V1Pod,
+): Promise<boolean> {
+  const current = live ?? (await readIncarnation(c, pod));
+  if (current === undefined) return false;
+  if (applied(current, patch)) return true;
+  try {
+    await c.core.patchNamespacedPod(
+      { namespace: pod.namespace, name: pod.name, body: { metadata: { ...patch.metadata, uid: pod.uid } } },
+      mergePatch,
+    );
+    return true;
+  } catch (err) {
+    const code = statusCode(err);
+    if ((code === 404 || code === 422) && (await readIncarnation(c, pod)) === undefined) return false;
+    throw classify(err);
+  }
+}
+
+/**
+ * Records the termination policy on every live, non-terminating leader pod of the LWS that does not carry it yet;
+ * returns how many were patched. Terminating leaders keep theirs: their teardown has already decided.
+ */
+export async function annotateLeaderPods(
+  c: KubeClients,
+  input: { ref: LwsRef; podTerminationPolicy: PodTerminationPolicy },
+): Promise<number> {
+  const { namespace, name } = input.ref;
+  const patch = { metadata: { annotations: { [ANNOTATION_POD_TERMINATION_POLICY]: input.podTerminationPolicy } } };
+  const leaders = await kube(() =>
+    c.core.listNamespacedPod({ namespace, labelSelector: `${LABEL_NAME}=${name},${LABEL_WORKER_INDEX}=0` }),
+  );
+  let patched = 0;
+  for (const pod of leaders.items) {
+    const uid = pod.metadata?.uid;
+    if (!uid || !pod.metadata?.name || pod.metadata.deletionTimestamp || applied(pod, patch)) continue;
+    if (await patchLeaderPod(c, { namespace, name: pod.metadata.name, uid }, patch, pod)) patched++;
+  }
+  return patched;
+}

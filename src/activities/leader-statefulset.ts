@@ -1,0 +1,92 @@
+// The leader StatefulSet: created from the model's builder, and brought back in line when replicas, partition or
+// what we wrote into template and update strategy changed.
+//
+// Drift is judged against what this controller last wrote, never against the live template: the API server fills in
+// defaults (imagePullPolicy, terminationMessagePath, ...), so a live template never equals a built one, and comparing
+// the two would replace the StatefulSet on every call. The hash of what we wrote lives in an annotation.
+import { createHash } from 'node:crypto';
+import type { V1StatefulSet } from '@kubernetes/client-node';
+import {
+  buildLeaderStatefulSet,
+  canonicalJson,
+  KIND,
+  type LeaderStatefulSetOptions,
+  type LeaderWorkerSet,
+} from '../model/index.js';
+import { rawStatefulSets, type KubeClients } from './clients.js';
+import { classify, isConflict, isNotFound, kube } from './kube-errors.js';
+import { holder, nameTaken, stillHeld } from './ownership.js';
+import type { EnsureOutcome } from './types.js';
+
+/**
+ * Ours. StatefulSet annotation: sha1 of the pod template and update strategy as this controller last wrote them.
+ * (Belongs with the other names in src/model/labels.ts.)
+ */
+export const ANNOTATION_APPLIED_HASH = 'leaderworkerset.sigs.k8s.io/applied-template-hash';
+
+/** sha1 of what we own in the spec besides replicas: the pod template and the update strategy. */
+export function appliedHash(sts: V1StatefulSet): string {
+  const owned = { template: sts.spec?.template, updateStrategy: sts.spec?.updateStrategy };
+  return createHash('sha1').update(canonicalJson(owned)).digest('hex');
+}
+
+function partition(sts: V1StatefulSet): number {
+  return sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
+}
+
+/** True when the live StatefulSet differs from the built one in what we own (see the file comment). */
+function drifted(live: V1StatefulSet, built: V1StatefulSet, hash: string): boolean {
+  return (
+    live.metadata?.annotations?.[ANNOTATION_APPLIED_HASH] !== hash ||
+    live.spec?.replicas !== built.spec?.replicas ||
+    partition(live) !== partition(built)
+  );
+}
+
+export async function ensureLeaderStatefulSet(
+  c: KubeClients,
+  lws: LeaderWorkerSet,
+  options: LeaderStatefulSetOptions = {},
+): Promise<EnsureOutcome> {
+  const built = buildLeaderStatefulSet(lws, options);
+  const hash = appliedHash(built);
+  built.metadata = {
+    ...built.metadata,
+    annotations: { ...built.metadata?.annotations, [ANNOTATION_APPLIED_HASH]: hash },
+  };
+  const namespace = built.metadata.namespace ?? '';
+  const name = built.metadata.name ?? '';
+  const what = `StatefulSet ${namespace}/${name}`;
+  const statefulSets = rawStatefulSets(c);
+  for (;;) {
+    try {
+      await statefulSets.create(namespace, built);
+      return 'created';
+    } catch (err) {
+      if (!isConflict(err)) throw classify(err);
+    }
+    let live: V1StatefulSet;
+    try {
+      live = await statefulSets.read(namespace, name);
+    } catch (err) {
+      if (isNotFound(err)) continue; // deleted in between: create again
+      throw classify(err);
+    }
+    const who = holder(live.metadata, { kind: KIND, uid: lws.metadata.uid ?? '' });
+    if (who === 'previous') throw stillHeld(what, live.metadata);
+    if (who === 'foreign') throw nameTaken(what, live.metadata, `LeaderWorkerSet ${namespace}/${lws.metadata.name}`);
+    if (!drifted(live, built, hash)) return 'unchanged';
+    // Replace only the fields we own, on the object as read: its resourceVersion makes a concurrent writer's change
+    // a 409, which Temporal retries on fresh data.
+    live.metadata = {
+      ...live.metadata,
+      labels: { ...live.metadata?.labels, ...built.metadata.labels },
+      annotations: { ...live.metadata?.annotations, [ANNOTATION_APPLIED_HASH]: hash },
+    };
+    const { replicas, template, updateStrategy } = built.spec ?? {};
+    if (live.spec === undefined || template === undefined) throw new Error(`${what} has no spec`);
+    live.spec = { ...live.spec, replicas, template, updateStrategy };
+    await kube(() => statefulSets.replace(namespace, name, live));
+    return 'updated';
+  }
+}

@@ -1,0 +1,62 @@
+// Reads: the LWS as stored, one pod or StatefulSet, and the groups of an LWS. Absent objects are null, never errors.
+import { API_GROUP, API_VERSION, LABEL_GROUP_INDEX, LABEL_NAME, LABEL_WORKER_INDEX, PLURAL } from '../model/index.js';
+import type { LeaderWorkerSet, LwsRef } from '../model/index.js';
+import type { KubeClients } from './clients.js';
+import { kube, orNull } from './kube-errors.js';
+import { podInfo, statefulSetInfo } from './summaries.js';
+import type { ObjectKey, PodInfo, StatefulSetInfo } from './types.js';
+
+export async function getLeaderWorkerSet(c: KubeClients, ref: LwsRef): Promise<LeaderWorkerSet | null> {
+  const obj: unknown = await orNull(() =>
+    c.custom.getNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: PLURAL,
+      namespace: ref.namespace,
+      name: ref.name,
+    }),
+  );
+  return obj === null ? null : (obj as LeaderWorkerSet);
+}
+
+export async function getPod(c: KubeClients, key: ObjectKey): Promise<PodInfo | null> {
+  const pod = await orNull(() => c.core.readNamespacedPod({ namespace: key.namespace, name: key.name }));
+  return pod === null ? null : podInfo(pod);
+}
+
+export async function getStatefulSet(c: KubeClients, key: ObjectKey): Promise<StatefulSetInfo | null> {
+  const sts = await orNull(() => c.apps.readNamespacedStatefulSet({ namespace: key.namespace, name: key.name }));
+  return sts === null ? null : statefulSetInfo(sts);
+}
+
+/**
+ * Leader pods are the pods of the LWS with worker-index "0", a label the leader pod template sets. Worker
+ * StatefulSets are those of the LWS with a group-index label, which the leader StatefulSet does not carry.
+ */
+export async function listGroups(
+  c: KubeClients,
+  ref: LwsRef,
+): Promise<{ leaders: PodInfo[]; workerStatefulSets: StatefulSetInfo[] }> {
+  const { namespace, name } = ref;
+  const [pods, statefulSets] = await Promise.all([
+    kube(() => c.core.listNamespacedPod({ namespace, labelSelector: `${LABEL_NAME}=${name},${LABEL_WORKER_INDEX}=0` })),
+    kube(() =>
+      c.apps.listNamespacedStatefulSet({ namespace, labelSelector: `${LABEL_NAME}=${name},${LABEL_GROUP_INDEX}` }),
+    ),
+  ]);
+  const byName = <T extends { name: string }>(a: T, b: T) => a.name.localeCompare(b.name, 'en', { numeric: true });
+  return {
+    leaders: pods.items.map(podInfo).sort(byName),
+    workerStatefulSets: statefulSets.items.map(statefulSetInfo).sort(byName),
+  };
+}
+
+/** Every pod of one group (leader once labelled, and workers), by the name and group-index labels. */
+export async function listGroupPods(
+  c: KubeClients,
+  input: { namespace: string; lwsName: string; groupIndex: number },
+): Promise<PodInfo[]> {
+  const labelSelector = `${LABEL_NAME}=${input.lwsName},${LABEL_GROUP_INDEX}=${input.groupIndex}`;
+  const pods = await kube(() => c.core.listNamespacedPod({ namespace: input.namespace, labelSelector }));
+  return pods.items.map(podInfo).sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }));
+}

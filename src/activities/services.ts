@@ -1,0 +1,50 @@
+// The headless Services: the LWS's own (owned by the LWS) and, under UniquePerReplica, one per group (owned by the
+// group's leader pod). Create-or-confirm; the only field ever brought back in line is the selector, which changes
+// with spec.networkConfig.subdomainPolicy.
+import type { V1Service } from '@kubernetes/client-node';
+import { buildHeadlessService, canonicalJson, KIND } from '../model/index.js';
+import type { LeaderWorkerSet } from '../model/index.js';
+import type { KubeClients } from './clients.js';
+import { classify, isConflict, isNotFound, kube } from './kube-errors.js';
+import { holder, stillHeld } from './ownership.js';
+import type { EnsureOutcome } from './types.js';
+
+/**
+ * Creates `built`, or confirms the Service of that name. Ours with another selector: the selector is replaced. A
+ * previous owner's (being garbage-collected): a retryable error. Someone else's: left alone, as upstream does.
+ */
+export async function ensureService(
+  c: KubeClients,
+  built: V1Service,
+  owner: { kind: string; uid: string },
+): Promise<EnsureOutcome> {
+  const namespace = built.metadata?.namespace ?? '';
+  const name = built.metadata?.name ?? '';
+  for (;;) {
+    try {
+      await c.core.createNamespacedService({ namespace, body: built });
+      return 'created';
+    } catch (err) {
+      if (!isConflict(err)) throw classify(err);
+    }
+    let live: V1Service;
+    try {
+      live = await c.core.readNamespacedService({ namespace, name });
+    } catch (err) {
+      if (isNotFound(err)) continue; // deleted in between: create again
+      throw classify(err);
+    }
+    const who = holder(live.metadata, owner);
+    if (who === 'previous') throw stillHeld(`Service ${namespace}/${name}`, live.metadata);
+    if (who === 'foreign') return 'unchanged';
+    if (canonicalJson(live.spec?.selector ?? {}) === canonicalJson(built.spec?.selector ?? {})) return 'unchanged';
+    // A replace (not a merge patch, which cannot drop a selector key); resourceVersion guards against lost updates.
+    live.spec = { ...live.spec, selector: built.spec?.selector ?? {} };
+    await kube(() => c.core.replaceNamespacedService({ namespace, name, body: live }));
+    return 'updated';
+  }
+}
+
+export function ensureHeadlessService(c: KubeClients, lws: LeaderWorkerSet): Promise<EnsureOutcome> {
+  return ensureService(c, buildHeadlessService(lws), { kind: KIND, uid: lws.metadata.uid ?? '' });
+}

@@ -1,0 +1,179 @@
+// The contract between workflows and activities: plain JSON in and out (Temporal payloads), no client objects.
+// Workflows import this file for types only; src/activities/index.ts implements it against the Kubernetes API.
+import type {
+  LeaderStatefulSetOptions,
+  LeaderWorkerSet,
+  LeaderWorkerSetStatus,
+  LwsRef,
+  PodTerminationPolicy,
+} from '../model/index.js';
+
+export interface ObjectKey {
+  namespace: string;
+  name: string;
+}
+
+/** An object as it is at one moment: `uid` names the incarnation (a re-created object of the same name differs). */
+export interface ObjectIdentity extends ObjectKey {
+  uid: string;
+}
+
+/** The facts of a pod that lifecycles decide on. */
+export interface PodInfo extends ObjectIdentity {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** RFC 3339; set once the pod is terminating. */
+  deletionTimestamp?: string;
+  /** Ready condition is True. */
+  ready: boolean;
+  /** Sum of restartCount over all containers. */
+  restartCount: number;
+  /** UID of the controlling owner (the leader StatefulSet for leaders, the worker StatefulSet for workers). */
+  ownerUid?: string;
+}
+
+export interface StatefulSetInfo extends ObjectIdentity {
+  labels: Record<string, string>;
+  deletionTimestamp?: string;
+  /** UID of the controlling owner: the leader pod for a worker StatefulSet, the LWS for the leader StatefulSet. */
+  ownerUid?: string;
+  replicas: number;
+  readyReplicas: number;
+}
+
+export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
+
+export type EnsureWorkerStatefulSetResult =
+  | { outcome: 'created' | 'exists'; uid: string }
+  /**
+   * The name is held by another leader's StatefulSet (an old group's), or by this leader's own one while it is being
+   * deleted: wait until that uid is gone.
+   */
+  | { outcome: 'blocked'; uid: string; ownerUid?: string; deleting: boolean }
+  /** Size 1: the group is its leader alone. The leader was labelled (and its group Service made); no StatefulSet. */
+  | { outcome: 'not-needed' }
+  /** The leader pod of that uid no longer exists: nothing was created (a StatefulSet it owned would be collected). */
+  | { outcome: 'leader-gone' };
+
+export type DeleteOutcome =
+  | 'deleted'
+  /** Nothing of that name (or of that uid) exists any more. */
+  | 'absent'
+  /** It already has a deletionTimestamp: someone else is deleting it. */
+  | 'already-deleting'
+  /** Refused: its controlling owner is not the one the caller named. */
+  | 'not-owned';
+
+export interface GoneResult {
+  /** When the activity saw it gone (RFC 3339 with milliseconds). */
+  goneAt: string;
+}
+
+export type ReadyResult = { readyAt: string } | { goneAt: string };
+
+export interface KubernetesEvent {
+  /** The LWS the event is about (involvedObject). */
+  lws: ObjectIdentity;
+  type: 'Normal' | 'Warning';
+  /** CamelCase reason, e.g. GroupTeardownStarted. */
+  reason: string;
+  message: string;
+}
+
+export interface LwsActivities {
+  /** The LWS as stored (with metadata.uid, generation, deletionTimestamp), or null when it does not exist. */
+  getLeaderWorkerSet(ref: LwsRef): Promise<LeaderWorkerSet | null>;
+  getPod(key: ObjectKey): Promise<PodInfo | null>;
+  getStatefulSet(key: ObjectKey): Promise<StatefulSetInfo | null>;
+  /** Leader pods and worker StatefulSets that carry the LWS's name label. */
+  listGroups(ref: LwsRef): Promise<{ leaders: PodInfo[]; workerStatefulSets: StatefulSetInfo[] }>;
+
+  /** Create-or-confirm the headless Service of the LWS. */
+  ensureHeadlessService(lws: LeaderWorkerSet): Promise<EnsureOutcome>;
+  /**
+   * Create the leader StatefulSet, or update replicas, template and update strategy where they differ from what was
+   * last written. `options` (replicas with surge, partition, revision hash) default to what the spec says.
+   */
+  ensureLeaderStatefulSet(lws: LeaderWorkerSet, options?: LeaderStatefulSetOptions): Promise<EnsureOutcome>;
+  /**
+   * Create the worker StatefulSet of one group, owned by its leader pod, after patching the leader pod with the model's
+   * leaderPodPatch (group-index and group-key labels, termination policy annotation). Idempotent: an existing
+   * StatefulSet owned by this leader is `exists`; one owned by anyone else (or being deleted) is `blocked` and
+   * untouched. Under UniquePerReplica also the group's headless Service.
+   */
+  ensureWorkerStatefulSet(input: {
+    lws: LeaderWorkerSet;
+    groupIndex: number;
+    leader: ObjectIdentity;
+  }): Promise<EnsureWorkerStatefulSetResult>;
+
+  /**
+   * Delete a worker StatefulSet with `preconditions.uid` (never another incarnation of the name), only when its
+   * controlling owner is `ownerUid`, with the given propagation policy.
+   */
+  deleteWorkerStatefulSet(
+    input: ObjectIdentity & { ownerUid: string; propagationPolicy: 'Foreground' | 'Background' },
+  ): Promise<DeleteOutcome>;
+  /** Delete a pod with `preconditions.uid`. */
+  deletePod(input: ObjectIdentity): Promise<DeleteOutcome>;
+
+  /** Resolves once no pod of this uid exists (watch + heartbeats; safe to retry). */
+  waitForPodGone(input: ObjectIdentity): Promise<GoneResult>;
+  /** Resolves once no StatefulSet of this uid exists. */
+  waitForStatefulSetGone(input: ObjectIdentity): Promise<GoneResult>;
+  /** Resolves once the pod of this uid is Ready, or gone. */
+  waitForPodReady(input: ObjectIdentity): Promise<ReadyResult>;
+  /** Resolves once the StatefulSet of this uid has `readyReplicas >= replicas`, or is gone. */
+  waitForStatefulSetReady(input: ObjectIdentity): Promise<ReadyResult>;
+
+  /** Write the status subresource (merge patch of the fields given). */
+  updateLeaderWorkerSetStatus(input: { ref: LwsRef; status: LeaderWorkerSetStatus }): Promise<void>;
+  /** Record a Kubernetes Event on the LWS, so `kubectl describe lws` tells the same story as the workflow. */
+  recordEvent(event: KubernetesEvent): Promise<void>;
+}
+
+export interface PodsGoneResult extends GoneResult {
+  /** When the first of the pods was seen with a deletionTimestamp (undefined if none was seen terminating). */
+  terminatingAt?: string;
+}
+
+export interface ReplacementGroupResult {
+  leader: ObjectIdentity;
+  /** The new leader pod's creationTimestamp. */
+  leaderCreatedAt: string;
+  /** When the new group was seen ready: leader Ready and its worker StatefulSet fully ready. */
+  readyAt: string;
+}
+
+/** Waits over a whole group, used by the teardown timeline. */
+export interface GroupWaitActivities {
+  /** Resolves once none of these pods (by uid) exists; reports when the first started terminating. */
+  waitForPodsGone(input: { namespace: string; pods: ObjectIdentity[] }): Promise<PodsGoneResult>;
+  /** The pods of one group (leader and workers) that carry the LWS's name and group-index labels. */
+  listGroupPods(input: { namespace: string; lwsName: string; groupIndex: number }): Promise<PodInfo[]>;
+  /**
+   * Resolves once a leader pod of `leaderName` other than `previousLeaderUid` exists and is Ready, and (size > 1) the
+   * worker StatefulSet it owns has size - 1 ready replicas.
+   */
+  waitForReplacementGroupReady(input: {
+    namespace: string;
+    leaderName: string;
+    workerStatefulSetName: string;
+    previousLeaderUid: string;
+    size: number;
+  }): Promise<ReplacementGroupResult>;
+}
+
+export type AllActivities = LwsActivities & GroupWaitActivities & LeaderPodActivities;
+
+/**
+ * Offered by createActivities but not (yet) part of AllActivities: add it there when a workflow needs it, e.g. the
+ * reconcile workflow after spec.podTerminationPolicy changed.
+ */
+export interface LeaderPodActivities {
+  /**
+   * Record spec.podTerminationPolicy on every live, non-terminating leader pod of the LWS (annotation), so that a
+   * policy change applies to the next teardown without rolling any group. Returns how many pods were patched.
+   */
+  annotateLeaderPods(input: { ref: LwsRef; podTerminationPolicy: PodTerminationPolicy }): Promise<number>;
+}

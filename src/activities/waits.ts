@@ -1,0 +1,105 @@
+// Waiting for one object (one uid) to reach a state: GET, and if it is not there yet, watch from that GET's
+// resourceVersion until it is. A watch that ends or fails (410 Gone included) is followed by a fresh GET and watch,
+// so no event can be missed for good. Heartbeats let Temporal notice a dead worker; cancelling the activity stops
+// the wait at once.
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { throwIfCancelled } from './activity-context.js';
+import type { KubeClients } from './clients.js';
+import { orNull } from './kube-errors.js';
+import { isPodReady, isStatefulSetReady } from './summaries.js';
+import type { GoneResult, ObjectIdentity, ReadyResult } from './types.js';
+import { now, pause, podsPath, RETRY_PAUSE_MS, statefulSetsPath, withHeartbeats } from './wait-support.js';
+import { watchOnce } from './watch.js';
+
+interface Watched {
+  metadata?: { uid?: string; resourceVersion?: string };
+}
+
+interface WaitSpec<T extends Watched, R> {
+  what: string;
+  target: ObjectIdentity;
+  listPath: string;
+  read(): Promise<T | null>;
+  /** The result once reached; `current` is null when no object of the target's uid exists. */
+  evaluate(current: T | null): R | undefined;
+}
+
+function waitUntil<T extends Watched, R>(c: KubeClients, spec: WaitSpec<T, R>): Promise<R> {
+  // The target only: another incarnation of the name counts as "ours is absent".
+  const ours = (obj: T | null) => (obj !== null && obj.metadata?.uid === spec.target.uid ? obj : null);
+  return withHeartbeats(spec.what, async (signal) => {
+    for (;;) {
+      throwIfCancelled(signal);
+      const current = ours(await spec.read());
+      const reached = spec.evaluate(current);
+      if (reached !== undefined) return reached;
+      // Not reached means `current` exists (absent always settles a wait), so its resourceVersion is there.
+      const end = await watchOnce(
+        c.kc,
+        {
+          listPath: spec.listPath,
+          fieldSelector: `metadata.name=${spec.target.name}`,
+          resourceVersion: current?.metadata?.resourceVersion,
+          signal,
+        },
+        (type, obj) => spec.evaluate(type === 'DELETED' ? null : ours(obj as T)),
+      );
+      if ('result' in end) return end.result;
+      if ('error' in end) await pause(RETRY_PAUSE_MS, signal);
+    }
+  });
+}
+
+function waitForPod<R>(
+  c: KubeClients,
+  target: ObjectIdentity,
+  what: string,
+  evaluate: (pod: V1Pod | null) => R | undefined,
+) {
+  const { namespace, name } = target;
+  return waitUntil<V1Pod, R>(c, {
+    what: `waiting for pod ${namespace}/${name} (${target.uid}) ${what}`,
+    target,
+    listPath: podsPath(namespace),
+    read: () => orNull(() => c.core.readNamespacedPod({ namespace, name })),
+    evaluate,
+  });
+}
+
+function waitForStatefulSet<R>(
+  c: KubeClients,
+  target: ObjectIdentity,
+  what: string,
+  evaluate: (sts: V1StatefulSet | null) => R | undefined,
+) {
+  const { namespace, name } = target;
+  return waitUntil<V1StatefulSet, R>(c, {
+    what: `waiting for StatefulSet ${namespace}/${name} (${target.uid}) ${what}`,
+    target,
+    listPath: statefulSetsPath(namespace),
+    read: () => orNull(() => c.apps.readNamespacedStatefulSet({ namespace, name })),
+    evaluate,
+  });
+}
+
+export function waitForPodGone(c: KubeClients, target: ObjectIdentity): Promise<GoneResult> {
+  return waitForPod(c, target, 'to be gone', (pod) => (pod === null ? { goneAt: now() } : undefined));
+}
+
+export function waitForStatefulSetGone(c: KubeClients, target: ObjectIdentity): Promise<GoneResult> {
+  return waitForStatefulSet(c, target, 'to be gone', (sts) => (sts === null ? { goneAt: now() } : undefined));
+}
+
+export function waitForPodReady(c: KubeClients, target: ObjectIdentity): Promise<ReadyResult> {
+  return waitForPod<ReadyResult>(c, target, 'to be Ready', (pod) => {
+    if (pod === null) return { goneAt: now() };
+    return isPodReady(pod) ? { readyAt: now() } : undefined;
+  });
+}
+
+export function waitForStatefulSetReady(c: KubeClients, target: ObjectIdentity): Promise<ReadyResult> {
+  return waitForStatefulSet<ReadyResult>(c, target, 'to be ready', (sts) => {
+    if (sts === null) return { goneAt: now() };
+    return isStatefulSetReady(sts) ? { readyAt: now() } : undefined;
+  });
+}

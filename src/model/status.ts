@@ -1,0 +1,136 @@
+// The LWS status subresource, computed from what the cluster holds: pure, so the reconcile workflow can call it.
+import { applyDefaults } from './defaults.js';
+import { canonicalJson } from './json.js';
+import { LABEL_NAME, LABEL_TEMPLATE_REVISION_HASH, LABEL_WORKER_INDEX } from './labels.js';
+import { parseGroupIndex, workerStatefulSetName } from './names.js';
+import { templateRevisionHash } from './revision.js';
+import type { Condition, LeaderWorkerSet, LeaderWorkerSetStatus } from './types.js';
+
+/** The facts of a leader pod that status needs. */
+export interface LeaderFacts {
+  name: string;
+  uid: string;
+  labels: Record<string, string>;
+  ready: boolean;
+  deletionTimestamp?: string;
+}
+
+/** The facts of a worker StatefulSet that status needs. */
+export interface WorkerSetFacts {
+  name: string;
+  ownerUid?: string;
+  readyReplicas: number;
+  deletionTimestamp?: string;
+}
+
+/** Label selector of the leader pods (the scale subresource's selector, for an HPA). */
+export function hpaPodSelector(lwsName: string): string {
+  return `${LABEL_NAME}=${lwsName},${LABEL_WORKER_INDEX}=0`;
+}
+
+/** Per group index: does it exist, is it ready (leader Ready and every worker ready), is it on the current revision. */
+export interface GroupState {
+  groupIndex: number;
+  ready: boolean;
+  updated: boolean;
+  terminating: boolean;
+}
+
+export function groupStates(lws: LeaderWorkerSet, leaders: LeaderFacts[], workerSets: WorkerSetFacts[]): GroupState[] {
+  const d = applyDefaults(lws);
+  const name = d.metadata.name ?? '';
+  const size = d.spec.leaderWorkerTemplate.size;
+  const revision = templateRevisionHash(d.spec);
+  const states: GroupState[] = [];
+  for (const leader of leaders) {
+    const groupIndex = parseGroupIndex(name, leader.name);
+    if (groupIndex === undefined) continue;
+    const workers = workerSets.find(
+      (s) => s.name === workerStatefulSetName(name, groupIndex) && s.ownerUid === leader.uid && !s.deletionTimestamp,
+    );
+    const workersReady = size === 1 || (workers !== undefined && workers.readyReplicas >= size - 1);
+    const terminating = Boolean(leader.deletionTimestamp);
+    states.push({
+      groupIndex,
+      terminating,
+      ready: leader.ready && workersReady && !terminating,
+      updated: leader.labels[LABEL_TEMPLATE_REVISION_HASH] === revision,
+    });
+  }
+  return states.sort((a, b) => a.groupIndex - b.groupIndex);
+}
+
+function condition(
+  type: string,
+  on: boolean,
+  reason: string,
+  message: string,
+  previous: Condition[] | undefined,
+  now: string,
+  generation: number | undefined,
+): Condition {
+  const status = on ? 'True' : 'False';
+  const before = previous?.find((c) => c.type === type);
+  // lastTransitionTime moves only when the status flips, as for every Kubernetes condition.
+  const lastTransitionTime = before && before.status === status ? before.lastTransitionTime : now;
+  return { type, status, reason, message, lastTransitionTime, observedGeneration: generation };
+}
+
+/** The status an LWS should show for the groups the cluster holds; `now` is the caller's clock (workflow time). */
+export function computeStatus(
+  lws: LeaderWorkerSet,
+  leaders: LeaderFacts[],
+  workerSets: WorkerSetFacts[],
+  now: string,
+): LeaderWorkerSetStatus {
+  const d = applyDefaults(lws);
+  const wanted = d.spec.replicas;
+  const groups = groupStates(lws, leaders, workerSets).filter((g) => g.groupIndex < wanted && !g.terminating);
+  const readyReplicas = groups.filter((g) => g.ready).length;
+  const updatedReplicas = groups.filter((g) => g.updated).length;
+  const generation = d.metadata.generation;
+  const previous = lws.status?.conditions;
+  const available = readyReplicas >= wanted;
+  const updating = updatedReplicas < wanted;
+  return {
+    replicas: groups.length,
+    readyReplicas,
+    updatedReplicas,
+    hpaPodSelector: hpaPodSelector(d.metadata.name ?? ''),
+    observedGeneration: generation,
+    conditions: [
+      condition(
+        'Available',
+        available,
+        available ? 'AllGroupsReady' : 'GroupsNotReady',
+        `${readyReplicas} of ${wanted} groups ready`,
+        previous,
+        now,
+        generation,
+      ),
+      condition(
+        'Progressing',
+        !available,
+        !available ? 'GroupsProgressing' : 'Done',
+        !available ? `waiting for ${wanted - readyReplicas} groups to become ready` : 'all groups ready',
+        previous,
+        now,
+        generation,
+      ),
+      condition(
+        'UpdateInProgress',
+        updating,
+        updating ? 'GroupsUpdating' : 'Updated',
+        `${updatedReplicas} of ${wanted} groups on the current template`,
+        previous,
+        now,
+        generation,
+      ),
+    ],
+  };
+}
+
+/** True when writing `next` would change nothing: skip the API call. */
+export function sameStatus(current: LeaderWorkerSetStatus | undefined, next: LeaderWorkerSetStatus): boolean {
+  return current !== undefined && canonicalJson(current) === canonicalJson(next);
+}

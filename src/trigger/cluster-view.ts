@@ -1,0 +1,114 @@
+// What the trigger knows of the cluster: the objects its watches delivered, trimmed to what decisions need. It is
+// rebuilt from a list after every restart, so losing it loses nothing.
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { applyDefaults, LABEL_NAME, LABEL_WORKER_INDEX, type LeaderWorkerSet, type LwsRef } from '../model/index.js';
+import type { Knowledge, PodView, StatefulSetView } from './decide.js';
+
+const key = (namespace: string, name: string) => `${namespace}/${name}`;
+
+export function podView(pod: V1Pod): PodView | undefined {
+  const m = pod.metadata;
+  if (!m?.name || !m.namespace || !m.uid) return undefined;
+  const statuses = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])];
+  return {
+    namespace: m.namespace,
+    name: m.name,
+    uid: m.uid,
+    labels: m.labels ?? {},
+    deleting: Boolean(m.deletionTimestamp),
+    ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    restartCount: statuses.reduce((sum, s) => sum + (s.restartCount ?? 0), 0),
+    ownerUid: m.ownerReferences?.find((r) => r.controller)?.uid,
+  };
+}
+
+export function statefulSetView(sts: V1StatefulSet): StatefulSetView | undefined {
+  const m = sts.metadata;
+  if (!m?.name || !m.namespace || !m.uid) return undefined;
+  return {
+    namespace: m.namespace,
+    name: m.name,
+    uid: m.uid,
+    labels: m.labels ?? {},
+    readyReplicas: sts.status?.readyReplicas ?? 0,
+    ownerUid: m.ownerReferences?.find((r) => r.controller)?.uid,
+  };
+}
+
+export class ClusterView implements Knowledge {
+  private readonly lwsByKey = new Map<string, LeaderWorkerSet>();
+  private readonly pods = new Map<string, PodView>();
+  private readonly statefulSets = new Map<string, StatefulSetView>();
+  private readonly started = new Set<string>();
+
+  lws(ref: LwsRef): LeaderWorkerSet | undefined {
+    return this.lwsByKey.get(key(ref.namespace, ref.name));
+  }
+
+  allLws(): LeaderWorkerSet[] {
+    return [...this.lwsByKey.values()];
+  }
+
+  allPods(): PodView[] {
+    return [...this.pods.values()];
+  }
+
+  leaderOfWorker(worker: PodView): PodView | undefined {
+    const sts = worker.ownerUid ? this.statefulSets.get(worker.ownerUid) : undefined;
+    return sts?.ownerUid ? this.pods.get(sts.ownerUid) : undefined;
+  }
+
+  groupStarted(leaderUid: string): boolean {
+    return this.started.has(leaderUid);
+  }
+
+  setLws(lws: LeaderWorkerSet): void {
+    const { namespace, name } = lws.metadata;
+    if (namespace && name) this.lwsByKey.set(key(namespace, name), lws);
+  }
+
+  deleteLws(lws: LeaderWorkerSet): void {
+    const { namespace, name } = lws.metadata;
+    if (namespace && name) this.lwsByKey.delete(key(namespace, name));
+  }
+
+  /** Stores the pod; returns the previous view, so callers can tell what changed. */
+  setPod(pod: PodView): PodView | undefined {
+    const before = this.pods.get(pod.uid);
+    this.pods.set(pod.uid, pod);
+    this.noteStarted(pod);
+    return before;
+  }
+
+  deletePod(uid: string): PodView | undefined {
+    const before = this.pods.get(uid);
+    this.pods.delete(uid);
+    this.started.delete(uid);
+    return before;
+  }
+
+  setStatefulSet(sts: StatefulSetView): StatefulSetView | undefined {
+    const before = this.statefulSets.get(sts.uid);
+    this.statefulSets.set(sts.uid, sts);
+    const leader = sts.ownerUid ? this.pods.get(sts.ownerUid) : undefined;
+    if (leader) this.noteStarted(leader);
+    return before;
+  }
+
+  deleteStatefulSet(uid: string): StatefulSetView | undefined {
+    const before = this.statefulSets.get(uid);
+    this.statefulSets.delete(uid);
+    return before;
+  }
+
+  /** A group has started once its leader was Ready while its worker StatefulSet had every replica ready. */
+  private noteStarted(pod: PodView): void {
+    if (pod.labels[LABEL_WORKER_INDEX] !== '0' || !pod.ready || pod.deleting) return;
+    const lwsName = pod.labels[LABEL_NAME];
+    const lws = lwsName ? this.lws({ namespace: pod.namespace, name: lwsName }) : undefined;
+    if (!lws) return;
+    const size = applyDefaults(lws).spec.leaderWorkerTemplate.size;
+    const workers = [...this.statefulSets.values()].find((s) => s.ownerUid === pod.uid);
+    if (size === 1 || (workers && workers.readyReplicas >= size - 1)) this.started.add(pod.uid);
+  }
+}

@@ -1,0 +1,174 @@
+// What the trigger does about each change it sees: pure functions from (change, what it knows) to workflow starts.
+// Everything here is recomputed from a fresh list after a restart; deterministic workflow IDs make a repeated start
+// a no-op, so the trigger never needs to remember what it already started.
+import {
+  applyDefaults,
+  LABEL_NAME,
+  LABEL_TEMPLATE_REVISION_HASH,
+  parsePodName,
+  templateRevisionHash,
+  workflowId,
+  workflowSummary,
+  type LeaderWorkerSet,
+  type LwsRef,
+  type WorkflowOp,
+} from '../model/index.js';
+import type { Lifecycle } from '../workflows/teardown-group.js';
+
+/** The facts of a pod the trigger decides on (a trimmed V1Pod). */
+export interface PodView {
+  namespace: string;
+  name: string;
+  uid: string;
+  labels: Record<string, string>;
+  deleting: boolean;
+  ready: boolean;
+  restartCount: number;
+  /** Controlling owner: the leader StatefulSet for a leader, the group's worker StatefulSet for a worker. */
+  ownerUid?: string;
+}
+
+export interface StatefulSetView {
+  namespace: string;
+  name: string;
+  uid: string;
+  labels: Record<string, string>;
+  readyReplicas: number;
+  /** Controlling owner: the leader pod for a worker StatefulSet. */
+  ownerUid?: string;
+}
+
+/** What the trigger currently knows of the cluster (from its watches). */
+export interface Knowledge {
+  lws(ref: LwsRef): LeaderWorkerSet | undefined;
+  /**
+   * The leader pod that owns this worker pod's StatefulSet (through the owner chain, never by name: by the time an
+   * old group's workers terminate, a replacement leader of the same name may exist).
+   */
+  leaderOfWorker(worker: PodView): PodView | undefined;
+  /** Whether the group of this leader uid has been fully ready at least once (RecreateGroupAfterStart). */
+  groupStarted(leaderUid: string): boolean;
+}
+
+export type WorkflowType = 'reconcileLeaderWorkerSet' | 'provisionGroup' | 'teardownGroup' | 'recreateGroup';
+
+export interface StartAction {
+  kind: 'start' | 'signal-with-start';
+  workflowType: WorkflowType;
+  workflowId: string;
+  args: unknown[];
+  summary: string;
+  ref: LwsRef;
+  groupIndex?: number;
+  lifecycle?: Lifecycle | 'provision' | 'reconcile' | 'recreate';
+  /** Why, for the decision log. */
+  reason: string;
+}
+
+function start(ref: LwsRef, op: WorkflowOp, workflowType: WorkflowType, args: unknown[], reason: string) {
+  return { ref, workflowId: workflowId(ref, op), summary: workflowSummary(ref, op), workflowType, args, reason };
+}
+
+/** An LWS that exists and is not being deleted: keep its current generation reconciled. */
+export function reconcileAction(lws: LeaderWorkerSet, reason: string): StartAction | undefined {
+  const { namespace, name, generation, deletionTimestamp } = lws.metadata;
+  if (!namespace || !name || deletionTimestamp) return undefined;
+  const ref = { namespace, name };
+  const gen = generation ?? 1;
+  return {
+    kind: 'signal-with-start',
+    lifecycle: 'reconcile',
+    ...start(
+      ref,
+      { kind: 'reconcile', generation: gen },
+      'reconcileLeaderWorkerSet',
+      [{ ref, generation: gen }],
+      reason,
+    ),
+  };
+}
+
+/** Why a group's leader is terminating, from the LWS as the trigger last saw it. */
+export function lifecycleOf(lws: LeaderWorkerSet | undefined, groupIndex: number, leader: PodView): Lifecycle {
+  if (!lws || lws.metadata.deletionTimestamp) return 'delete';
+  const spec = applyDefaults(lws).spec;
+  if (groupIndex >= spec.replicas) return 'scale-down';
+  const revision = leader.labels[LABEL_TEMPLATE_REVISION_HASH];
+  if (revision !== undefined && revision !== templateRevisionHash(spec)) return 'rolling-update';
+  return 'rebuild';
+}
+
+/** Workflow starts for a pod that carries the LWS name label (added, updated or seen in a list). */
+export function podActions(pod: PodView, know: Knowledge, searchAttributes: boolean): StartAction[] {
+  const lwsName = pod.labels[LABEL_NAME];
+  if (!lwsName) return [];
+  const parsed = parsePodName(lwsName, pod.name);
+  if (!parsed) return [];
+  const ref = { namespace: pod.namespace, name: lwsName };
+  const { groupIndex, workerIndex } = parsed;
+  const lws = know.lws(ref);
+  const actions: StartAction[] = [];
+  const identity = { namespace: pod.namespace, name: pod.name, uid: pod.uid };
+
+  if (workerIndex === 0) {
+    if (pod.deleting) {
+      const lifecycle = lifecycleOf(lws, groupIndex, pod);
+      actions.push({
+        kind: 'start',
+        groupIndex,
+        lifecycle,
+        ...start(
+          ref,
+          { kind: 'rebuild', groupIndex, oldLeaderUid: pod.uid },
+          'teardownGroup',
+          [{ ref, groupIndex, leader: identity, lifecycle, searchAttributes }],
+          `leader ${pod.name} is terminating (${lifecycle})`,
+        ),
+      });
+      return actions;
+    }
+    if (lws && !lws.metadata.deletionTimestamp) {
+      actions.push({
+        kind: 'start',
+        groupIndex,
+        lifecycle: 'provision',
+        ...start(
+          ref,
+          { kind: 'provision', groupIndex, leaderUid: pod.uid },
+          'provisionGroup',
+          [{ ref, groupIndex, leader: identity }],
+          `leader ${pod.name} exists`,
+        ),
+      });
+    }
+  }
+
+  // Restart policy: a restarted container, or a deleted worker of a group whose leader is not terminating.
+  const leader = workerIndex === 0 ? pod : know.leaderOfWorker(pod);
+  const restarted = pod.restartCount > 0 && !pod.deleting;
+  const workerDeleted = workerIndex > 0 && pod.deleting;
+  if (lws && !lws.metadata.deletionTimestamp && leader && !leader.deleting && (restarted || workerDeleted)) {
+    const reason = restarted ? `a container of ${pod.name} restarted` : `worker pod ${pod.name} was deleted`;
+    actions.push({
+      kind: 'start',
+      groupIndex,
+      lifecycle: 'recreate',
+      ...start(
+        ref,
+        { kind: 'recreate', groupIndex, leaderUid: leader.uid },
+        'recreateGroup',
+        [
+          {
+            ref,
+            groupIndex,
+            leader: { namespace: leader.namespace, name: leader.name, uid: leader.uid },
+            reason,
+            groupHadStarted: know.groupStarted(leader.uid),
+          },
+        ],
+        reason,
+      ),
+    });
+  }
+  return actions;
+}

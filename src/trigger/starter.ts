@@ -1,0 +1,142 @@
+// Turns decisions into workflow starts and signals on Temporal. Starts are deduplicated by workflow ID on the server
+// (a second start of the same ID is rejected); signals to the same reconcile workflow are coalesced while one is in
+// flight. Failures are retried with backoff and never crash the trigger; the periodic resync retries anything lost.
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
+import type { Logger } from '../log.js';
+import { GroupIndex, Lifecycle, LwsName, LwsNamespace } from '../workflows/search-attributes.js';
+import { changedSignal } from '../workflows/reconcile.js';
+import type { StartAction } from './decide.js';
+
+export interface StarterOptions {
+  client: Client;
+  taskQueue: string;
+  log: Logger;
+  /** The server has this project's search attributes registered. */
+  searchAttributes: boolean;
+  /** Called after every start attempt, with the time from the watch event to the server's answer. */
+  onStarted?: (action: StartAction, outcome: 'started' | 'deduplicated' | 'signalled', latencyMs: number) => void;
+  onError?: (action: StartAction, err: unknown) => void;
+}
+
+const maxAttempts = 6;
+
+export class WorkflowStarter {
+  /** IDs the server already has: skip them without a round trip (a cache; the server stays the authority). */
+  private readonly known = new Set<string>();
+  private readonly inFlightSignals = new Map<string, { again: boolean }>();
+
+  constructor(private readonly opts: StarterOptions) {}
+
+  /** Fire and forget: the caller (a watch callback) must not wait on Temporal. */
+  submit(action: StartAction, observedAt = Date.now()): void {
+    if (action.kind === 'signal-with-start') {
+      const pending = this.inFlightSignals.get(action.workflowId);
+      if (pending) {
+        pending.again = true;
+        return;
+      }
+      this.inFlightSignals.set(action.workflowId, { again: false });
+      void this.signalLoop(action, observedAt);
+      return;
+    }
+    if (this.known.has(action.workflowId)) return;
+    void this.withRetry(action, () => this.start(action, observedAt));
+  }
+
+  private async signalLoop(action: StartAction, observedAt: number): Promise<void> {
+    try {
+      for (;;) {
+        await this.withRetry(action, () => this.signalWithStart(action, observedAt));
+        const state = this.inFlightSignals.get(action.workflowId);
+        if (!state?.again) break;
+        state.again = false;
+        observedAt = Date.now();
+      }
+    } finally {
+      this.inFlightSignals.delete(action.workflowId);
+    }
+  }
+
+  private searchAttributesFor(action: StartAction): SearchAttributePair[] | undefined {
+    if (!this.opts.searchAttributes) return undefined;
+    const pairs: SearchAttributePair[] = [
+      { key: LwsNamespace, value: action.ref.namespace },
+      { key: LwsName, value: action.ref.name },
+    ];
+    if (action.groupIndex !== undefined) pairs.push({ key: GroupIndex, value: action.groupIndex });
+    if (action.lifecycle) pairs.push({ key: Lifecycle, value: action.lifecycle });
+    return pairs;
+  }
+
+  private async start(action: StartAction, observedAt: number): Promise<void> {
+    const { client, taskQueue, log } = this.opts;
+    try {
+      await client.workflow.start(action.workflowType, {
+        taskQueue,
+        workflowId: action.workflowId,
+        args: action.args,
+        staticSummary: action.summary,
+        typedSearchAttributes: this.searchAttributesFor(action),
+        // A lifecycle runs once per incarnation: the ID names the object's uid, so a later start is a repeat.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+      this.remember(action.workflowId);
+      const latencyMs = Date.now() - observedAt;
+      log.info('workflow started', { workflowId: action.workflowId, reason: action.reason, latencyMs });
+      this.opts.onStarted?.(action, 'started', latencyMs);
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      this.remember(action.workflowId);
+      log.debug('workflow already started', { workflowId: action.workflowId, reason: action.reason });
+      this.opts.onStarted?.(action, 'deduplicated', Date.now() - observedAt);
+    }
+  }
+
+  private async signalWithStart(action: StartAction, observedAt: number): Promise<void> {
+    const { client, taskQueue, log } = this.opts;
+    await client.workflow.signalWithStart(action.workflowType, {
+      taskQueue,
+      workflowId: action.workflowId,
+      args: action.args,
+      signal: changedSignal,
+      signalArgs: [],
+      staticSummary: action.summary,
+      typedSearchAttributes: this.searchAttributesFor(action),
+    });
+    const latencyMs = Date.now() - observedAt;
+    log.debug('workflow signalled', { workflowId: action.workflowId, reason: action.reason, latencyMs });
+    this.opts.onStarted?.(action, 'signalled', latencyMs);
+  }
+
+  private remember(id: string): void {
+    this.known.add(id);
+    // Bounded: forgetting an ID only costs one rejected start later.
+    if (this.known.size > 50_000) this.known.delete(this.known.values().next().value as string);
+  }
+
+  private async withRetry(action: StartAction, fn: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await fn();
+        return;
+      } catch (err) {
+        if (attempt >= maxAttempts) {
+          this.opts.log.error('giving up on a workflow start until the next resync', {
+            workflowId: action.workflowId,
+            error: err instanceof Error ? err.message : String(err),
+            hint: 'check that Temporal is reachable (TEMPORAL_ADDRESS) and a worker serves the task queue',
+          });
+          this.opts.onError?.(action, err);
+          return;
+        }
+        this.opts.log.warn('workflow start failed; retrying', {
+          workflowId: action.workflowId,
+          attempt,
+          error: err instanceof Error ? err.message : String(err),
+        });
+        await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 10_000)));
+      }
+    }
+  }
+}

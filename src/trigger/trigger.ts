@@ -1,0 +1,179 @@
+// The trigger service: watches LeaderWorkerSets and the StatefulSets and pods that carry their name label, and turns
+// each relevant change into a workflow start or a signal. It writes nothing to Kubernetes.
+import * as k8s from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import type { Logger } from '../log.js';
+import {
+  API_GROUP,
+  API_VERSION,
+  LABEL_NAME,
+  LABEL_WORKER_INDEX,
+  PLURAL,
+  type LeaderWorkerSet,
+} from '../model/index.js';
+import { ClusterView, podView, statefulSetView } from './cluster-view.js';
+import { podActions, reconcileAction, type PodView, type StartAction } from './decide.js';
+import { WorkflowStarter } from './starter.js';
+import { watchResource, type RunningWatch } from './watch.js';
+
+export interface TriggerOptions {
+  kc: k8s.KubeConfig;
+  client: Client;
+  taskQueue: string;
+  log: Logger;
+  searchAttributes: boolean;
+  /** How often every known object is decided on again, so that a start lost to an outage is retried. */
+  resyncIntervalMs?: number;
+  onStarted?: ConstructorParameters<typeof WorkflowStarter>[0]['onStarted'];
+  onWatchRestart?: (what: string) => void;
+}
+
+/** A pod change matters to the LWS status when the pod appears, goes, or flips readiness or termination. */
+function statusRelevant(before: PodView | undefined, after: PodView | undefined): boolean {
+  return !before || !after || before.ready !== after.ready || before.deleting !== after.deleting;
+}
+
+export class Trigger {
+  readonly view = new ClusterView();
+  private readonly starter: WorkflowStarter;
+  private watches: RunningWatch[] = [];
+  private resyncTimer?: NodeJS.Timeout;
+
+  constructor(private readonly opts: TriggerOptions) {
+    this.starter = new WorkflowStarter({
+      client: opts.client,
+      taskQueue: opts.taskQueue,
+      log: opts.log,
+      searchAttributes: opts.searchAttributes,
+      onStarted: opts.onStarted,
+    });
+  }
+
+  private submit(actions: (StartAction | undefined)[], observedAt: number): void {
+    for (const action of actions) {
+      if (!action) continue;
+      if (action.kind === 'start') {
+        this.opts.log.debug('decision', { workflowId: action.workflowId, reason: action.reason });
+      }
+      this.starter.submit(action, observedAt);
+    }
+  }
+
+  private reconcileFor(namespace: string, lwsName: string | undefined, reason: string): StartAction | undefined {
+    const lws = lwsName ? this.view.lws({ namespace, name: lwsName }) : undefined;
+    return lws ? reconcileAction(lws, reason) : undefined;
+  }
+
+  private onLws(lws: LeaderWorkerSet, removed: boolean): void {
+    const now = Date.now();
+    if (removed) {
+      this.view.deleteLws(lws);
+      return;
+    }
+    this.view.setLws(lws);
+    this.submit([reconcileAction(lws, 'LeaderWorkerSet changed')], now);
+  }
+
+  private onPod(pod: k8s.V1Pod, removed: boolean): void {
+    const now = Date.now();
+    const view = podView(pod);
+    if (!view) return;
+    const before = removed ? this.view.deletePod(view.uid) : this.view.setPod(view);
+    const actions = removed ? [] : podActions(view, this.view, this.opts.searchAttributes);
+    if (statusRelevant(before, removed ? undefined : view)) {
+      actions.push(
+        ...[this.reconcileFor(view.namespace, view.labels[LABEL_NAME], `pod ${view.name} changed`)].filter(
+          (a) => a !== undefined,
+        ),
+      );
+    }
+    this.submit(actions, now);
+  }
+
+  private onStatefulSet(sts: k8s.V1StatefulSet, removed: boolean): void {
+    const now = Date.now();
+    const view = statefulSetView(sts);
+    if (!view) return;
+    const before = removed ? this.view.deleteStatefulSet(view.uid) : this.view.setStatefulSet(view);
+    if (removed || !before || before.readyReplicas !== view.readyReplicas) {
+      this.submit(
+        [this.reconcileFor(view.namespace, view.labels[LABEL_NAME], `StatefulSet ${view.name} changed`)],
+        now,
+      );
+    }
+  }
+
+  /** Decide again on everything known; repeats are deduplicated by workflow ID. */
+  resync(): void {
+    const now = Date.now();
+    for (const lws of this.view.allLws()) this.submit([reconcileAction(lws, 'resync')], now);
+    for (const pod of this.view.allPods()) this.submit(podActions(pod, this.view, this.opts.searchAttributes), now);
+  }
+
+  async start(): Promise<void> {
+    const { kc, log } = this.opts;
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const apps = kc.makeApiClient(k8s.AppsV1Api);
+    const restarted = (what: string) => () => this.opts.onWatchRestart?.(what);
+    // One after the other: LWS first (a pod's lifecycle depends on its LWS), then StatefulSets, then pods (the owner
+    // chain worker pod -> StatefulSet -> leader must resolve on the first list).
+    await this.add(
+      watchResource<LeaderWorkerSet & k8s.KubernetesObject>({
+        kc,
+        log,
+        what: 'leaderworkersets',
+        path: `/apis/${API_GROUP}/${API_VERSION}/${PLURAL}`,
+        list: () =>
+          custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: PLURAL }) as Promise<
+            k8s.KubernetesListObject<LeaderWorkerSet & k8s.KubernetesObject>
+          >,
+        handlers: { upsert: (o) => this.onLws(o, false), remove: (o) => this.onLws(o, true) },
+        onRestart: restarted('leaderworkersets'),
+      }),
+    );
+    await this.add(
+      watchResource<k8s.V1StatefulSet>({
+        kc,
+        log,
+        what: 'statefulsets',
+        path: '/apis/apps/v1/statefulsets',
+        labelSelector: LABEL_NAME,
+        list: () => apps.listStatefulSetForAllNamespaces({ labelSelector: LABEL_NAME }),
+        handlers: { upsert: (o) => this.onStatefulSet(o, false), remove: (o) => this.onStatefulSet(o, true) },
+        onRestart: restarted('statefulsets'),
+      }),
+    );
+    await this.add(
+      watchResource<k8s.V1Pod>({
+        kc,
+        log,
+        what: 'pods',
+        path: '/api/v1/pods',
+        labelSelector: LABEL_NAME,
+        list: () => core.listPodForAllNamespaces({ labelSelector: LABEL_NAME }),
+        handlers: { upsert: (o) => this.onPod(o, false), remove: (o) => this.onPod(o, true) },
+        onRestart: restarted('pods'),
+      }),
+    );
+    // The first lists arrive in any order: decide once more now that every owner is known.
+    this.resync();
+    this.resyncTimer = setInterval(() => this.resync(), this.opts.resyncIntervalMs ?? 60_000);
+    this.resyncTimer.unref();
+    log.info('watching', {
+      resources: 'leaderworkersets, statefulsets, pods',
+      labelSelector: LABEL_NAME,
+      workerIndexLabel: LABEL_WORKER_INDEX,
+    });
+  }
+
+  private async add(watch: RunningWatch): Promise<void> {
+    this.watches.push(watch);
+    await watch.synced;
+  }
+
+  async stop(): Promise<void> {
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    await Promise.all(this.watches.map((w) => w.stop()));
+  }
+}

@@ -1,0 +1,58 @@
+// List + watch of one resource, restarted after any error. The client's informer re-lists when it (re)starts and
+// when the API answers 410 Gone, and reports the difference as add / update / delete.
+import * as k8s from '@kubernetes/client-node';
+import type { Logger } from '../log.js';
+
+export interface WatchHandlers<T> {
+  upsert(obj: T, verb: 'add' | 'update'): void;
+  remove(obj: T): void;
+}
+
+export interface RunningWatch {
+  stop(): Promise<void>;
+  /** Resolves once the first list has been delivered. */
+  synced: Promise<void>;
+}
+
+export function watchResource<T extends k8s.KubernetesObject>(opts: {
+  kc: k8s.KubeConfig;
+  what: string;
+  path: string;
+  list: () => Promise<k8s.KubernetesListObject<T>>;
+  labelSelector?: string;
+  log: Logger;
+  handlers: WatchHandlers<T>;
+  onRestart?: () => void;
+}): RunningWatch {
+  const { log, what } = opts;
+  const informer = k8s.makeInformer<T>(opts.kc, opts.path, opts.list, opts.labelSelector);
+  let stopped = false;
+  let restartDelay = 500;
+  informer.on('add', (obj) => opts.handlers.upsert(obj, 'add'));
+  informer.on('update', (obj) => opts.handlers.upsert(obj, 'update'));
+  informer.on('delete', (obj) => opts.handlers.remove(obj));
+  informer.on('connect', () => {
+    restartDelay = 500;
+  });
+  informer.on('error', (err) => {
+    if (stopped) return;
+    log.warn('watch ended; listing again', {
+      what,
+      error: err instanceof Error ? err.message : String(err),
+      retryInMs: restartDelay,
+    });
+    opts.onRestart?.();
+    setTimeout(() => {
+      if (!stopped) informer.start().catch((e: unknown) => log.warn('restart failed', { what, error: String(e) }));
+    }, restartDelay);
+    restartDelay = Math.min(restartDelay * 2, 30_000);
+  });
+  const synced = informer.start();
+  return {
+    synced,
+    stop: async () => {
+      stopped = true;
+      await informer.stop();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+// Activity stubs with the retry behaviour each kind needs. Transient API errors (429, 5xx, network) are retried
+// with backoff; the activities raise permanent ones (400, 403, 422) as non-retryable failures.
+import { proxyActivities } from '@temporalio/workflow';
+import type { AllActivities } from '../activities/types.js';
+
+const retry = { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' };
+
+/** Single API calls: short, retried until they succeed or fail permanently. */
+export const kube = proxyActivities<AllActivities>({ startToCloseTimeout: '30s', retry });
+
+/**
+ * Waits on a watch: long, kept alive by heartbeats. If the worker dies, the missed heartbeat lets another worker
+ * (or the restarted one) take the wait over within the heartbeat timeout.
+ */
+export const wait = proxyActivities<AllActivities>({
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '15s',
+  retry,
+});

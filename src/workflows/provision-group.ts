@@ -1,0 +1,63 @@
+// Provisions one incarnation of a group: once its leader pod exists (or is Ready, under LeaderReady), create the
+// worker StatefulSet owned by that leader. If an old group's worker StatefulSet still holds the name, wait until it
+// is gone first (safe rebuild), then create, exactly once.
+import { applyDefaults, workerStatefulSetName, type LwsRef } from '../model/index.js';
+import type { ObjectIdentity } from '../activities/types.js';
+import { kube, wait } from './activities.js';
+import { Timeline, type TimelineEntry } from './timeline.js';
+
+export interface ProvisionGroupInput {
+  ref: LwsRef;
+  groupIndex: number;
+  leader: ObjectIdentity;
+}
+
+export interface ProvisionGroupResult {
+  outcome: 'provisioned' | 'already-provisioned' | 'leader-gone' | 'lws-gone';
+  timeline: TimelineEntry[];
+}
+
+export async function provisionGroup({ ref, groupIndex, leader }: ProvisionGroupInput): Promise<ProvisionGroupResult> {
+  const timeline = new Timeline(`provision group ${groupIndex} of ${ref.namespace}/${ref.name}`);
+  const done = (outcome: ProvisionGroupResult['outcome'], detail?: string): ProvisionGroupResult => {
+    if (outcome !== 'provisioned') timeline.add('skipped', undefined, detail ?? outcome);
+    return { outcome, timeline: timeline.entries };
+  };
+  timeline.add('new leader', undefined, leader.name);
+
+  const lws = await kube.getLeaderWorkerSet(ref);
+  if (lws === null || lws.metadata.deletionTimestamp) return done('lws-gone');
+  const spec = applyDefaults(lws).spec;
+
+  if (spec.startupPolicy === 'LeaderReady') {
+    const ready = await wait.waitForPodReady(leader);
+    if ('goneAt' in ready) return done('leader-gone');
+    timeline.add('leader ready', ready.readyAt);
+  }
+
+  const workers = { namespace: ref.namespace, name: workerStatefulSetName(ref.name, groupIndex) };
+  for (;;) {
+    const pod = await kube.getPod(leader);
+    if (pod === null || pod.uid !== leader.uid || pod.deletionTimestamp) return done('leader-gone');
+    const result = await kube.ensureWorkerStatefulSet({ lws, groupIndex, leader });
+    if (result.outcome === 'leader-gone') return done('leader-gone');
+    if (result.outcome === 'not-needed') break;
+    if (result.outcome !== 'blocked') {
+      if (result.outcome === 'exists') return done('already-provisioned', 'this leader already has its workers');
+      break;
+    }
+    // Safe rebuild: an old group's StatefulSet holds the name; its pods would collide with ours.
+    timeline.add('waiting for old StatefulSet', undefined, `owned by ${result.ownerUid ?? 'unknown'}`);
+    const gone = await wait.waitForStatefulSetGone({ ...workers, uid: result.uid });
+    timeline.add('old StatefulSet gone', gone.goneAt);
+  }
+  timeline.add('workers created', undefined, spec.leaderWorkerTemplate.size > 1 ? workers.name : 'size 1: no workers');
+
+  await kube.recordEvent({
+    lws: { ...ref, uid: lws.metadata.uid ?? '' },
+    type: 'Normal',
+    reason: 'GroupProvisioned',
+    message: `group ${groupIndex}: leader ${leader.name} (${leader.uid}) with ${spec.leaderWorkerTemplate.size - 1} workers`,
+  });
+  return done('provisioned');
+}

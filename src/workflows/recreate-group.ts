@@ -1,0 +1,48 @@
+// Restart policy: a container of the group restarted, or one of its pods was deleted. Under
+// RecreateGroupOnPodRestart (and RecreateGroupAfterStart once the group has fully started) the whole group is
+// rebuilt by deleting its leader pod; the teardown that follows is an ordinary group rebuild.
+import { applyDefaults, type LwsRef } from '../model/index.js';
+import type { ObjectIdentity } from '../activities/types.js';
+import { kube } from './activities.js';
+import { Timeline, type TimelineEntry } from './timeline.js';
+
+export interface RecreateGroupInput {
+  ref: LwsRef;
+  groupIndex: number;
+  leader: ObjectIdentity;
+  /** What the trigger saw, for the timeline and the Event: e.g. "container worker of demo-0-2 restarted". */
+  reason: string;
+  /** The group had been fully ready before (all pods Ready), as RecreateGroupAfterStart requires. */
+  groupHadStarted: boolean;
+}
+
+export interface RecreateGroupResult {
+  outcome: 'recreated' | 'ignored';
+  timeline: TimelineEntry[];
+}
+
+export async function recreateGroup(input: RecreateGroupInput): Promise<RecreateGroupResult> {
+  const { ref, groupIndex, leader } = input;
+  const timeline = new Timeline(`recreate group ${groupIndex} of ${ref.namespace}/${ref.name}`);
+  const ignore = (why: string): RecreateGroupResult => {
+    timeline.add('skipped', undefined, why);
+    return { outcome: 'ignored', timeline: timeline.entries };
+  };
+  const lws = await kube.getLeaderWorkerSet(ref);
+  if (lws === null || lws.metadata.deletionTimestamp) return ignore('the LWS is gone');
+  const restartPolicy = applyDefaults(lws).spec.leaderWorkerTemplate.restartPolicy;
+  if (restartPolicy === 'None') return ignore('restartPolicy None: only the pod restarts');
+  if (restartPolicy === 'RecreateGroupAfterStart' && !input.groupHadStarted) {
+    return ignore('restartPolicy RecreateGroupAfterStart: the group had not fully started');
+  }
+  const outcome = await kube.deletePod(leader);
+  if (outcome !== 'deleted') return ignore(`leader pod ${outcome}`);
+  timeline.add('group recreated', undefined, input.reason);
+  await kube.recordEvent({
+    lws: { ...ref, uid: lws.metadata.uid ?? '' },
+    type: 'Normal',
+    reason: 'GroupRecreated',
+    message: `group ${groupIndex}: ${input.reason}; deleted leader ${leader.name} (${restartPolicy})`,
+  });
+  return { outcome: 'recreated', timeline: timeline.entries };
+}

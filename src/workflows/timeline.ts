@@ -1,0 +1,45 @@
+// What happened to a group, in order, with times: the story a platform engineer reads in the Web UI.
+import { defineQuery, setHandler, setCurrentDetails } from '@temporalio/workflow';
+
+export type TimelineEvent =
+  | 'leader terminating'
+  | 'workers terminating'
+  | 'leader gone'
+  | 'workers gone'
+  | 'old StatefulSet gone'
+  | 'waiting for old StatefulSet'
+  | 'new leader'
+  | 'leader ready'
+  | 'workers created'
+  | 'new group ready'
+  | 'group recreated'
+  | 'skipped';
+
+export interface TimelineEntry {
+  event: TimelineEvent;
+  /** RFC 3339 with milliseconds: when it was observed (by an activity, or workflow time). */
+  at: string;
+  detail?: string;
+}
+
+export const timelineQuery = defineQuery<TimelineEntry[]>('timeline');
+
+/** Collects entries, answers the `timeline` query, and mirrors the latest step into the UI's current details. */
+export class Timeline {
+  readonly entries: TimelineEntry[] = [];
+
+  constructor(private readonly title: string) {
+    setHandler(timelineQuery, () => this.entries);
+  }
+
+  /** `at` defaults to workflow time, which is deterministic (the time of the current workflow task). */
+  add(event: TimelineEvent, at?: string, detail?: string): void {
+    this.entries.push({ event, at: at ?? new Date().toISOString(), ...(detail ? { detail } : {}) });
+    const lines = this.entries.map((e) => `${e.at.slice(11, 23)}  ${e.event}${e.detail ? ` (${e.detail})` : ''}`);
+    setCurrentDetails(`**${this.title}**\n\n${lines.join('\n')}`);
+  }
+
+  at(event: TimelineEvent): string | undefined {
+    return this.entries.find((e) => e.event === event)?.at;
+  }
+}

@@ -1,0 +1,615 @@
+// Every activity against the real local cluster (API server, StatefulSet controller, garbage collector, KWOK nodes).
+// Leader pods are plain pods with a leader's labels, so each test controls exactly which objects exist.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import * as k8s from '@kubernetes/client-node';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createActivities } from '../../src/activities/index.js';
+import { ANNOTATION_APPLIED_HASH } from '../../src/activities/leader-statefulset.js';
+import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../src/activities/kube-errors.js';
+import type { AllActivities, LeaderPodActivities, ObjectIdentity } from '../../src/activities/types.js';
+import { watchOnce } from '../../src/activities/watch.js';
+import {
+  ANNOTATION_POD_TERMINATION_POLICY,
+  API_GROUP,
+  API_GROUP_VERSION,
+  API_VERSION,
+  KIND,
+  LABEL_GROUP_INDEX,
+  LABEL_GROUP_KEY,
+  LABEL_NAME,
+  LABEL_WORKER_INDEX,
+  PLURAL,
+  type LeaderWorkerSet,
+} from '../../src/model/index.js';
+import { localKubeConfig } from '../../src/stack/cluster.js';
+import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
+import { freePort, waitFor } from '../../src/stack/processes.js';
+import { ensureCluster } from '../fixtures/cluster.js';
+import { installCrd } from '../fixtures/crd.js';
+import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+
+const run = promisify(execFile);
+const container = { name: 'main', image: 'registry.invalid/fake:1' };
+const lwsApi = { group: API_GROUP, version: API_VERSION, plural: PLURAL };
+
+/** The rejection of a promise that must fail. */
+async function failureOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    (value) => assert.fail(`expected a failure, got ${JSON.stringify(value)}`),
+    (err: unknown) => err,
+  );
+}
+
+function assertPermanent(err: unknown, code: number, message: string | RegExp): ApplicationFailure {
+  assert.ok(err instanceof ApplicationFailure, `expected an ApplicationFailure, got ${String(err)}`);
+  assert.equal(err.nonRetryable, true);
+  assert.equal(err.type, KUBERNETES_API_ERROR);
+  if (typeof message === 'string') assert.equal(err.message, message);
+  else assert.match(err.message, message);
+  assert.deepEqual((err.details?.[0] as { code: number }).code, code);
+  return err;
+}
+
+describe('activities against the cluster', function () {
+  this.timeout(60_000);
+  let kc: k8s.KubeConfig;
+  let core: k8s.CoreV1Api;
+  let apps: k8s.AppsV1Api;
+  let custom: k8s.CustomObjectsApi;
+  let act: AllActivities & LeaderPodActivities;
+  let namespace: string;
+
+  before(async function () {
+    this.timeout(180_000);
+    await ensureCluster();
+    kc = localKubeConfig();
+    core = kc.makeApiClient(k8s.CoreV1Api);
+    apps = kc.makeApiClient(k8s.AppsV1Api);
+    custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    act = createActivities(kc);
+    await installCrd(kc);
+    namespace = await createTestNamespace(kc, 'activities-test');
+  });
+
+  after(async () => {
+    await deleteTestNamespace(kc, namespace);
+  });
+
+  /** A LeaderWorkerSet stored on the API server (with its uid), groups of `size` with 2 s grace periods. */
+  async function createLws(name: string, spec: Partial<LeaderWorkerSet['spec']> = {}): Promise<LeaderWorkerSet> {
+    const body = {
+      apiVersion: API_GROUP_VERSION,
+      kind: KIND,
+      metadata: { name, namespace },
+      spec: {
+        replicas: 1,
+        podTerminationPolicy: 'Parallel',
+        ...spec,
+        leaderWorkerTemplate: {
+          size: 3,
+          workerTemplate: {
+            spec: {
+              terminationGracePeriodSeconds: 2,
+              containers: [{ ...container, env: [{ name: 'USER_VAR', value: 'kept' }] }],
+            },
+          },
+          ...spec.leaderWorkerTemplate,
+        },
+      },
+    };
+    return (await custom.createNamespacedCustomObject({ ...lwsApi, namespace, body })) as LeaderWorkerSet;
+  }
+
+  /** A plain pod standing in for a leader pod: the leader's labels, no StatefulSet, Ready within a second or so. */
+  async function createPod(
+    name: string,
+    opts: { labels?: Record<string, string>; grace?: number } = {},
+  ): Promise<ObjectIdentity> {
+    const pod = await core.createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name, labels: opts.labels ?? {} },
+        spec: { terminationGracePeriodSeconds: opts.grace ?? 2, containers: [container] },
+      },
+    });
+    return { namespace, name, uid: pod.metadata?.uid ?? '' };
+  }
+
+  const leaderLabels = (lws: string) => ({ [LABEL_NAME]: lws, [LABEL_WORKER_INDEX]: '0' });
+  const readSts = (name: string) => apps.readNamespacedStatefulSet({ namespace, name });
+  const readPod = (name: string) => core.readNamespacedPod({ namespace, name });
+
+  describe('reads', () => {
+    it('getLeaderWorkerSet returns the stored object with defaults, and null when absent', async () => {
+      const created = await createLws('reads', { replicas: 2 });
+      const got = await act.getLeaderWorkerSet({ namespace, name: 'reads' });
+      assert.equal(got?.metadata.uid, created.metadata.uid);
+      assert.equal(got?.spec.replicas, 2);
+      assert.equal(got?.spec.startupPolicy, 'LeaderCreated');
+      assert.equal(await act.getLeaderWorkerSet({ namespace, name: 'no-such-lws' }), null);
+    });
+
+    it('getPod and getStatefulSet summarise, and give null when absent', async () => {
+      const pod = await createPod('summary', { labels: { a: 'b' } });
+      const info = await act.getPod(pod);
+      assert.equal(info?.uid, pod.uid);
+      assert.deepEqual(info?.labels, { a: 'b' });
+      assert.equal(info?.restartCount, 0);
+      assert.equal(info?.deletionTimestamp, undefined);
+      assert.equal(await act.getPod({ namespace, name: 'no-such-pod' }), null);
+      assert.equal(await act.getStatefulSet({ namespace, name: 'no-such-sts' }), null);
+    });
+  });
+
+  describe('ensureHeadlessService', () => {
+    it('creates once, then confirms; follows a subdomain policy change of the selector', async () => {
+      const lws = await createLws('svc');
+      assert.equal(await act.ensureHeadlessService(lws), 'created');
+      assert.equal(await act.ensureHeadlessService(lws), 'unchanged');
+      const svc = await core.readNamespacedService({ namespace, name: 'svc' });
+      assert.equal(svc.spec?.clusterIP, 'None');
+      assert.equal(svc.spec?.publishNotReadyAddresses, true);
+      assert.deepEqual(svc.spec?.selector, { [LABEL_NAME]: 'svc' });
+      assert.equal(svc.metadata?.ownerReferences?.[0]?.uid, lws.metadata.uid);
+
+      const unique = { ...lws, spec: { ...lws.spec, networkConfig: { subdomainPolicy: 'UniquePerReplica' as const } } };
+      assert.equal(await act.ensureHeadlessService(unique), 'updated');
+      const after = await core.readNamespacedService({ namespace, name: 'svc' });
+      assert.deepEqual(after.spec?.selector, leaderLabels('svc'));
+      assert.equal(after.metadata?.uid, svc.metadata?.uid, 'updated in place, not re-created');
+      assert.equal(await act.ensureHeadlessService(unique), 'unchanged');
+    });
+  });
+
+  describe('ensureLeaderStatefulSet', () => {
+    it('creates once, never flaps on API defaulting, and updates replicas, template and partition', async () => {
+      const lws = await createLws('lead', {
+        leaderWorkerTemplate: { size: 1, workerTemplate: { spec: { containers: [container] } } },
+      });
+      assert.equal(await act.ensureLeaderStatefulSet(lws), 'created');
+      const created = await readSts('lead');
+      assert.equal(created.metadata?.ownerReferences?.[0]?.uid, lws.metadata.uid);
+      assert.equal(created.spec?.podManagementPolicy, 'Parallel');
+      // Let the StatefulSet controller and the API server's defaulting have their say before comparing again.
+      await waitFor(
+        'leader pod lead-0 Ready',
+        async () => ((await act.getPod({ namespace, name: 'lead-0' }))?.ready ? true : undefined),
+        {
+          timeoutMs: 30_000,
+        },
+      );
+      assert.equal(await act.ensureLeaderStatefulSet(lws), 'unchanged');
+      assert.equal(await act.ensureLeaderStatefulSet(lws), 'unchanged');
+      // The leader StatefulSet's pods are leaders; the leader StatefulSet itself is no group's worker StatefulSet.
+      const groups = await act.listGroups({ namespace, name: 'lead' });
+      assert.deepEqual(
+        groups.leaders.map((p) => p.name),
+        ['lead-0'],
+      );
+      assert.deepEqual(groups.workerStatefulSets, []);
+      assert.equal((await readSts('lead')).metadata?.generation, created.metadata?.generation, 'no write happened');
+
+      const scaled = { ...lws, spec: { ...lws.spec, replicas: 2 } };
+      assert.equal(await act.ensureLeaderStatefulSet(scaled), 'updated');
+      assert.equal((await readSts('lead')).spec?.replicas, 2);
+      assert.equal(await act.ensureLeaderStatefulSet(scaled), 'unchanged');
+
+      const newImage = structuredClone(scaled);
+      newImage.spec.leaderWorkerTemplate.workerTemplate.spec!.containers[0]!.image = 'registry.invalid/fake:2';
+      assert.equal(await act.ensureLeaderStatefulSet(newImage), 'updated');
+      const rolled = await readSts('lead');
+      assert.equal(rolled.spec?.template.spec?.containers[0]?.image, 'registry.invalid/fake:2');
+      assert.notEqual(
+        rolled.metadata?.annotations?.[ANNOTATION_APPLIED_HASH],
+        created.metadata?.annotations?.[ANNOTATION_APPLIED_HASH],
+      );
+      assert.equal(await act.ensureLeaderStatefulSet(newImage), 'unchanged');
+
+      assert.equal(await act.ensureLeaderStatefulSet(newImage, { partition: 1 }), 'updated');
+      assert.equal((await readSts('lead')).spec?.updateStrategy?.rollingUpdate?.partition, 1);
+      assert.equal(await act.ensureLeaderStatefulSet(newImage, { partition: 1 }), 'unchanged');
+    });
+
+    it('a permanent error (an invalid pod template) is a non-retryable failure with the API message', async () => {
+      const lws = await createLws('broken', {
+        leaderWorkerTemplate: { workerTemplate: { spec: { containers: [{ name: 'main' }] } } },
+      });
+      const err = await failureOf(act.ensureLeaderStatefulSet(lws));
+      assertPermanent(err, 422, /spec\.template\.spec\.containers\[0\]\.image: Required value/);
+    });
+  });
+
+  describe('ensureWorkerStatefulSet and the group reads', () => {
+    let lws: LeaderWorkerSet;
+    let leader: ObjectIdentity;
+    let workersUid: string;
+
+    before(async () => {
+      lws = await createLws('demo');
+      leader = await createPod('demo-0', { labels: leaderLabels('demo') });
+    });
+
+    it('creates the worker StatefulSet once (created, then exists), owned by the leader, size-1 replicas from ordinal 1', async () => {
+      const first = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+      assert.equal(first.outcome, 'created');
+      const again = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+      assert.deepEqual(again, { outcome: 'exists', uid: (first as { uid: string }).uid });
+      workersUid = (first as { uid: string }).uid;
+
+      const sts = await readSts('demo-0');
+      assert.equal(sts.metadata?.uid, workersUid);
+      assert.equal(sts.spec?.replicas, 2);
+      assert.equal(sts.spec?.ordinals?.start, 1);
+      assert.deepEqual(
+        sts.metadata?.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.controller, r.blockOwnerDeletion]),
+        [['Pod', 'demo-0', leader.uid, true, true]],
+      );
+    });
+
+    it('labels and annotates the leader pod: group index, group key, termination policy', async () => {
+      const pod = await readPod('demo-0');
+      const key = createHash('sha1').update(`${namespace}/demo-0`).digest('hex');
+      assert.equal(pod.metadata?.labels?.[LABEL_GROUP_INDEX], '0');
+      assert.equal(pod.metadata?.labels?.[LABEL_GROUP_KEY], key);
+      assert.equal(pod.metadata?.annotations?.[ANNOTATION_POD_TERMINATION_POLICY], 'Parallel');
+    });
+
+    it('waitForStatefulSetReady resolves once the worker pods are Ready; they carry the LWS env vars', async () => {
+      const ready = await act.waitForStatefulSetReady({ namespace, name: 'demo-0', uid: workersUid });
+      assert.ok('readyAt' in ready && /\.\d{3}Z$/.test(ready.readyAt), JSON.stringify(ready));
+      assert.equal((await readSts('demo-0')).status?.readyReplicas, 2);
+      const worker = await readPod('demo-0-2');
+      const env = worker.spec?.containers[0]?.env ?? [];
+      const byName = new Map(env.map((e) => [e.name, e]));
+      assert.equal(byName.get('LWS_LEADER_ADDRESS')?.value, `demo-0.demo.${namespace}`);
+      assert.equal(byName.get('LWS_GROUP_SIZE')?.value, '3');
+      assert.equal(byName.get('LWS_GROUP_INDEX')?.value, '0');
+      assert.equal(
+        byName.get('LWS_WORKER_INDEX')?.valueFrom?.fieldRef?.fieldPath,
+        "metadata.labels['apps.kubernetes.io/pod-index']",
+      );
+      assert.equal(byName.get('USER_VAR')?.value, 'kept');
+      assert.equal(worker.metadata?.labels?.['apps.kubernetes.io/pod-index'], '2');
+      assert.equal((await act.getPod({ namespace, name: 'demo-0-1' }))?.ownerUid, workersUid);
+    });
+
+    it('listGroups finds the leader and its worker StatefulSet; listGroupPods the whole group', async () => {
+      const groups = await act.listGroups({ namespace, name: 'demo' });
+      assert.deepEqual(
+        groups.leaders.map((p) => [p.name, p.uid]),
+        [['demo-0', leader.uid]],
+      );
+      assert.deepEqual(
+        groups.workerStatefulSets.map((s) => [s.name, s.uid, s.ownerUid, s.replicas]),
+        [['demo-0', workersUid, leader.uid, 2]],
+      );
+      const pods = await act.listGroupPods({ namespace, lwsName: 'demo', groupIndex: 0 });
+      assert.deepEqual(
+        pods.map((p) => p.name),
+        ['demo-0', 'demo-0-1', 'demo-0-2'],
+      );
+    });
+
+    it('a StatefulSet owned by another pod is blocked and left untouched', async () => {
+      const stranger = await createPod('stranger');
+      const foreign = await apps.createNamespacedStatefulSet({
+        namespace,
+        body: {
+          metadata: {
+            name: 'demo-1',
+            ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'stranger', uid: stranger.uid, controller: true }],
+          },
+          spec: {
+            replicas: 0,
+            serviceName: 'demo',
+            selector: { matchLabels: { app: 'foreign' } },
+            template: { metadata: { labels: { app: 'foreign' } }, spec: { containers: [container] } },
+          },
+        },
+      });
+      const leader1 = await createPod('demo-1', { labels: leaderLabels('demo') });
+      const result = await act.ensureWorkerStatefulSet({ lws, groupIndex: 1, leader: leader1 });
+      assert.deepEqual(result, {
+        outcome: 'blocked',
+        uid: foreign.metadata?.uid,
+        ownerUid: stranger.uid,
+        deleting: false,
+      });
+      const after = await readSts('demo-1');
+      // Untouched by us (the StatefulSet controller still writes its status): same spec, generation and owner.
+      assert.equal(after.metadata?.generation, foreign.metadata?.generation);
+      assert.deepEqual(after.spec, foreign.spec);
+      assert.deepEqual(after.metadata?.ownerReferences, foreign.metadata?.ownerReferences);
+      assert.deepEqual(after.metadata?.labels, foreign.metadata?.labels);
+
+      // ... and deleteWorkerStatefulSet refuses it for the leader that does not own it.
+      const refused = await act.deleteWorkerStatefulSet({
+        namespace,
+        name: 'demo-1',
+        uid: foreign.metadata?.uid ?? '',
+        ownerUid: leader1.uid,
+        propagationPolicy: 'Foreground',
+      });
+      assert.equal(refused, 'not-owned');
+      assert.equal((await readSts('demo-1')).metadata?.deletionTimestamp, undefined);
+    });
+
+    it('a leader that is gone (wrong uid) gets leader-gone and nothing is created', async () => {
+      await createPod('demo-3', { labels: leaderLabels('demo') });
+      const result = await act.ensureWorkerStatefulSet({
+        lws,
+        groupIndex: 3,
+        leader: { namespace, name: 'demo-3', uid: '00000000-0000-0000-0000-000000000000' },
+      });
+      assert.deepEqual(result, { outcome: 'leader-gone' });
+      assert.equal(await act.getStatefulSet({ namespace, name: 'demo-3' }), null);
+      assert.equal(
+        (await readPod('demo-3')).metadata?.labels?.[LABEL_GROUP_INDEX],
+        undefined,
+        'the other pod is not labelled',
+      );
+    });
+
+    it('size 1: the leader is labelled, no StatefulSet (not-needed)', async () => {
+      const single = structuredClone(lws);
+      single.spec.leaderWorkerTemplate.size = 1;
+      const leader4 = await createPod('demo-4', { labels: leaderLabels('demo') });
+      assert.deepEqual(await act.ensureWorkerStatefulSet({ lws: single, groupIndex: 4, leader: leader4 }), {
+        outcome: 'not-needed',
+      });
+      assert.equal(await act.getStatefulSet({ namespace, name: 'demo-4' }), null);
+      assert.equal((await readPod('demo-4')).metadata?.labels?.[LABEL_GROUP_INDEX], '4');
+    });
+
+    it('annotateLeaderPods records a new policy on every live leader, once', async () => {
+      const patched = await act.annotateLeaderPods({
+        ref: { namespace, name: 'demo' },
+        podTerminationPolicy: 'Sequential',
+      });
+      assert.ok(patched >= 3, `patched ${patched}`);
+      assert.equal((await readPod('demo-0')).metadata?.annotations?.[ANNOTATION_POD_TERMINATION_POLICY], 'Sequential');
+      assert.equal(
+        await act.annotateLeaderPods({ ref: { namespace, name: 'demo' }, podTerminationPolicy: 'Sequential' }),
+        0,
+      );
+      await act.annotateLeaderPods({ ref: { namespace, name: 'demo' }, podTerminationPolicy: 'Parallel' });
+    });
+
+    it('deleteWorkerStatefulSet: wrong uid is absent; Foreground keeps the StatefulSet until its pods are gone', async () => {
+      const base = { namespace, name: 'demo-0', ownerUid: leader.uid, propagationPolicy: 'Foreground' as const };
+      assert.equal(
+        await act.deleteWorkerStatefulSet({ ...base, uid: '00000000-0000-0000-0000-000000000000' }),
+        'absent',
+      );
+      assert.equal((await readSts('demo-0')).metadata?.deletionTimestamp, undefined);
+
+      const started = Date.now();
+      assert.equal(await act.deleteWorkerStatefulSet({ ...base, uid: workersUid }), 'deleted');
+      const deleting = await readSts('demo-0');
+      assert.ok(deleting.metadata?.deletionTimestamp, 'the StatefulSet has a deletionTimestamp');
+      assert.ok(
+        deleting.metadata?.finalizers?.includes('foregroundDeletion'),
+        `finalizers ${deleting.metadata?.finalizers}`,
+      );
+      assert.equal(await act.deleteWorkerStatefulSet({ ...base, uid: workersUid }), 'already-deleting');
+      assert.equal((await act.getStatefulSet({ namespace, name: 'demo-0' }))?.deletionTimestamp !== undefined, true);
+
+      const gone = await act.waitForStatefulSetGone({ namespace, name: 'demo-0', uid: workersUid });
+      const took = Date.parse(gone.goneAt) - started;
+      // Foreground: gone only after the worker pods' 2 s grace period.
+      assert.ok(took >= 1500 && took < 15_000, `gone after ${took} ms`);
+      assert.equal(await act.getPod({ namespace, name: 'demo-0-1' }), null);
+      assert.notEqual(await act.getPod(leader), null, 'the leader pod is not touched');
+      assert.equal(await act.deleteWorkerStatefulSet({ ...base, uid: workersUid }), 'absent');
+    });
+
+    it('waitForReplacementGroupReady waits for a new leader and its ready workers', async () => {
+      const waiting = act.waitForReplacementGroupReady({
+        namespace,
+        leaderName: 'demo-2',
+        workerStatefulSetName: 'demo-2',
+        previousLeaderUid: '00000000-0000-0000-0000-000000000000',
+        size: 3,
+      });
+      let settled = false;
+      void waiting.finally(() => (settled = true));
+      await new Promise((r) => setTimeout(r, 500));
+      assert.equal(settled, false, 'no leader yet');
+      const leader2 = await createPod('demo-2', { labels: leaderLabels('demo') });
+      assert.equal((await act.ensureWorkerStatefulSet({ lws, groupIndex: 2, leader: leader2 })).outcome, 'created');
+      const result = await waiting;
+      assert.equal(result.leader.uid, leader2.uid);
+      assert.equal((await readSts('demo-2')).status?.readyReplicas, 2);
+      assert.ok(Date.parse(result.readyAt) >= Date.parse(result.leaderCreatedAt));
+    });
+  });
+
+  describe('deletePod and the pod waits', () => {
+    it('deletePod with a wrong uid is absent and leaves the pod alone', async () => {
+      const pod = await createPod('keep-me');
+      assert.equal(await act.deletePod({ ...pod, uid: '00000000-0000-0000-0000-000000000000' }), 'absent');
+      const live = await readPod('keep-me');
+      assert.equal(live.metadata?.uid, pod.uid);
+      assert.equal(live.metadata?.deletionTimestamp, undefined);
+    });
+
+    it('waitForPodReady resolves once Ready, and with goneAt for a pod that is gone', async () => {
+      const pod = await createPod('soon-ready');
+      const ready = await act.waitForPodReady(pod);
+      assert.ok('readyAt' in ready, JSON.stringify(ready));
+      assert.equal((await act.getPod(pod))?.ready, true);
+      const gone = await act.waitForPodReady({ ...pod, uid: 'another-incarnation' });
+      assert.ok('goneAt' in gone, JSON.stringify(gone));
+    });
+
+    it('deletePod then waitForPodGone: resolves only after the 3 s grace period', async () => {
+      const pod = await createPod('graceful', { grace: 3 });
+      await act.waitForPodReady(pod);
+      const started = Date.now();
+      assert.equal(await act.deletePod(pod), 'deleted');
+      assert.equal(await act.deletePod(pod), 'already-deleting');
+      const terminating = await act.getPod(pod);
+      assert.ok(terminating?.deletionTimestamp, 'terminating');
+      const { goneAt } = await act.waitForPodGone(pod);
+      const took = Date.parse(goneAt) - started;
+      assert.ok(took >= 2500 && took < 8000, `gone after ${took} ms`);
+      assert.equal(await act.getPod(pod), null);
+      assert.equal(await act.deletePod(pod), 'absent');
+    });
+
+    it('waitForPodsGone follows several pods and reports when they began terminating', async () => {
+      const labels = { 'lws-test/set': 'pair' };
+      const pods = [await createPod('pair-a', { labels, grace: 2 }), await createPod('pair-b', { labels, grace: 2 })];
+      await Promise.all(pods.map((p) => act.waitForPodReady(p)));
+      const waiting = act.waitForPodsGone({ namespace, pods: pods.map((p) => ({ ...p, labels })) });
+      await new Promise((r) => setTimeout(r, 300));
+      const started = Date.now();
+      for (const p of pods) await act.deletePod(p);
+      const result = await waiting;
+      const took = Date.parse(result.goneAt) - started;
+      assert.ok(took >= 1500 && took < 8000, `gone after ${took} ms`);
+      assert.ok(result.terminatingAt, 'terminatingAt is reported');
+      assert.ok(Math.abs(Date.parse(result.terminatingAt) - started) < 1500, `terminatingAt ${result.terminatingAt}`);
+    });
+
+    it('heartbeats every 5 s inside an activity and stops at once when cancelled', async function () {
+      this.timeout(30_000);
+      const pod = await createPod('watched-forever');
+      const env = new MockActivityEnvironment();
+      const beats: number[] = [];
+      env.on('heartbeat', () => beats.push(Date.now()));
+      const start = Date.now();
+      const waiting = env.run(act.waitForPodGone, pod);
+      await new Promise((r) => setTimeout(r, 5600));
+      assert.ok(beats.length >= 2, `${beats.length} heartbeats in 5.6 s`);
+      assert.ok((beats[1] ?? 0) - start >= 4900, 'the second heartbeat comes about 5 s after the first');
+      const cancelledAt = Date.now();
+      env.cancel();
+      const err = await failureOf(waiting);
+      assert.ok(err instanceof CancelledFailure, `expected a CancelledFailure, got ${String(err)}`);
+      assert.ok(Date.now() - cancelledAt < 1000, 'the wait stops at once');
+      assert.notEqual(await act.getPod(pod), null);
+    });
+  });
+
+  describe('status and events', () => {
+    it('updateLeaderWorkerSetStatus merge-patches the status subresource', async () => {
+      await createLws('with-status');
+      const ref = { namespace, name: 'with-status' };
+      const condition = {
+        type: 'Available',
+        status: 'True' as const,
+        reason: 'AllGroupsReady',
+        message: 'all groups are ready',
+        lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      };
+      await act.updateLeaderWorkerSetStatus({
+        ref,
+        status: { replicas: 1, readyReplicas: 0, hpaPodSelector: 'a=b', conditions: [condition] },
+      });
+      await act.updateLeaderWorkerSetStatus({ ref, status: { readyReplicas: 1 } });
+      const got = await act.getLeaderWorkerSet(ref);
+      assert.deepEqual(got?.status, { replicas: 1, readyReplicas: 1, hpaPodSelector: 'a=b', conditions: [condition] });
+    });
+
+    it('recordEvent creates an Event on the LWS, once per activity execution', async () => {
+      const lws = await createLws('with-events');
+      const target = { namespace, name: 'with-events', uid: lws.metadata.uid ?? '' };
+      await act.recordEvent({ lws: target, type: 'Normal', reason: 'GroupProvisioned', message: 'group 0 is up' });
+      // Inside an activity the name follows the activity's identity: a retry makes no duplicate.
+      const env = new MockActivityEnvironment({ activityId: 'event-test' });
+      const warning = { lws: target, type: 'Warning' as const, reason: 'Slow', message: 'took long' };
+      await env.run(act.recordEvent, warning);
+      await env.run(act.recordEvent, warning);
+
+      const events = await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.uid=${target.uid}` });
+      const summary = events.items
+        .map((e) => [
+          e.type,
+          e.reason,
+          e.message,
+          e.involvedObject.kind,
+          e.involvedObject.apiVersion,
+          e.source?.component,
+          e.reportingComponent,
+        ])
+        .sort();
+      assert.deepEqual(summary, [
+        ['Normal', 'GroupProvisioned', 'group 0 is up', KIND, API_GROUP_VERSION, 'lws-temporal', 'lws-temporal'],
+        ['Warning', 'Slow', 'took long', KIND, API_GROUP_VERSION, 'lws-temporal', 'lws-temporal'],
+      ]);
+      for (const e of events.items) {
+        assert.match(e.metadata?.name ?? '', /^with-events\.[0-9a-f]{16}$/);
+        assert.ok(e.firstTimestamp && e.lastTimestamp && e.eventTime, 'timestamps set');
+      }
+      // What users see.
+      const { stdout } = await run(binPath('kubectl'), [
+        `--kubeconfig=${kubeconfigPath}`,
+        '-n',
+        namespace,
+        'describe',
+        'lws',
+        'with-events',
+      ]);
+      assert.match(stdout, /Normal\s+GroupProvisioned\s+\S+\s+lws-temporal\s+group 0 is up/);
+      assert.match(stdout, /Warning\s+Slow\s+\S+\s+lws-temporal\s+took long/);
+    });
+  });
+
+  describe('errors', () => {
+    it('a 404 on a status update is a non-retryable ApplicationFailure with the API message', async () => {
+      const err = await failureOf(
+        act.updateLeaderWorkerSetStatus({ ref: { namespace, name: 'no-such-lws' }, status: { replicas: 1 } }),
+      );
+      assertPermanent(err, 404, `${PLURAL}.${API_GROUP} "no-such-lws" not found`);
+    });
+
+    it('a watch from an expired resourceVersion ends with 410 Gone (the waits then read again)', async () => {
+      const end = await watchOnce(
+        kc,
+        {
+          listPath: `/api/v1/namespaces/${namespace}/pods`,
+          fieldSelector: 'metadata.name=x',
+          resourceVersion: '1',
+          signal: new AbortController().signal,
+        },
+        () => true,
+      );
+      assert.ok('error' in end, JSON.stringify(end));
+      assert.equal((end.error as { code?: number }).code, 410);
+    });
+
+    it('an unreachable API server is an ordinary, retryable error', async () => {
+      const port = await freePort(); // free, so nothing listens there
+      const offline = new k8s.KubeConfig();
+      offline.loadFromOptions({
+        clusters: [{ name: 'offline', server: `https://127.0.0.1:${port}`, skipTLSVerify: true }],
+        users: [{ name: 'u', token: 't' }],
+        contexts: [{ name: 'offline', cluster: 'offline', user: 'u' }],
+        currentContext: 'offline',
+      });
+      const err = await failureOf(createActivities(offline).getPod({ namespace, name: 'x' }));
+      assert.ok(!(err instanceof ApplicationFailure), 'not an ApplicationFailure, so the retry policy applies');
+      assert.equal((err as { code?: string }).code, 'ECONNREFUSED');
+    });
+
+    it('classifies status codes: 429, 5xx and 409 retryable; 400, 401, 403, 404, 405, 422 permanent', () => {
+      const status = (code: number) => JSON.stringify({ kind: 'Status', code, message: `message ${code}` });
+      for (const code of [409, 429, 500, 503, 504]) {
+        const err = classify(new k8s.ApiException(code, 'x', status(code), {}));
+        assert.ok(err instanceof TransientKubernetesError, `${code}`);
+        assert.equal(err.code, code);
+      }
+      for (const code of [400, 401, 403, 404, 405, 422]) {
+        assertPermanent(classify(new k8s.ApiException(code, 'x', status(code), {})), code, `message ${code}`);
+      }
+      assertPermanent(classify(new k8s.ApiException(401, 'Unauthorized', undefined, {})), 401, /Unauthorized/);
+      const network = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+      assert.equal(classify(network), network);
+    });
+  });
+});

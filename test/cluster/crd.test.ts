@@ -1,0 +1,257 @@
+// The CRD on a real API server: it refuses invalid LeaderWorkerSets with messages that name the field and what is
+// allowed, fills in the defaults, accepts the examples, and serves the scale and status subresources.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import * as k8s from '@kubernetes/client-node';
+import yaml from 'js-yaml';
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  API_VERSION,
+  applySpecDefaults,
+  KIND,
+  PLURAL,
+  validateLeaderWorkerSet,
+  type LeaderWorkerSet,
+  type LeaderWorkerSetSpec,
+} from '../../src/model/index.js';
+import { localKubeConfig } from '../../src/stack/cluster.js';
+import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
+import { ensureCluster } from '../fixtures/cluster.js';
+import { installCrd } from '../fixtures/crd.js';
+import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+
+const run = promisify(execFile);
+const lwsApi = { group: API_GROUP, version: API_VERSION, plural: PLURAL };
+const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+
+/** An LWS as loose JSON data, to break in one place per case. */
+interface LwsJson {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string };
+  spec: { [field: string]: unknown; leaderWorkerTemplate: { [field: string]: unknown } };
+}
+
+/** A minimal valid LWS. */
+function minimal(name: string): LwsJson {
+  return {
+    apiVersion: API_GROUP_VERSION,
+    kind: KIND,
+    metadata: { name },
+    spec: { leaderWorkerTemplate: { workerTemplate: { spec: { containers: [{ name: 'main', image: 'example' }] } } } },
+  };
+}
+
+/** The API server's message of a refused request. */
+function apiMessage(err: unknown): string {
+  assert.ok(err instanceof k8s.ApiException, `expected an ApiException, got ${String(err)}`);
+  return (JSON.parse(err.body as string) as { message: string }).message;
+}
+
+describe('LeaderWorkerSet CRD on the API server', function () {
+  this.timeout(60_000);
+  let kc: k8s.KubeConfig;
+  let custom: k8s.CustomObjectsApi;
+  let namespace: string;
+
+  before(async function () {
+    this.timeout(180_000);
+    await ensureCluster();
+    kc = localKubeConfig();
+    custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    await installCrd(kc);
+    namespace = await createTestNamespace(kc, 'crd-test');
+  });
+
+  after(async () => {
+    await deleteTestNamespace(kc, namespace);
+  });
+
+  const create = (body: object) => custom.createNamespacedCustomObject({ ...lwsApi, namespace, body });
+  const get = (name: string) =>
+    custom.getNamespacedCustomObject({ ...lwsApi, namespace, name }) as Promise<LeaderWorkerSet>;
+
+  it('installCrd is idempotent (a second install replaces the CRD and it stays served)', async () => {
+    await installCrd(kc);
+    const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
+    const crd = await ext.readCustomResourceDefinition({ name: `${PLURAL}.${API_GROUP}` });
+    assert.ok(crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'));
+  });
+
+  describe('refuses invalid objects, naming the field and what is allowed', () => {
+    const cases: Array<{ title: string; mutate: (o: LwsJson) => void; expected: string[] }> = [
+      {
+        title: 'podTerminationPolicy: Sideways',
+        mutate: (o) => (o.spec.podTerminationPolicy = 'Sideways'),
+        expected: [
+          'spec.podTerminationPolicy: Unsupported value: "Sideways": supported values: "Sequential", "Parallel"',
+        ],
+      },
+      {
+        title: 'leaderWorkerTemplate.size: 0',
+        mutate: (o) => (o.spec.leaderWorkerTemplate.size = 0),
+        expected: [
+          'spec.leaderWorkerTemplate.size: Invalid value: 0: spec.leaderWorkerTemplate.size in body should be greater than or equal to 1',
+        ],
+      },
+      {
+        title: 'replicas: -1',
+        mutate: (o) => (o.spec.replicas = -1),
+        expected: ['spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0'],
+      },
+      {
+        title: 'no workerTemplate',
+        mutate: (o) => delete o.spec.leaderWorkerTemplate.workerTemplate,
+        expected: ['spec.leaderWorkerTemplate.workerTemplate: Required value'],
+      },
+      {
+        title: 'restartPolicy: Always',
+        mutate: (o) => (o.spec.leaderWorkerTemplate.restartPolicy = 'Always'),
+        expected: [
+          'spec.leaderWorkerTemplate.restartPolicy: Unsupported value: "Always": supported values: "RecreateGroupOnPodRestart", "None", "RecreateGroupAfterStart"',
+        ],
+      },
+      {
+        title: 'maxUnavailable 0 with maxSurge 0',
+        mutate: (o) => (o.spec.rolloutStrategy = { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 0 } }),
+        expected: ['maxUnavailable must not be 0 when maxSurge is 0: a rolling update could never make progress'],
+      },
+      {
+        title: "maxSurge: '150%'",
+        mutate: (o) => (o.spec.rolloutStrategy = { rollingUpdateConfiguration: { maxSurge: '150%' } }),
+        expected: ["maxSurge must be a non-negative integer or a percentage from 0% to 100% (e.g. 1 or '25%')"],
+      },
+    ];
+    for (const { title, mutate, expected } of cases) {
+      it(title, async () => {
+        const obj = minimal('invalid');
+        mutate(obj);
+        const err = await create(obj).then(
+          () => assert.fail('the API server accepted an invalid LeaderWorkerSet'),
+          (e: unknown) => e,
+        );
+        assert.equal((err as k8s.ApiException<unknown>).code, 422);
+        const message = apiMessage(err);
+        for (const text of expected) assert.ok(message.includes(text), `"${message}" should contain "${text}"`);
+        // The model's validation (for objects that bypass the API server) says the same, in the same words.
+        const modelMessages = validateLeaderWorkerSet(obj).map((e) => e.message);
+        assert.ok(modelMessages.length > 0, 'the model must refuse it too');
+        for (const text of expected) {
+          assert.ok(
+            modelMessages.some((m) => m.includes(text)),
+            `model messages ${JSON.stringify(modelMessages)} should contain "${text}"`,
+          );
+        }
+      });
+    }
+  });
+
+  it('fills in the defaults, the same as the model', async () => {
+    const obj = minimal('defaults');
+    await create(obj);
+    const stored = await get('defaults');
+    assert.deepEqual(stored.spec, {
+      replicas: 1,
+      leaderWorkerTemplate: {
+        size: 1,
+        restartPolicy: 'RecreateGroupOnPodRestart',
+        workerTemplate: obj.spec.leaderWorkerTemplate.workerTemplate,
+      },
+      startupPolicy: 'LeaderCreated',
+      podTerminationPolicy: 'Sequential',
+      rolloutStrategy: {
+        type: 'RollingUpdate',
+        rollingUpdateConfiguration: { partition: 0, maxUnavailable: 1, maxSurge: 0 },
+      },
+      networkConfig: { subdomainPolicy: 'Shared' },
+    });
+    assert.deepEqual(stored.spec, applySpecDefaults(obj.spec as unknown as LeaderWorkerSetSpec));
+  });
+
+  for (const file of ['leaderworkerset-parallel-termination.yaml', 'leaderworkerset-sequential-termination.yaml']) {
+    it(`applies examples/${file} unchanged`, async () => {
+      const manifest = yaml.load(await readFile(new URL(`../../examples/${file}`, import.meta.url), 'utf8')) as {
+        metadata: { name: string };
+        spec: LeaderWorkerSet['spec'];
+      };
+      await create(manifest);
+      const stored = await get(manifest.metadata.name);
+      assert.equal(stored.spec.podTerminationPolicy, manifest.spec.podTerminationPolicy);
+      assert.equal(stored.spec.replicas, 2);
+      assert.equal(stored.spec.leaderWorkerTemplate.size, 4);
+      assert.deepEqual(
+        stored.spec.leaderWorkerTemplate.leaderTemplate,
+        manifest.spec.leaderWorkerTemplate.leaderTemplate,
+      );
+      assert.deepEqual(
+        stored.spec.leaderWorkerTemplate.workerTemplate,
+        manifest.spec.leaderWorkerTemplate.workerTemplate,
+      );
+    });
+  }
+
+  it('serves the status subresource: status goes through /status only', async () => {
+    // Status sent with the object itself is dropped: only the /status endpoint writes it.
+    await create({ ...minimal('with-status'), status: { replicas: 7 } });
+    assert.equal((await get('with-status')).status?.replicas, undefined);
+    await custom.patchNamespacedCustomObjectStatus(
+      { ...lwsApi, namespace, name: 'with-status', body: { status: { replicas: 1, readyReplicas: 1 } } },
+      mergePatch,
+    );
+    const stored = await get('with-status');
+    assert.deepEqual(stored.status, { replicas: 1, readyReplicas: 1 });
+    // ... and a spec change sent to /status is ignored.
+    await custom.patchNamespacedCustomObjectStatus(
+      { ...lwsApi, namespace, name: 'with-status', body: { spec: { replicas: 5 } } },
+      mergePatch,
+    );
+    assert.equal((await get('with-status')).spec.replicas, 1);
+  });
+
+  it('serves the scale subresource: replicas from spec.replicas, selector from status.hpaPodSelector', async () => {
+    await create(minimal('scalable'));
+    const selector = 'leaderworkerset.sigs.k8s.io/name=scalable,leaderworkerset.sigs.k8s.io/worker-index=0';
+    await custom.patchNamespacedCustomObjectStatus(
+      { ...lwsApi, namespace, name: 'scalable', body: { status: { replicas: 1, hpaPodSelector: selector } } },
+      mergePatch,
+    );
+    const scale = (await custom.getNamespacedCustomObjectScale({ ...lwsApi, namespace, name: 'scalable' })) as {
+      spec: { replicas: number };
+      status: { replicas: number; selector: string };
+    };
+    assert.equal(scale.spec.replicas, 1);
+    assert.deepEqual(scale.status, { replicas: 1, selector });
+
+    await custom.patchNamespacedCustomObjectScale(
+      { ...lwsApi, namespace, name: 'scalable', body: { spec: { replicas: 3 } } },
+      mergePatch,
+    );
+    assert.equal((await get('scalable')).spec.replicas, 3);
+
+    // What `kubectl scale` does, with the real kubectl.
+    await run(binPath('kubectl'), [
+      `--kubeconfig=${kubeconfigPath}`,
+      '-n',
+      namespace,
+      'scale',
+      'lws/scalable',
+      '--replicas=2',
+    ]);
+    assert.equal((await get('scalable')).spec.replicas, 2);
+
+    // The scale subresource enforces the same minimum.
+    const err = await custom
+      .patchNamespacedCustomObjectScale(
+        { ...lwsApi, namespace, name: 'scalable', body: { spec: { replicas: -1 } } },
+        mergePatch,
+      )
+      .then(
+        () => assert.fail('scaled to -1'),
+        (e: unknown) => e,
+      );
+    assert.match(apiMessage(err), /spec\.replicas.*-1/);
+  });
+});

@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict';
+import * as k8s from '@kubernetes/client-node';
+import { waitFor } from '../../src/stack/processes.js';
+import { startController, type Controller } from '../fixtures/controller.js';
+import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { exampleLws, isReady, LwsClient } from '../fixtures/lws.js';
+
+/** The controller end to end: real cluster, real Temporal dev server, the worker and trigger processes. */
+describe('controller: LeaderWorkerSet provisioning (real cluster, dev server, worker and trigger processes)', function () {
+  this.timeout(240_000);
+  let controller: Controller;
+  let namespace: string;
+  let lws: LwsClient;
+
+  before(async function () {
+    this.timeout(300_000);
+    controller = await startController();
+    namespace = await createTestNamespace(controller.kc, 'e2e-provision');
+    lws = new LwsClient(controller.kc, namespace);
+  });
+
+  after(async () => {
+    await deleteTestNamespace(controller?.kc, namespace);
+    await controller?.stop();
+  });
+
+  const envOf = (pod: k8s.V1Pod) =>
+    Object.fromEntries(
+      (pod.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value ?? `<from ${e.valueFrom ? 'field' : '?'}>`]),
+    );
+
+  it('builds the object graph of the sample: Service, leader StatefulSet, one worker StatefulSet per group', async () => {
+    const created = await lws.create(exampleLws('parallel'));
+    const name = created.metadata.name!;
+    const pods = await lws.waitForGroups(name, 2, 4);
+    assert.deepEqual(pods.map((p) => p.metadata!.name).sort(), [
+      `${name}-0`,
+      `${name}-0-1`,
+      `${name}-0-2`,
+      `${name}-0-3`,
+      `${name}-1`,
+      `${name}-1-1`,
+      `${name}-1-2`,
+      `${name}-1-3`,
+    ]);
+
+    const svc = await lws.core.readNamespacedService({ name, namespace });
+    assert.equal(svc.spec?.clusterIP, 'None');
+    assert.equal(svc.spec?.publishNotReadyAddresses, true);
+    assert.equal(svc.metadata?.ownerReferences?.[0]?.uid, created.metadata.uid);
+
+    const leaders = await lws.statefulSet(name);
+    assert.equal(leaders?.spec?.replicas, 2);
+    assert.equal(leaders?.spec?.podManagementPolicy, 'Parallel');
+    assert.equal(leaders?.metadata?.ownerReferences?.[0]?.uid, created.metadata.uid);
+    assert.equal(leaders?.metadata?.ownerReferences?.[0]?.controller, true);
+
+    for (const i of [0, 1]) {
+      const leader = pods.find((p) => p.metadata!.name === `${name}-${i}`)!;
+      const workers = (await lws.statefulSet(`${name}-${i}`))!;
+      assert.equal(workers.spec?.replicas, 3);
+      assert.equal(workers.spec?.ordinals?.start, 1);
+      assert.deepEqual(
+        workers.metadata?.ownerReferences?.map((o) => [o.kind, o.uid, o.controller]),
+        [['Pod', leader.metadata!.uid, true]],
+      );
+      assert.equal(leader.metadata?.labels?.['leaderworkerset.sigs.k8s.io/group-index'], String(i));
+      assert.equal(leader.metadata?.annotations?.['leaderworkerset.sigs.k8s.io/pod-termination-policy'], 'Parallel');
+      const worker = pods.find((p) => p.metadata!.name === `${name}-${i}-2`)!;
+      assert.equal(worker.metadata?.labels?.['leaderworkerset.sigs.k8s.io/group-index'], String(i));
+      assert.equal(
+        worker.metadata?.labels?.['leaderworkerset.sigs.k8s.io/group-key'],
+        leader.metadata?.labels?.['leaderworkerset.sigs.k8s.io/group-key'],
+      );
+      const env = envOf(worker);
+      assert.equal(env.LWS_LEADER_ADDRESS, `${name}-${i}.${name}.${namespace}`);
+      assert.equal(env.LWS_GROUP_SIZE, '4');
+    }
+
+    const status = await waitFor(
+      'status readyReplicas 2',
+      async () => {
+        const s = (await lws.get(name))?.status;
+        return s?.readyReplicas === 2 ? s : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    assert.equal(status.replicas, 2);
+    assert.equal(status.conditions?.find((c) => c.type === 'Available')?.status, 'True');
+    assert.equal(
+      status.hpaPodSelector,
+      `leaderworkerset.sigs.k8s.io/name=${name},leaderworkerset.sigs.k8s.io/worker-index=0`,
+    );
+  });
+
+  it('runs each provisioning as a workflow with a readable ID and summary, once per leader', async () => {
+    const name = 'leaderworkerset-parallel-termination';
+    const leader0 = (await lws.pod(`${name}-0`))!;
+    const id = `lws/${namespace}/${name}/group-0/provision/${leader0.metadata!.uid}`;
+    const handle = controller.env.client.workflow.getHandle(id);
+    const result = (await handle.result()) as { outcome: string };
+    assert.equal(result.outcome, 'provisioned');
+    const description = await handle.describe();
+    assert.equal(await description.staticSummary(), `provision group 0 of ${namespace}/${name}`);
+  });
+
+  it('a restarted trigger lists again and starts nothing twice', async () => {
+    const name = 'leaderworkerset-parallel-termination';
+    const before = (await lws.pods(name)).map((p) => p.metadata!.uid).sort();
+    await controller.trigger.stop();
+    await controller.startTrigger();
+    await new Promise((r) => setTimeout(r, 3000));
+    const started = controller.trigger.lines.filter((l) => l.includes('workflow started') && l.includes('/provision/'));
+    assert.deepEqual(started, [], 'no provisioning workflow is started again');
+    assert.deepEqual((await lws.pods(name)).map((p) => p.metadata!.uid).sort(), before, 'no pod was recreated');
+  });
+
+  it('RecreateGroupOnPodRestart: a worker container restart recreates the whole group', async () => {
+    const name = 'leaderworkerset-parallel-termination';
+    const oldLeader = (await lws.pod(`${name}-1`))!;
+    // What a kubelet reports after a container restart.
+    await lws.core.patchNamespacedPodStatus(
+      {
+        name: `${name}-1-2`,
+        namespace,
+        body: {
+          status: {
+            containerStatuses: [
+              {
+                name: 'worker',
+                image: 'nginx:latest',
+                ready: true,
+                restartCount: 1,
+                imageID: '',
+                containerID: '',
+                state: { running: {} },
+              },
+            ],
+          },
+        },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch),
+    );
+    const newLeader = await waitFor(
+      'a new leader for group 1',
+      async () => {
+        const pod = await lws.pod(`${name}-1`);
+        return pod && pod.metadata?.uid !== oldLeader.metadata?.uid ? pod : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    await lws.waitForGroups(name, 2, 4);
+    const workers = await lws.statefulSet(`${name}-1`);
+    assert.equal(workers?.metadata?.ownerReferences?.[0]?.uid, newLeader.metadata?.uid);
+    assert.ok(isReady(await lws.pod(`${name}-1`)));
+  });
+
+  it('restartPolicy None: a container restart leaves the group alone', async () => {
+    const created = await lws.create({
+      ...exampleLws('sequential'),
+      metadata: { name: 'no-recreate' },
+      spec: {
+        ...exampleLws('sequential').spec,
+        replicas: 1,
+        leaderWorkerTemplate: { ...exampleLws('sequential').spec.leaderWorkerTemplate, size: 2, restartPolicy: 'None' },
+      },
+    });
+    const name = created.metadata.name!;
+    await lws.waitForGroups(name, 1, 2);
+    const leader = (await lws.pod(`${name}-0`))!;
+    await lws.core.patchNamespacedPodStatus(
+      {
+        name: `${name}-0-1`,
+        namespace,
+        body: {
+          status: {
+            containerStatuses: [
+              {
+                name: 'worker',
+                image: 'nginx:latest',
+                ready: true,
+                restartCount: 1,
+                imageID: '',
+                containerID: '',
+                state: { running: {} },
+              },
+            ],
+          },
+        },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch),
+    );
+    await new Promise((r) => setTimeout(r, 4000));
+    assert.equal((await lws.pod(`${name}-0`))?.metadata?.uid, leader.metadata?.uid);
+  });
+
+  it('size 1 makes no worker StatefulSet', async () => {
+    const base = exampleLws('sequential');
+    const created = await lws.create({
+      ...base,
+      metadata: { name: 'solo' },
+      spec: { ...base.spec, replicas: 2, leaderWorkerTemplate: { ...base.spec.leaderWorkerTemplate, size: 1 } },
+    });
+    await lws.waitForGroups(created.metadata.name!, 2, 1);
+    assert.equal(await lws.statefulSet('solo-0'), undefined);
+    assert.equal(await lws.statefulSet('solo-1'), undefined);
+  });
+});
