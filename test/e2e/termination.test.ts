@@ -1,0 +1,275 @@
+import assert from 'node:assert/strict';
+import * as k8s from '@kubernetes/client-node';
+import type { LeaderWorkerSet, PodTerminationPolicy } from '../../src/model/index.js';
+import { waitFor } from '../../src/stack/processes.js';
+import { startController, type Controller } from '../fixtures/controller.js';
+import { LwsClient } from '../fixtures/lws.js';
+import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { PodRecorder } from '../fixtures/pod-recorder.js';
+
+/**
+ * spec.podTerminationPolicy on the real stack: the worker and trigger processes, a real API server with the garbage
+ * collector and StatefulSet controller, and fake kubelets that remove a pod exactly when its grace period ends.
+ * Timings are asserted with generous margins; speed is measured by `npm run bench`, not here.
+ */
+const G = 5; // terminationGracePeriodSeconds
+const GMS = G * 1000;
+
+function lwsOf(name: string, policy: PodTerminationPolicy, replicas = 2, size = 4): LeaderWorkerSet {
+  const template = (role: string) => ({
+    spec: { terminationGracePeriodSeconds: G, containers: [{ name: role, image: 'registry.invalid/ai:1' }] },
+  });
+  return {
+    apiVersion: 'leaderworkerset.x-k8s.io/v1',
+    kind: 'LeaderWorkerSet',
+    metadata: { name },
+    spec: {
+      podTerminationPolicy: policy,
+      replicas,
+      leaderWorkerTemplate: { size, leaderTemplate: template('leader'), workerTemplate: template('worker') },
+    },
+  };
+}
+
+describe('controller: pod termination policy (real cluster, dev server, worker and trigger processes)', function () {
+  this.timeout(300_000);
+  let controller: Controller;
+  let namespace: string;
+  let lws: LwsClient;
+  let recorder: PodRecorder;
+
+  before(async function () {
+    this.timeout(300_000);
+    controller = await startController();
+    namespace = await createTestNamespace(controller.kc, 'e2e-termination');
+    lws = new LwsClient(controller.kc, namespace);
+    recorder = new PodRecorder(controller.kc, namespace);
+    await recorder.start();
+  });
+
+  after(async () => {
+    recorder?.stop();
+    await deleteTestNamespace(controller?.kc, namespace);
+    await controller?.stop();
+  });
+
+  async function readyLws(name: string, policy: PodTerminationPolicy, replicas = 2, size = 4) {
+    await lws.create(lwsOf(name, policy, replicas, size));
+    return lws.waitForGroups(name, replicas, size);
+  }
+
+  /** The old pods of a group (by uid) and when each went; resolves when all are gone. */
+  async function groupGone(pods: k8s.V1Pod[]) {
+    const uids = pods.map((p) => p.metadata!.uid!);
+    await waitFor(
+      'the old group to be gone',
+      async () => (uids.every((u) => recorder.byUid(u)?.goneAt) ? true : undefined),
+      {
+        timeoutMs: 6 * GMS,
+        intervalMs: 100,
+      },
+    );
+    return uids.map((u) => recorder.byUid(u)!);
+  }
+
+  const groupPods = (pods: k8s.V1Pod[], name: string, i: number) =>
+    pods.filter((p) => p.metadata!.name === `${name}-${i}` || p.metadata!.name!.startsWith(`${name}-${i}-`));
+
+  async function deleteLeader(name: string, i: number): Promise<number> {
+    const t0 = Date.now();
+    await lws.core.deleteNamespacedPod({ name: `${name}-${i}`, namespace });
+    return t0;
+  }
+
+  function split(records: ReturnType<PodRecorder['byUid']>[], leaderName: string) {
+    const leader = records.find((r) => r!.name === leaderName)!;
+    const workers = records.filter((r) => r!.name !== leaderName).map((r) => r!);
+    return { leader, workers };
+  }
+
+  it('(a) Sequential: workers start terminating only after the leader is gone; teardown about 2 x grace', async () => {
+    const pods = await readyLws('seq', 'Sequential');
+    const t0 = await deleteLeader('seq', 0);
+    const { leader, workers } = split(await groupGone(groupPods(pods, 'seq', 0)), 'seq-0');
+    for (const w of workers)
+      assert.ok(w.terminatingAt! >= leader.goneAt!, `${w.name} terminated before its leader was gone`);
+    const teardown = Math.max(...workers.map((w) => w.goneAt!)) - t0;
+    assert.ok(teardown >= 1.8 * GMS && teardown < 3 * GMS, `Sequential teardown took ${teardown} ms`);
+  });
+
+  /** When the last worker of the old group 0 of `par` was gone: torn down by (b), replaced in (c). */
+  let parOldWorkersGoneAt = 0;
+
+  it('(b) Parallel: workers start terminating within 1 s of the leader; teardown about 1 x grace', async () => {
+    const pods = await readyLws('par', 'Parallel');
+    const t0 = await deleteLeader('par', 0);
+    const { leader, workers } = split(await groupGone(groupPods(pods, 'par', 0)), 'par-0');
+    parOldWorkersGoneAt = Math.max(...workers.map((w) => w.goneAt!));
+    for (const w of workers) {
+      assert.ok(
+        w.terminatingAt! - leader.terminatingAt! < 1000,
+        `${w.name} started ${w.terminatingAt! - leader.terminatingAt!} ms after the leader`,
+      );
+    }
+    const teardown = Math.max(leader.goneAt!, ...workers.map((w) => w.goneAt!)) - t0;
+    assert.ok(teardown >= 0.9 * GMS && teardown < 1.6 * GMS, `Parallel teardown took ${teardown} ms`);
+  });
+
+  it('(c) the new group is created once, only after the old worker StatefulSet is gone, owned by the new leader', async () => {
+    // Group 0 of `par` was rebuilt by (b).
+    const newLeader = await waitFor('new leader par-0', async () => lws.pod('par-0'), { timeoutMs: 30_000 });
+    await lws.waitForGroups('par', 2, 4);
+    const sts = (await lws.statefulSet('par-0'))!;
+    assert.equal(sts.metadata?.ownerReferences?.[0]?.uid, newLeader.metadata?.uid);
+    const workflows = [];
+    for await (const wf of controller.env.client.workflow.list({
+      query: `WorkflowId STARTS_WITH "lws/${namespace}/par/group-0/provision/"`,
+    })) {
+      workflows.push(wf.workflowId);
+    }
+    assert.equal(workflows.filter((id) => id.endsWith(newLeader.metadata!.uid!)).length, 1);
+    // Foreground deletion keeps the old StatefulSet until its pods are gone, and the new one has the same name: it
+    // can only come later. creationTimestamp has whole seconds, hence the 1 s allowance.
+    assert.ok(
+      new Date(sts.metadata!.creationTimestamp!).getTime() + 1000 >= parOldWorkersGoneAt,
+      'the new worker StatefulSet was created before the old workers were gone',
+    );
+    for await (const wf of controller.env.client.workflow.list({
+      query: `WorkflowId STARTS_WITH "lws/${namespace}/par/group-0/rebuild/"`,
+    })) {
+      const result = (await controller.env.client.workflow.getHandle(wf.workflowId).result()) as {
+        timeline: { event: string }[];
+      };
+      const events = result.timeline.map((e) => e.event);
+      const expected = [
+        'leader terminating',
+        'workers terminating',
+        'leader gone',
+        'workers gone',
+        'old StatefulSet gone',
+        'new leader',
+        'new group ready',
+      ];
+      for (const e of expected) assert.ok(events.includes(e), `timeline lacks "${e}": ${events.join(', ')}`);
+    }
+  });
+
+  it('(d) scale-down 2 -> 1 under Parallel tears group 1 down in about 1 x grace', async () => {
+    const pods = await lws.waitForGroups('par', 2, 4);
+    const t0 = Date.now();
+    await lws.patchSpec('par', { replicas: 1 });
+    const { leader, workers } = split(await groupGone(groupPods(pods, 'par', 1)), 'par-1');
+    for (const w of workers) assert.ok(w.terminatingAt! - leader.terminatingAt! < 1000);
+    const teardown = Math.max(leader.goneAt!, ...workers.map((w) => w.goneAt!)) - t0;
+    assert.ok(teardown < 1.8 * GMS, `scale-down teardown took ${teardown} ms`);
+    assert.equal(await lws.statefulSet('par-1'), undefined);
+  });
+
+  for (const [policy, low, high] of [
+    ['Parallel', 0.9, 1.8],
+    ['Sequential', 1.8, 3.2],
+  ] as const) {
+    it(`(e) LWS deletion under ${policy} takes about ${policy === 'Parallel' ? 1 : 2} x grace`, async () => {
+      const name = `del-${policy.toLowerCase()}`;
+      const pods = await readyLws(name, policy);
+      const t0 = Date.now();
+      await lws.delete(name, 'Background');
+      const records = await groupGone(pods);
+      const teardown = Math.max(...records.map((r) => r.goneAt!)) - t0;
+      assert.ok(teardown >= low * GMS && teardown < high * GMS, `${policy} LWS deletion took ${teardown} ms`);
+      await waitFor('no StatefulSet left', async () => ((await lws.statefulSet(`${name}-0`)) ? undefined : true), {
+        timeoutMs: 10_000,
+      });
+    });
+  }
+
+  it('(f) a worker container restart under Parallel rebuilds the whole group in about 1 x grace', async () => {
+    const pods = await readyLws('restart', 'Parallel', 1, 4);
+    const t0 = Date.now();
+    await lws.core.patchNamespacedPodStatus(
+      {
+        name: 'restart-0-2',
+        namespace,
+        body: {
+          status: {
+            containerStatuses: [
+              {
+                name: 'worker',
+                image: 'registry.invalid/ai:1',
+                ready: true,
+                restartCount: 1,
+                imageID: '',
+                containerID: '',
+                state: { running: {} },
+              },
+            ],
+          },
+        },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch),
+    );
+    const records = await groupGone(pods);
+    const teardown = Math.max(...records.map((r) => r.goneAt!)) - t0;
+    assert.ok(teardown < 1.8 * GMS, `restart teardown took ${teardown} ms`);
+    await lws.waitForGroups('restart', 1, 4);
+  });
+
+  it('(g) kill -9 of the worker during a Parallel rebuild: the workflow completes, nothing orphaned, the group exists once', async () => {
+    const pods = await readyLws('crash', 'Parallel', 1, 4);
+    const oldLeader = pods.find((p) => p.metadata!.name === 'crash-0')!;
+    await deleteLeader('crash', 0);
+    // Mid-teardown: the workers are terminating alongside the leader.
+    await waitFor(
+      'workers terminating',
+      async () =>
+        recorder.records.size &&
+        groupPods(pods, 'crash', 0).every((p) => recorder.byUid(p.metadata!.uid!)?.terminatingAt)
+          ? true
+          : undefined,
+      {
+        timeoutMs: 10_000,
+        intervalMs: 50,
+      },
+    );
+    await controller.worker.kill9();
+    await new Promise((r) => setTimeout(r, 2000));
+    await controller.startWorker();
+    const handle = controller.env.client.workflow.getHandle(
+      `lws/${namespace}/crash/group-0/rebuild/${oldLeader.metadata!.uid}`,
+    );
+    const result = (await handle.result()) as { timeline: { event: string }[] };
+    assert.ok(
+      result.timeline.some((e) => e.event === 'new group ready'),
+      JSON.stringify(result.timeline),
+    );
+    const now = await lws.waitForGroups('crash', 1, 4);
+    const workerSets = (
+      await lws.apps.listNamespacedStatefulSet({ namespace, labelSelector: 'leaderworkerset.sigs.k8s.io/name=crash' })
+    ).items;
+    assert.deepEqual(workerSets.map((s) => s.metadata!.name).sort(), ['crash', 'crash-0']);
+    assert.equal(now.length, 4, 'no orphaned pod');
+  });
+
+  it('(h) switching Sequential -> Parallel applies to the next teardown without recreating any group', async () => {
+    const pods = await readyLws('switch', 'Sequential', 2, 4);
+    const before = pods.map((p) => p.metadata!.uid).sort();
+    await lws.patchSpec('switch', { podTerminationPolicy: 'Parallel' });
+    await waitFor(
+      'leader pods annotated Parallel',
+      async () => {
+        const leaders = await Promise.all([lws.pod('switch-0'), lws.pod('switch-1')]);
+        return leaders.every(
+          (l) => l?.metadata?.annotations?.['leaderworkerset.sigs.k8s.io/pod-termination-policy'] === 'Parallel',
+        )
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    assert.deepEqual((await lws.pods('switch')).map((p) => p.metadata!.uid).sort(), before, 'no pod was recreated');
+    await deleteLeader('switch', 1);
+    const { leader, workers } = split(await groupGone(groupPods(pods, 'switch', 1)), 'switch-1');
+    for (const w of workers)
+      assert.ok(w.terminatingAt! - leader.terminatingAt! < 1000, 'the next teardown is Parallel');
+  });
+});
