@@ -16,7 +16,7 @@ import {
 import type { ObjectIdentity, PodInfo, StatefulSetInfo } from '../activities/types.js';
 import { kube, wait } from './activities.js';
 import { TerminationPolicy } from './search-attributes.js';
-import { Timeline, type TimelineEntry } from './timeline.js';
+import { Timeline, type TimelineEntry, type TimelineEvent } from './timeline.js';
 
 export type Lifecycle = 'rebuild' | 'scale-down' | 'rolling-update' | 'delete';
 
@@ -56,26 +56,29 @@ const asState = (o: PodInfo | StatefulSetInfo | null) =>
         },
       };
 
+/** CamelCase Event reasons for timeline steps, e.g. "workers gone" -> GroupWorkersGone. */
+function eventReason(event: TimelineEvent): string {
+  return 'Group' + event.replace(/(^|\s)(\w)/g, (_m, _s: string, c: string) => c.toUpperCase());
+}
+
 export async function teardownGroup(input: TeardownGroupInput): Promise<TeardownGroupResult> {
   const { ref, groupIndex, leader, lifecycle } = input;
   const timeline = new Timeline(`${lifecycle} of group ${groupIndex} of ${ref.namespace}/${ref.name}`);
-  const [lws, leaderPod] = await Promise.all([kube.getLeaderWorkerSet(ref), kube.getPod(leader)]);
+  const started = new Date().toISOString();
+  const workerKey = { namespace: ref.namespace, name: workerStatefulSetName(ref.name, groupIndex) };
+  // One round of reads, in parallel: under Parallel every millisecond before the delete is teardown time.
+  const [lws, leaderPod, sts] = await Promise.all([
+    kube.getLeaderWorkerSet(ref),
+    kube.getPod(leader),
+    kube.getStatefulSet(workerKey),
+  ]);
   // Once the LWS is gone the policy is still on the terminating leader pod's annotation.
   const { policy, source } = resolvePodTerminationPolicy({ lws, leaderPod: asState(leaderPod) });
   if (input.searchAttributes) upsertSearchAttributes([{ key: TerminationPolicy, value: policy }]);
-  timeline.add('leader terminating', undefined, `policy ${policy} from ${source}`);
-  const started = timeline.entries[0]!.at;
-
-  const workerKey = { namespace: ref.namespace, name: workerStatefulSetName(ref.name, groupIndex) };
-  const sts = await kube.getStatefulSet(workerKey);
   // Only this leader's workers are ours to follow; a replacement group's StatefulSet is never touched.
   const ownSts = sts !== null && sts.ownerUid === leader.uid ? sts : null;
-  const workerPods = ownSts
-    ? (await kube.listGroupPods({ namespace: ref.namespace, lwsName: ref.name, groupIndex })).filter(
-        (p) => p.ownerUid === ownSts.uid,
-      )
-    : [];
 
+  let workersDeletedAt: string | undefined;
   if (ownSts) {
     const decision = decideWorkerTeardown({
       policy,
@@ -90,33 +93,41 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
         ownerUid: leader.uid,
         propagationPolicy: decision.propagationPolicy,
       });
-      if (outcome === 'deleted')
-        timeline.add('workers terminating', undefined, 'foreground delete of the worker StatefulSet');
+      if (outcome === 'deleted') workersDeletedAt = new Date().toISOString();
     }
   }
 
   const lwsUid = lws?.metadata.uid;
-  if (lwsUid) {
+  /** A timeline entry, told as a Kubernetes Event on the LWS too, so `kubectl describe lws` tells the same story. */
+  const step = async (event: TimelineEvent, at?: string, detail?: string) => {
+    timeline.add(event, at, detail);
+    if (!lwsUid) return; // the LWS is gone: there is nothing to attach an Event to
     await kube.recordEvent({
       lws: { ...ref, uid: lwsUid },
       type: 'Normal',
-      reason: 'GroupTeardownStarted',
-      message: `group ${groupIndex} (${lifecycle}, ${policy}): leader ${leader.name} terminating`,
+      reason: eventReason(event),
+      message: `group ${groupIndex} (${lifecycle}, ${policy}): ${event}${detail ? `: ${detail}` : ''}`,
     });
-  }
+  };
+  await step('leader terminating', started, `${leader.name}; policy ${policy} from ${source}`);
+  if (workersDeletedAt)
+    await step('workers terminating', workersDeletedAt, 'foreground delete of the worker StatefulSet');
 
+  const workerPods = ownSts
+    ? (await kube.listGroupPods({ namespace: ref.namespace, lwsName: ref.name, groupIndex })).filter(
+        (p) => p.ownerUid === ownSts.uid,
+      )
+    : [];
   await Promise.all([
-    wait.waitForPodGone(leader).then((r) => timeline.add('leader gone', r.goneAt)),
+    wait.waitForPodGone(leader).then((r) => step('leader gone', r.goneAt)),
     workerPods.length > 0
-      ? wait.waitForPodsGone({ namespace: ref.namespace, pods: workerPods }).then((r) => {
-          if (r.terminatingAt && !timeline.at('workers terminating'))
-            timeline.add('workers terminating', r.terminatingAt);
-          timeline.add('workers gone', r.goneAt);
+      ? wait.waitForPodsGone({ namespace: ref.namespace, pods: workerPods }).then(async (r) => {
+          if (r.terminatingAt && !workersDeletedAt)
+            await step('workers terminating', r.terminatingAt, 'garbage collector');
+          await step('workers gone', r.goneAt);
         })
-      : Promise.resolve(),
-    ownSts
-      ? wait.waitForStatefulSetGone(ownSts).then((r) => timeline.add('old StatefulSet gone', r.goneAt))
-      : Promise.resolve(),
+      : undefined,
+    ownSts ? wait.waitForStatefulSetGone(ownSts).then((r) => step('old StatefulSet gone', r.goneAt)) : undefined,
   ]);
   const lastGone = [timeline.at('leader gone'), timeline.at('workers gone'), timeline.at('old StatefulSet gone')]
     .filter((t): t is string => t !== undefined)
@@ -142,23 +153,17 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
           size,
         }),
       );
-      timeline.add('new leader', replacement.leaderCreatedAt, replacement.leader.uid);
-      timeline.add('new group ready', replacement.readyAt);
+      await step('new leader', replacement.leaderCreatedAt, replacement.leader.uid);
       result.recoveryMs = Date.parse(replacement.readyAt) - Date.parse(started);
+      await step(
+        'new group ready',
+        replacement.readyAt,
+        `teardown ${result.teardownMs} ms, recovery ${result.recoveryMs} ms`,
+      );
     } catch (err) {
       if (!isCancellation(err)) throw err;
       timeline.add('skipped', undefined, `no replacement group within ${replacementTimeout}`);
     }
-  }
-  if (lwsUid) {
-    await kube.recordEvent({
-      lws: { ...ref, uid: lwsUid },
-      type: 'Normal',
-      reason: 'GroupTeardownFinished',
-      message: `group ${groupIndex} (${lifecycle}, ${policy}): old pods gone after ${result.teardownMs ?? '?'} ms${
-        result.recoveryMs !== undefined ? `, replacement ready after ${result.recoveryMs} ms` : ''
-      }`,
-    });
   }
   result.timeline = timeline.entries;
   return result;

@@ -152,6 +152,19 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
       ];
       for (const e of expected) assert.ok(events.includes(e), `timeline lacks "${e}": ${events.join(', ')}`);
     }
+    // The same story as Kubernetes Events on the LWS (what `kubectl describe lws` shows).
+    const reasons = (
+      await lws.core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=par' })
+    ).items.map((e) => e.reason);
+    for (const r of [
+      'GroupLeaderTerminating',
+      'GroupWorkersTerminating',
+      'GroupLeaderGone',
+      'GroupWorkersGone',
+      'GroupNewGroupReady',
+    ]) {
+      assert.ok(reasons.includes(r), `no ${r} event: ${reasons.join(', ')}`);
+    }
   });
 
   it('(d) scale-down 2 -> 1 under Parallel tears group 1 down in about 1 x grace', async () => {
