@@ -153,7 +153,9 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
           size,
         }),
       );
-      await step('new leader', replacement.leaderCreatedAt, replacement.leader.uid);
+      // creationTimestamp has whole seconds; the new leader (same name) cannot predate the old one's removal.
+      const newLeaderAt = [replacement.leaderCreatedAt, timeline.at('leader gone') ?? ''].sort().pop();
+      await step('new leader', newLeaderAt, replacement.leader.uid);
       result.recoveryMs = Date.parse(replacement.readyAt) - Date.parse(started);
       await step(
         'new group ready',

@@ -29,7 +29,7 @@ import { localKubeConfig } from '../../src/stack/cluster.js';
 import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
 import { freePort, waitFor } from '../../src/stack/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
-import { installCrd } from '../fixtures/crd.js';
+import { installCrd } from '../../src/stack/crd.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
 const run = promisify(execFile);

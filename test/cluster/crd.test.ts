@@ -20,7 +20,7 @@ import {
 import { localKubeConfig } from '../../src/stack/cluster.js';
 import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
 import { ensureCluster } from '../fixtures/cluster.js';
-import { installCrd } from '../fixtures/crd.js';
+import { installCrd } from '../../src/stack/crd.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
 const run = promisify(execFile);

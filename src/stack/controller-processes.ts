@@ -1,0 +1,78 @@
+// The worker and the trigger as separate OS processes, started exactly as `npm run worker` / `npm run trigger`
+// start them: for the end-to-end tests, the demo and the benchmark.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from './paths.js';
+
+export type ControllerRole = 'worker' | 'trigger';
+
+export interface ControllerProcess {
+  readonly role: ControllerRole;
+  child: ChildProcess;
+  /** Log lines so far (stdout and stderr). */
+  lines: string[];
+  /** Called with every new log line. */
+  onLine?: (line: string) => void;
+  /** SIGKILL, no cleanup: what a node failure does. */
+  kill9(): Promise<void>;
+  /** SIGTERM (graceful drain), then SIGKILL after 15 s. */
+  stop(): Promise<void>;
+}
+
+const readyLine: Record<ControllerRole, RegExp> = { worker: /\[worker\] running/, trigger: /\[trigger\] watching/ };
+
+/** Starts `src/<role>/main.ts`; resolves once it logged that it is serving, appending its output to `logDir`. */
+export function startControllerProcess(
+  role: ControllerRole,
+  env: NodeJS.ProcessEnv,
+  logDir: string,
+): Promise<ControllerProcess> {
+  mkdirSync(logDir, { recursive: true });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src', role, 'main.ts')], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const file = createWriteStream(join(logDir, `${role}.log`), { flags: 'a' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const proc: ControllerProcess = {
+    role,
+    child,
+    lines: [],
+    async kill9() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      file.write(chunk);
+      buffered += chunk.toString();
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const line of parts) {
+        proc.lines.push(line);
+        proc.onLine?.(line);
+        if (readyLine[role].test(line)) resolve(proc);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) =>
+      reject(new Error(`${role} exited with ${code} before it was ready:\n${proc.lines.slice(-20).join('\n')}`)),
+    );
+    setTimeout(
+      () => reject(new Error(`${role} not ready after 90 s:\n${proc.lines.slice(-20).join('\n')}`)),
+      90_000,
+    ).unref();
+  });
+}

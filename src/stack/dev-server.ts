@@ -1,0 +1,77 @@
+// A Temporal dev server (the Temporal CLI's `server start-dev`) with the Web UI, a SQLite file and this project's
+// search attributes: what the demo, the benchmark and `npm start` without TEMPORAL_ADDRESS run.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { connect } from 'node:net';
+import { dirname } from 'node:path';
+import { allSearchAttributes } from '../workflows/search-attributes.js';
+import { binPath } from './paths.js';
+import { freePort, waitFor } from './processes.js';
+
+export interface DevServer {
+  address: string;
+  uiUrl: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function startDevServer(
+  opts: { dbFilename?: string; port?: number; uiPort?: number } = {},
+): Promise<DevServer> {
+  const port = opts.port ?? (await freePort());
+  const uiPort = opts.uiPort ?? (await freePort());
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--ui-port',
+    String(uiPort),
+    '--log-level',
+    'error',
+  ];
+  if (opts.dbFilename) {
+    mkdirSync(dirname(opts.dbFilename), { recursive: true });
+    args.push('--db-filename', opts.dbFilename);
+  }
+  for (const key of allSearchAttributes) {
+    args.push('--search-attribute', `${key.name}=${key.type === 'INT' ? 'Int' : 'Keyword'}`);
+  }
+  const child = spawn(binPath('temporal'), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await waitFor(
+    `the Temporal dev server on 127.0.0.1:${port}`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`temporal exited: ${stderr}`);
+      return (await portOpen(port)) && (await portOpen(uiPort)) ? true : undefined;
+    },
+    { timeoutMs: 60_000, hint: 'run `npm run provision` if .lws-temporal/bin/temporal is missing' },
+  );
+  return {
+    address: `127.0.0.1:${port}`,
+    uiUrl: `http://127.0.0.1:${uiPort}`,
+    child,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
