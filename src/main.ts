@@ -1,0 +1,58 @@
+// `npm start`: the production entry. Worker and trigger in one process, against KUBECONFIG (or the in-cluster
+// service account) and TEMPORAL_ADDRESS. Without TEMPORAL_ADDRESS it runs an embedded Temporal dev server.
+import * as k8s from '@kubernetes/client-node';
+import { loadKubeConfig } from './config/kubernetes.js';
+import { temporalConfigFromEnv } from './config/temporal.js';
+import { createLogger } from './log.js';
+import { devServerDbPath } from './stack/temporal.js';
+import { startDevServer, type DevServer } from './stack/dev-server.js';
+import { runTrigger } from './trigger/run.js';
+import { runWorker } from './worker/run.js';
+
+const log = createLogger('lws-temporal');
+
+/** A clear error, before any workflow starts, when the cluster cannot be reached. */
+async function checkCluster(kc: k8s.KubeConfig): Promise<void> {
+  const server = kc.getCurrentCluster()?.server ?? '(none)';
+  try {
+    await kc.makeApiClient(k8s.VersionApi).getCode();
+  } catch (err) {
+    throw new Error(
+      `cannot reach the Kubernetes API at ${server} (${(err as Error).message}). Start a local cluster with \`npm run cluster:up\` and export the KUBECONFIG it prints, or point KUBECONFIG at your cluster.`,
+      { cause: err },
+    );
+  }
+}
+
+async function main(): Promise<void> {
+  const kc = loadKubeConfig();
+  await checkCluster(kc);
+  let devServer: DevServer | undefined;
+  if (!process.env.TEMPORAL_ADDRESS) {
+    devServer = await startDevServer({ dbFilename: devServerDbPath });
+    process.env.TEMPORAL_ADDRESS = devServer.address;
+    log.info('TEMPORAL_ADDRESS is not set: running an embedded Temporal dev server', {
+      address: devServer.address,
+      webUi: devServer.uiUrl,
+      db: devServerDbPath,
+      pid: devServer.child.pid,
+    });
+  }
+  const temporal = temporalConfigFromEnv();
+  const trigger = await runTrigger(temporal, kc, createLogger('trigger'));
+  const stopTrigger = () => void trigger.stop();
+  // The worker's SDK drains on SIGTERM / SIGINT by itself; the trigger stops alongside.
+  process.once('SIGTERM', stopTrigger);
+  process.once('SIGINT', stopTrigger);
+  await runWorker(temporal, kc, createLogger('worker'));
+  await trigger.stop();
+  await devServer?.stop();
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    log.error(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  },
+);

@@ -1,0 +1,35 @@
+// The Temporal worker: every lifecycle workflow and the Kubernetes activities on one task queue.
+import { fileURLToPath } from 'node:url';
+import * as k8s from '@kubernetes/client-node';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createActivities } from '../activities/index.js';
+import { connectionOptions, type TemporalConfig } from '../config/temporal.js';
+import type { Logger } from '../log.js';
+
+export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/** Resolves when the worker has stopped: SIGTERM / SIGINT make the SDK drain it first. */
+export async function runWorker(temporal: TemporalConfig, kc: k8s.KubeConfig, log: Logger): Promise<void> {
+  const connection = await NativeConnection.connect(connectionOptions(temporal)).catch((err: unknown) => {
+    throw new Error(
+      `cannot reach Temporal at ${temporal.address} (${(err as Error).message}): set TEMPORAL_ADDRESS, or unset it with \`npm start\` to run an embedded dev server`,
+      { cause: err },
+    );
+  });
+  const worker = await Worker.create({
+    connection,
+    namespace: temporal.namespace,
+    taskQueue: temporal.taskQueue,
+    workflowsPath,
+    activities: createActivities(kc),
+  });
+  log.info('running', {
+    temporal: temporal.address,
+    namespace: temporal.namespace,
+    taskQueue: temporal.taskQueue,
+    cluster: kc.getCurrentCluster()?.server,
+  });
+  await worker.run();
+  await connection.close();
+  log.info('stopped');
+}
