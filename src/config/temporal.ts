@@ -31,8 +31,11 @@ function readFileFromVar(env: NodeJS.ProcessEnv, variable: string): Buffer | und
 
 export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): TemporalConfig {
   const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
-  if (!/^[^\s:]+:\d{1,5}$/.test(address)) {
-    throw new ConfigError(`TEMPORAL_ADDRESS=${address}: expected host:port, for example localhost:7233`);
+  const port = Number(/^[^\s:]+:(\d{1,5})$/.exec(address)?.[1]);
+  if (!(port >= 1 && port <= 65535)) {
+    throw new ConfigError(
+      `TEMPORAL_ADDRESS=${address}: expected host:port with a port from 1 to 65535, e.g. localhost:7233`,
+    );
   }
   const tlsFlag = env.TEMPORAL_TLS?.toLowerCase();
   if (tlsFlag !== undefined && tlsFlag !== '' && !['true', 'false', '1', '0'].includes(tlsFlag)) {
@@ -66,12 +69,13 @@ export function connectionOptions(
   return {
     address: config.address,
     apiKey: config.apiKey,
+    // false, not undefined: with an API key the SDK turns an undefined tls into TLS on.
     tls: config.tls
       ? {
           serverNameOverride: config.tls.serverName,
           serverRootCACertificate: config.tls.ca,
           clientCertPair: config.tls.cert && config.tls.key ? { crt: config.tls.cert, key: config.tls.key } : undefined,
         }
-      : undefined,
+      : false,
   };
 }

@@ -98,7 +98,7 @@ export type WorkflowOp =
   /** Tear down a group whose leader (this uid) is terminating, as the termination policy says. */
   | { kind: 'rebuild'; groupIndex: number; oldLeaderUid: string }
   /** Restart policy: a pod of the group restarted or was deleted, so the whole group is recreated via its leader. */
-  | { kind: 'recreate'; groupIndex: number; leaderUid: string }
+  | { kind: 'recreate'; groupIndex: number; leaderUid: string; beforeStart?: boolean }
   /** Remove groups above spec.replicas after one generation lowered it. */
   | { kind: 'scale-down'; generation: number }
   /** Follow the deletion of one LWS object (this uid). */
@@ -119,7 +119,9 @@ export function workflowId(ref: LwsRef, op: WorkflowOp): string {
     case 'rebuild':
       return `${base}/group-${op.groupIndex}/rebuild/${op.oldLeaderUid}`;
     case 'recreate':
-      return `${base}/group-${op.groupIndex}/recreate/${op.leaderUid}`;
+      // A restart before the group fully started gets its own ID, so that an ignored one (RecreateGroupAfterStart)
+      // does not use up the ID of a later restart that must recreate the group.
+      return `${base}/group-${op.groupIndex}/recreate/${op.leaderUid}${op.beforeStart ? '/before-start' : ''}`;
     case 'scale-down':
       return `${base}/scale-down/${op.generation}`;
     case 'delete':
@@ -163,6 +165,9 @@ export function parseWorkflowId(id: string): { ref: LwsRef; op: WorkflowOp } | u
   }
   if ((m = new RegExp(`^delete/${SEG}$`).exec(tail)) !== null) {
     return { ref, op: { kind: 'delete', uid: m[1] ?? '' } };
+  }
+  if ((m = new RegExp(`^group-${ORDINAL}/recreate/${SEG}/before-start$`).exec(tail)) !== null) {
+    return { ref, op: { kind: 'recreate', groupIndex: Number(m[1]), leaderUid: m[2] ?? '', beforeStart: true } };
   }
   if ((m = new RegExp(`^group-${ORDINAL}/(provision|rebuild|recreate)/${SEG}$`).exec(tail)) !== null) {
     const groupIndex = Number(m[1]);

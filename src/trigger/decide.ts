@@ -155,7 +155,7 @@ export function podActions(pod: PodView, know: Knowledge, searchAttributes: bool
       lifecycle: 'recreate',
       ...start(
         ref,
-        { kind: 'recreate', groupIndex, leaderUid: leader.uid },
+        { kind: 'recreate', groupIndex, leaderUid: leader.uid, beforeStart: !know.groupStarted(leader.uid) },
         'recreateGroup',
         [
           {

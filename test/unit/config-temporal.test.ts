@@ -1,0 +1,242 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { normalizeTlsConfig } from '@temporalio/common/lib/internal-non-workflow/tls-config.js';
+import { after, before, describe, it } from 'mocha';
+import { ConfigError, connectionOptions, temporalConfigFromEnv } from '../../src/config/temporal.js';
+
+type Env = Record<string, string | undefined>;
+
+/** Asserts that the environment is rejected with a ConfigError whose message names every one of `names`. */
+function assertRejected(env: Env, ...names: string[]): void {
+  assert.throws(
+    () => temporalConfigFromEnv(env),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+      for (const name of names) assert.ok(err.message.includes(name), `"${err.message}" does not name ${name}`);
+      return true;
+    },
+  );
+}
+
+describe('config/temporal', () => {
+  let dir = '';
+  let certPath = '';
+  let keyPath = '';
+  let caPath = '';
+  let missing = '';
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'lws-temporal-config-'));
+    certPath = join(dir, 'client.crt');
+    keyPath = join(dir, 'client.key');
+    caPath = join(dir, 'ca.crt');
+    missing = join(dir, 'does-not-exist.pem');
+    writeFileSync(certPath, 'CERT');
+    writeFileSync(keyPath, 'KEY');
+    writeFileSync(caPath, 'CA');
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  describe('temporalConfigFromEnv', () => {
+    it('defaults to localhost:7233, namespace default, task queue lws-temporal, no TLS', () => {
+      assert.deepEqual(temporalConfigFromEnv({}), {
+        address: 'localhost:7233',
+        namespace: 'default',
+        taskQueue: 'lws-temporal',
+        apiKey: undefined,
+        tls: undefined,
+      });
+    });
+
+    it('treats empty variables as unset', () => {
+      const config = temporalConfigFromEnv({
+        TEMPORAL_ADDRESS: '',
+        TEMPORAL_NAMESPACE: '',
+        TEMPORAL_TASK_QUEUE: '',
+        TEMPORAL_API_KEY: '',
+        TEMPORAL_TLS: '',
+        TEMPORAL_TLS_CERT_PATH: '',
+        TEMPORAL_TLS_KEY_PATH: '',
+        TEMPORAL_TLS_CA_PATH: '',
+      });
+      assert.deepEqual(config, temporalConfigFromEnv({}));
+    });
+
+    it('reads address, namespace and task queue', () => {
+      const config = temporalConfigFromEnv({
+        TEMPORAL_ADDRESS: 'temporal.example.com:443',
+        TEMPORAL_NAMESPACE: 'prod',
+        TEMPORAL_TASK_QUEUE: 'lws-prod',
+      });
+      assert.equal(config.address, 'temporal.example.com:443');
+      assert.equal(config.namespace, 'prod');
+      assert.equal(config.taskQueue, 'lws-prod');
+    });
+
+    for (const address of ['localhost:7233', '10.0.0.7:7233', 'my-ns.a1b2c.tmprl.cloud:7233', 'temporal-frontend:1']) {
+      it(`accepts TEMPORAL_ADDRESS=${address}`, () => {
+        assert.equal(temporalConfigFromEnv({ TEMPORAL_ADDRESS: address }).address, address);
+      });
+    }
+
+    for (const address of [
+      'localhost',
+      'temporal.example.com',
+      'localhost:',
+      ':7233',
+      'http://localhost:7233',
+      'localhost:port',
+      'local host:7233',
+      'localhost:7233 ',
+      'localhost:123456',
+    ]) {
+      it(`rejects TEMPORAL_ADDRESS=${JSON.stringify(address)} naming TEMPORAL_ADDRESS`, () => {
+        assertRejected({ TEMPORAL_ADDRESS: address }, 'TEMPORAL_ADDRESS', address.trim());
+      });
+    }
+
+    // The port must be a real one (1-65535): a wrong one fails at startup naming TEMPORAL_ADDRESS, not at connect time.
+    for (const address of ['localhost:99999', 'localhost:65536', 'localhost:0']) {
+      it(`rejects TEMPORAL_ADDRESS=${address} (port out of range)`, () => {
+        assertRejected({ TEMPORAL_ADDRESS: address }, 'TEMPORAL_ADDRESS');
+      });
+    }
+
+    // [TEMPORAL_TLS, TLS on]
+    const flags: Array<[string, boolean]> = [
+      ['true', true],
+      ['TRUE', true],
+      ['True', true],
+      ['1', true],
+      ['false', false],
+      ['FALSE', false],
+      ['0', false],
+      ['', false],
+    ];
+    for (const [flag, on] of flags) {
+      it(`turns TLS ${on ? 'on' : 'off'} for TEMPORAL_TLS=${JSON.stringify(flag)}`, () => {
+        const config = temporalConfigFromEnv({ TEMPORAL_TLS: flag });
+        assert.deepEqual(
+          config.tls,
+          on ? { serverName: undefined, ca: undefined, cert: undefined, key: undefined } : undefined,
+        );
+      });
+    }
+
+    for (const flag of ['maybe', 'yes', 'on', 'off', '2', ' true']) {
+      it(`rejects TEMPORAL_TLS=${JSON.stringify(flag)} naming TEMPORAL_TLS`, () => {
+        assertRejected({ TEMPORAL_TLS: flag }, 'TEMPORAL_TLS', flag);
+      });
+    }
+
+    it('rejects a client certificate without a key, naming both variables', () => {
+      assertRejected({ TEMPORAL_TLS_CERT_PATH: certPath }, 'TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH');
+    });
+
+    it('rejects a client key without a certificate, naming both variables', () => {
+      assertRejected({ TEMPORAL_TLS_KEY_PATH: keyPath }, 'TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH');
+    });
+
+    for (const variable of ['TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH', 'TEMPORAL_TLS_CA_PATH']) {
+      it(`rejects a missing file in ${variable}, naming the variable and the path`, () => {
+        const env: Env = { TEMPORAL_TLS_CERT_PATH: certPath, TEMPORAL_TLS_KEY_PATH: keyPath, [variable]: missing };
+        assertRejected(env, variable, missing);
+      });
+    }
+
+    it('rejects a directory given as a file', () => {
+      assertRejected({ TEMPORAL_TLS_CA_PATH: dir }, 'TEMPORAL_TLS_CA_PATH', dir);
+    });
+
+    it('reads certificate, key and CA files into the TLS settings (mTLS implies TLS)', () => {
+      const config = temporalConfigFromEnv({
+        TEMPORAL_TLS_CERT_PATH: certPath,
+        TEMPORAL_TLS_KEY_PATH: keyPath,
+        TEMPORAL_TLS_CA_PATH: caPath,
+        TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+      });
+      assert.equal(config.tls?.cert?.toString(), 'CERT');
+      assert.equal(config.tls?.key?.toString(), 'KEY');
+      assert.equal(config.tls?.ca?.toString(), 'CA');
+      assert.equal(config.tls?.serverName, 'temporal.internal');
+    });
+
+    // [what, env, TLS on]
+    const implied: Array<[string, () => Env, boolean]> = [
+      ['an API key', () => ({ TEMPORAL_API_KEY: 'secret' }), true],
+      ['a CA file', () => ({ TEMPORAL_TLS_CA_PATH: caPath }), true],
+      ['a server name alone', () => ({ TEMPORAL_TLS_SERVER_NAME: 'x' }), false],
+      ['an API key and TEMPORAL_TLS=false', () => ({ TEMPORAL_API_KEY: 'secret', TEMPORAL_TLS: 'false' }), false],
+      ['an API key and TEMPORAL_TLS=0', () => ({ TEMPORAL_API_KEY: 'secret', TEMPORAL_TLS: '0' }), false],
+      ['a CA file and TEMPORAL_TLS=false', () => ({ TEMPORAL_TLS_CA_PATH: caPath, TEMPORAL_TLS: 'false' }), false],
+      ['an API key and TEMPORAL_TLS=true', () => ({ TEMPORAL_API_KEY: 'secret', TEMPORAL_TLS: 'true' }), true],
+    ];
+    for (const [what, env, on] of implied) {
+      it(`TLS is ${on ? 'on' : 'off'} with ${what}`, () => {
+        assert.equal(temporalConfigFromEnv(env()).tls !== undefined, on);
+      });
+    }
+
+    it('keeps the API key', () => {
+      assert.equal(temporalConfigFromEnv({ TEMPORAL_API_KEY: 'secret' }).apiKey, 'secret');
+      assert.equal(temporalConfigFromEnv({ TEMPORAL_API_KEY: 'secret', TEMPORAL_TLS: 'false' }).apiKey, 'secret');
+    });
+  });
+
+  describe('connectionOptions', () => {
+    it('passes address and no TLS by default', () => {
+      assert.deepEqual(connectionOptions(temporalConfigFromEnv({})), {
+        address: 'localhost:7233',
+        apiKey: undefined,
+        tls: false,
+      });
+    });
+
+    it('maps mTLS files, CA and server name to the SDK TLS options', () => {
+      const options = connectionOptions(
+        temporalConfigFromEnv({
+          TEMPORAL_ADDRESS: 'temporal.internal:7233',
+          TEMPORAL_TLS_CERT_PATH: certPath,
+          TEMPORAL_TLS_KEY_PATH: keyPath,
+          TEMPORAL_TLS_CA_PATH: caPath,
+          TEMPORAL_TLS_SERVER_NAME: 'frontend',
+        }),
+      );
+      assert.equal(options.address, 'temporal.internal:7233');
+      assert.deepEqual(options.tls, {
+        serverNameOverride: 'frontend',
+        serverRootCACertificate: Buffer.from('CA'),
+        clientCertPair: { crt: Buffer.from('CERT'), key: Buffer.from('KEY') },
+      });
+    });
+
+    it('gives plain server TLS (no client pair) for TEMPORAL_TLS=true', () => {
+      assert.deepEqual(connectionOptions(temporalConfigFromEnv({ TEMPORAL_TLS: 'true' })).tls, {
+        serverNameOverride: undefined,
+        serverRootCACertificate: undefined,
+        clientCertPair: undefined,
+      });
+    });
+
+    it('passes the API key with TLS on', () => {
+      const options = connectionOptions(temporalConfigFromEnv({ TEMPORAL_API_KEY: 'secret' }));
+      assert.equal(options.apiKey, 'secret');
+      assert.ok(options.tls);
+      // As the SDK reads it (Connection and NativeConnection both normalise tls this way).
+      assert.ok(normalizeTlsConfig(options.tls, options.apiKey));
+    });
+
+    it('is off as the SDK reads it when TLS is off and there is no API key', () => {
+      const options = connectionOptions(temporalConfigFromEnv({ TEMPORAL_TLS: 'false' }));
+      assert.equal(normalizeTlsConfig(options.tls, options.apiKey), undefined);
+    });
+
+    // With an API key the SDK turns an undefined tls into TLS on; an explicit TEMPORAL_TLS=false must stay off.
+    it('keeps TLS off as the SDK reads it for an API key with TEMPORAL_TLS=false', () => {
+      const options = connectionOptions(temporalConfigFromEnv({ TEMPORAL_API_KEY: 'secret', TEMPORAL_TLS: 'false' }));
+      assert.equal(options.apiKey, 'secret');
+      assert.equal(normalizeTlsConfig(options.tls, options.apiKey), undefined);
+    });
+  });
+});

@@ -1,0 +1,397 @@
+import assert from 'node:assert/strict';
+import type { V1ContainerStatus, V1OwnerReference, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { describe, it } from 'mocha';
+import { LABEL_NAME, LABEL_WORKER_INDEX, type LeaderWorkerSet } from '../../src/model/index.js';
+import { ClusterView, podView, statefulSetView } from '../../src/trigger/cluster-view.js';
+import { podActions, type PodView, type StatefulSetView } from '../../src/trigger/decide.js';
+import { sampleLws } from './model-fixtures.js';
+
+// sampleLws: default/demo, replicas 2, size 4 (so a group is started when its worker StatefulSet has 3 ready).
+const lws = sampleLws();
+
+function lwsOfSize(size: number | undefined): LeaderWorkerSet {
+  return sampleLws({ leaderWorkerTemplate: { ...lws.spec.leaderWorkerTemplate, size } });
+}
+
+function owner(uid: string, controller: boolean | undefined): V1OwnerReference {
+  return { apiVersion: 'v1', kind: 'Pod', name: `owner-${uid}`, uid, controller };
+}
+
+function containerStatus(name: string, restartCount: number): V1ContainerStatus {
+  return { name, image: 'nginx', imageID: '', ready: true, restartCount };
+}
+
+function leader(group: number, over: Partial<PodView> = {}): PodView {
+  return {
+    namespace: 'default',
+    name: `demo-${group}`,
+    uid: `leader-${group}`,
+    labels: { [LABEL_NAME]: 'demo', [LABEL_WORKER_INDEX]: '0' },
+    deleting: false,
+    ready: true,
+    restartCount: 0,
+    ownerUid: 'leader-sts',
+    ...over,
+  };
+}
+
+function worker(group: number, index: number, over: Partial<PodView> = {}): PodView {
+  return {
+    namespace: 'default',
+    name: `demo-${group}-${index}`,
+    uid: `worker-${group}-${index}`,
+    labels: { [LABEL_NAME]: 'demo', [LABEL_WORKER_INDEX]: String(index) },
+    deleting: false,
+    ready: true,
+    restartCount: 0,
+    ownerUid: `sts-${group}`,
+    ...over,
+  };
+}
+
+/** Worker StatefulSet `sts-<group>`, owned by leader `leader-<group>` unless told otherwise. */
+function workerSet(group: number, readyReplicas: number, over: Partial<StatefulSetView> = {}): StatefulSetView {
+  return {
+    namespace: 'default',
+    name: `demo-${group}`,
+    uid: `sts-${group}`,
+    labels: { [LABEL_NAME]: 'demo' },
+    readyReplicas,
+    ownerUid: `leader-${group}`,
+    ...over,
+  };
+}
+
+/** A view that knows `l` (null: knows no LWS). */
+function viewWith(l: LeaderWorkerSet | null = lws): ClusterView {
+  const view = new ClusterView();
+  if (l) view.setLws(l);
+  return view;
+}
+
+describe('trigger/cluster-view', () => {
+  describe('podView', () => {
+    const base: V1Pod = {
+      metadata: { namespace: 'default', name: 'demo-0-1', uid: 'p1', labels: { [LABEL_NAME]: 'demo' } },
+    };
+
+    // [what, pod, expected restartCount]
+    const restarts: Array<[string, V1Pod, number]> = [
+      ['no status', base, 0],
+      ['no container statuses', { ...base, status: { phase: 'Pending' } }, 0],
+      ['one container, no restart', { ...base, status: { containerStatuses: [containerStatus('a', 0)] } }, 0],
+      [
+        'two containers',
+        { ...base, status: { containerStatuses: [containerStatus('a', 1), containerStatus('b', 2)] } },
+        3,
+      ],
+      ['an init container only', { ...base, status: { initContainerStatuses: [containerStatus('init', 4)] } }, 4],
+      [
+        'containers and init containers',
+        {
+          ...base,
+          status: {
+            containerStatuses: [containerStatus('a', 1), containerStatus('b', 2)],
+            initContainerStatuses: [containerStatus('init', 3)],
+          },
+        },
+        6,
+      ],
+    ];
+    for (const [what, pod, expected] of restarts) {
+      it(`sums restartCount (${what}): ${expected}`, () => assert.equal(podView(pod)?.restartCount, expected));
+    }
+
+    // [what, ownerReferences, expected ownerUid]
+    const owners: Array<[string, V1OwnerReference[] | undefined, string | undefined]> = [
+      ['no owners', undefined, undefined],
+      ['a controller', [owner('sts', true)], 'sts'],
+      ['a non-controller, then the controller', [owner('other', false), owner('sts', true)], 'sts'],
+      ['only non-controllers', [owner('a', false), owner('b', undefined)], undefined],
+    ];
+    for (const [what, refs, expected] of owners) {
+      it(`reads the controller owner uid (${what}): ${String(expected)}`, () => {
+        assert.equal(podView({ metadata: { ...base.metadata, ownerReferences: refs } })?.ownerUid, expected);
+      });
+    }
+
+    // [what, conditions, ready]
+    const readiness: Array<[string, { type: string; status: string }[] | undefined, boolean]> = [
+      ['no conditions', undefined, false],
+      ['Ready True', [{ type: 'Ready', status: 'True' }], true],
+      ['Ready False', [{ type: 'Ready', status: 'False' }], false],
+      ['Ready Unknown', [{ type: 'Ready', status: 'Unknown' }], false],
+      ['only ContainersReady', [{ type: 'ContainersReady', status: 'True' }], false],
+      [
+        'PodScheduled then Ready',
+        [
+          { type: 'PodScheduled', status: 'True' },
+          { type: 'Ready', status: 'True' },
+        ],
+        true,
+      ],
+    ];
+    for (const [what, conditions, ready] of readiness) {
+      it(`is ${ready ? '' : 'not '}ready with ${what}`, () => {
+        assert.equal(podView({ ...base, status: { conditions } })?.ready, ready);
+      });
+    }
+
+    it('copies identity and labels and tells deletion from deletionTimestamp', () => {
+      const pod: V1Pod = { metadata: { ...base.metadata, deletionTimestamp: new Date('2025-01-01T00:00:00Z') } };
+      assert.deepEqual(podView(pod), {
+        namespace: 'default',
+        name: 'demo-0-1',
+        uid: 'p1',
+        labels: { [LABEL_NAME]: 'demo' },
+        deleting: true,
+        ready: false,
+        restartCount: 0,
+        ownerUid: undefined,
+      });
+      assert.equal(podView(base)?.deleting, false);
+      assert.deepEqual(podView({ metadata: { namespace: 'n', name: 'x', uid: 'u' } })?.labels, {});
+    });
+
+    for (const missing of ['name', 'namespace', 'uid'] as const) {
+      it(`gives nothing for a pod without metadata.${missing}`, () => {
+        assert.equal(podView({ metadata: { ...base.metadata, [missing]: undefined } }), undefined);
+      });
+    }
+    it('gives nothing for a pod without metadata', () => assert.equal(podView({}), undefined));
+  });
+
+  describe('statefulSetView', () => {
+    const base: V1StatefulSet = { metadata: { namespace: 'default', name: 'demo-0', uid: 's0' } };
+
+    it('reads readyReplicas (0 when absent) and the controlling owner', () => {
+      assert.deepEqual(
+        statefulSetView({
+          metadata: { ...base.metadata, labels: { a: 'b' }, ownerReferences: [owner('x', false), owner('l0', true)] },
+          status: { replicas: 3, readyReplicas: 2 },
+        }),
+        { namespace: 'default', name: 'demo-0', uid: 's0', labels: { a: 'b' }, readyReplicas: 2, ownerUid: 'l0' },
+      );
+      assert.equal(statefulSetView(base)?.readyReplicas, 0);
+      assert.equal(statefulSetView({ ...base, status: { replicas: 3 } })?.readyReplicas, 0);
+      assert.equal(statefulSetView(base)?.ownerUid, undefined);
+      assert.deepEqual(statefulSetView(base)?.labels, {});
+    });
+
+    for (const missing of ['name', 'namespace', 'uid'] as const) {
+      it(`gives nothing for a StatefulSet without metadata.${missing}`, () => {
+        assert.equal(statefulSetView({ metadata: { ...base.metadata, [missing]: undefined } }), undefined);
+      });
+    }
+  });
+
+  describe('ClusterView: owner chain', () => {
+    it("finds a worker pod's leader through worker pod -> worker StatefulSet -> leader pod", () => {
+      const view = viewWith();
+      view.setPod(leader(0));
+      view.setPod(leader(1));
+      view.setStatefulSet(workerSet(0, 0));
+      view.setStatefulSet(workerSet(1, 0));
+      assert.equal(view.leaderOfWorker(worker(0, 2))?.uid, 'leader-0');
+      assert.equal(view.leaderOfWorker(worker(1, 3))?.uid, 'leader-1');
+    });
+
+    // [what, setup, worker, expected leader uid]
+    const cases: Array<[string, (v: ClusterView) => void, PodView, string | undefined]> = [
+      ['unknown worker StatefulSet', (v) => v.setPod(leader(0)), worker(0, 1), undefined],
+      [
+        'worker without a controlling owner',
+        (v) => v.setPod(leader(0)),
+        worker(0, 1, { ownerUid: undefined }),
+        undefined,
+      ],
+      [
+        'StatefulSet without an owner',
+        (v) => {
+          v.setPod(leader(0));
+          v.setStatefulSet(workerSet(0, 0, { ownerUid: undefined }));
+        },
+        worker(0, 1),
+        undefined,
+      ],
+      [
+        'leader deleted from the view',
+        (v) => {
+          v.setPod(leader(0));
+          v.setStatefulSet(workerSet(0, 0));
+          v.deletePod('leader-0');
+        },
+        worker(0, 1),
+        undefined,
+      ],
+      [
+        'StatefulSet deleted from the view',
+        (v) => {
+          v.setPod(leader(0));
+          v.setStatefulSet(workerSet(0, 0));
+          v.deleteStatefulSet('sts-0');
+        },
+        worker(0, 1),
+        undefined,
+      ],
+      [
+        "old group's worker while a replacement leader of the same name exists",
+        (v) => {
+          // sts-0 was owned by leader-0, which is gone; demo-0 is now leader-0-new with its own sts-0-new.
+          v.setStatefulSet(workerSet(0, 0));
+          v.setPod(leader(0, { uid: 'leader-0-new' }));
+          v.setStatefulSet(workerSet(0, 0, { uid: 'sts-0-new', ownerUid: 'leader-0-new' }));
+        },
+        worker(0, 1),
+        undefined,
+      ],
+      [
+        "new group's worker finds the replacement leader",
+        (v) => {
+          v.setStatefulSet(workerSet(0, 0));
+          v.setPod(leader(0, { uid: 'leader-0-new' }));
+          v.setStatefulSet(workerSet(0, 0, { uid: 'sts-0-new', ownerUid: 'leader-0-new' }));
+        },
+        worker(0, 1, { ownerUid: 'sts-0-new' }),
+        'leader-0-new',
+      ],
+      [
+        'a terminating leader is still found (decide checks deleting)',
+        (v) => {
+          v.setPod(leader(0, { deleting: true }));
+          v.setStatefulSet(workerSet(0, 0));
+        },
+        worker(0, 1),
+        'leader-0',
+      ],
+    ];
+    for (const [what, setup, w, expected] of cases) {
+      it(`${what}: ${expected ?? 'no leader'}`, () => {
+        const view = viewWith();
+        setup(view);
+        assert.equal(view.leaderOfWorker(w)?.uid, expected);
+      });
+    }
+
+    it('gives podActions a recreate keyed by the leader uid of the chain, and none once the leader terminates', () => {
+      const view = viewWith();
+      view.setStatefulSet(workerSet(0, 3));
+      view.setPod(leader(0));
+      const restarted = worker(0, 2, { restartCount: 1 });
+      view.setPod(restarted);
+      assert.deepEqual(
+        podActions(restarted, view, false).map((a) => a.workflowId),
+        ['lws/default/demo/group-0/recreate/leader-0'],
+      );
+      view.setPod(leader(0, { deleting: true }));
+      assert.deepEqual(podActions(restarted, view, false), []);
+    });
+  });
+
+  describe('ClusterView: groupStarted', () => {
+    // [what, lws, leader, worker StatefulSets, expected]
+    const cases: Array<[string, LeaderWorkerSet | null, PodView, StatefulSetView[], boolean]> = [
+      ['leader Ready, 3 of 3 workers ready', lws, leader(0), [workerSet(0, 3)], true],
+      ['leader Ready, more workers ready than needed', lws, leader(0), [workerSet(0, 4)], true],
+      ['leader Ready, 2 of 3 workers ready', lws, leader(0), [workerSet(0, 2)], false],
+      ['leader not Ready, 3 of 3 workers ready', lws, leader(0, { ready: false }), [workerSet(0, 3)], false],
+      ['leader Ready, no worker StatefulSet', lws, leader(0), [], false],
+      ['leader terminating', lws, leader(0, { deleting: true }), [workerSet(0, 3)], false],
+      ['ready workers owned by another leader', lws, leader(0), [workerSet(0, 3, { ownerUid: 'leader-0-old' })], false],
+      ['LWS unknown', null, leader(0), [workerSet(0, 3)], false],
+      ['a worker pod, not a leader', lws, worker(0, 1, { uid: 'leader-0' }), [workerSet(0, 3)], false],
+      ['size 1: leader Ready is enough', lwsOfSize(1), leader(0), [], true],
+      ['size defaulted (1): leader Ready is enough', lwsOfSize(undefined), leader(0), [], true],
+      ['size 1, leader not Ready', lwsOfSize(1), leader(0, { ready: false }), [], false],
+      ['size 2: 1 ready worker is enough', lwsOfSize(2), leader(0), [workerSet(0, 1)], true],
+      ['size 8: 3 ready workers are not', lwsOfSize(8), leader(0), [workerSet(0, 3)], false],
+    ];
+    for (const [what, l, pod, sets, expected] of cases) {
+      it(`${what}: ${expected ? 'started' : 'not started'} (leader first)`, () => {
+        const view = viewWith(l);
+        view.setPod(pod);
+        for (const s of sets) view.setStatefulSet(s);
+        assert.equal(view.groupStarted('leader-0'), expected);
+      });
+      it(`${what}: ${expected ? 'started' : 'not started'} (StatefulSet first)`, () => {
+        const view = viewWith(l);
+        for (const s of sets) view.setStatefulSet(s);
+        view.setPod(pod);
+        assert.equal(view.groupStarted('leader-0'), expected);
+      });
+    }
+
+    it('becomes true only once leader and workers are ready, stays true, and is forgotten with the leader', () => {
+      const view = viewWith();
+      const steps: Array<[string, (v: ClusterView) => void, boolean]> = [
+        ['leader created, not Ready', (v) => v.setPod(leader(0, { ready: false })), false],
+        ['worker StatefulSet created', (v) => v.setStatefulSet(workerSet(0, 0)), false],
+        ['2 workers ready', (v) => v.setStatefulSet(workerSet(0, 2)), false],
+        ['leader Ready', (v) => v.setPod(leader(0)), false],
+        ['3 workers ready', (v) => v.setStatefulSet(workerSet(0, 3)), true],
+        ['a worker goes unready', (v) => v.setStatefulSet(workerSet(0, 2)), true],
+        ['the leader goes unready', (v) => v.setPod(leader(0, { ready: false })), true],
+        ['the leader terminates', (v) => v.setPod(leader(0, { deleting: true, ready: false })), true],
+        ['the leader pod is deleted', (v) => v.deletePod('leader-0'), false],
+        ['a replacement leader, Ready', (v) => v.setPod(leader(0, { uid: 'leader-0-new' })), false],
+      ];
+      for (const [what, step, expected] of steps) {
+        step(view);
+        assert.equal(view.groupStarted('leader-0'), expected, what);
+      }
+      assert.equal(view.groupStarted('leader-0-new'), false);
+      view.setStatefulSet(workerSet(0, 3, { uid: 'sts-0-new', ownerUid: 'leader-0-new' }));
+      assert.equal(view.groupStarted('leader-0-new'), true);
+      assert.equal(view.groupStarted('leader-0'), false);
+    });
+
+    it('tracks groups independently', () => {
+      const view = viewWith();
+      view.setPod(leader(0));
+      view.setPod(leader(1));
+      view.setStatefulSet(workerSet(0, 3));
+      view.setStatefulSet(workerSet(1, 1));
+      assert.equal(view.groupStarted('leader-0'), true);
+      assert.equal(view.groupStarted('leader-1'), false);
+      view.deletePod('leader-1');
+      assert.equal(view.groupStarted('leader-0'), true);
+    });
+
+    it('is what podActions passes to recreateGroup as groupHadStarted', () => {
+      const view = viewWith();
+      view.setPod(leader(0));
+      view.setStatefulSet(workerSet(0, 3));
+      const [action] = podActions(worker(0, 1, { restartCount: 1 }), view, false);
+      assert.deepEqual((action?.args[0] as { groupHadStarted: boolean }).groupHadStarted, true);
+    });
+  });
+
+  describe('ClusterView: bookkeeping', () => {
+    it('keeps LWSes by namespace and name', () => {
+      const view = new ClusterView();
+      const other = sampleLws();
+      other.metadata = { ...other.metadata, namespace: 'team-a' };
+      view.setLws(lws);
+      view.setLws(other);
+      assert.equal(view.lws({ namespace: 'default', name: 'demo' }), lws);
+      assert.equal(view.lws({ namespace: 'team-a', name: 'demo' }), other);
+      assert.equal(view.lws({ namespace: 'default', name: 'nope' }), undefined);
+      assert.equal(view.allLws().length, 2);
+      view.deleteLws(lws);
+      assert.equal(view.lws({ namespace: 'default', name: 'demo' }), undefined);
+      assert.deepEqual(view.allLws(), [other]);
+    });
+
+    it('returns the previous pod and StatefulSet on update and delete', () => {
+      const view = viewWith();
+      assert.equal(view.setPod(leader(0, { ready: false })), undefined);
+      assert.equal(view.setPod(leader(0))?.ready, false);
+      assert.equal(view.deletePod('leader-0')?.ready, true);
+      assert.equal(view.deletePod('leader-0'), undefined);
+      assert.equal(view.setStatefulSet(workerSet(0, 1)), undefined);
+      assert.equal(view.setStatefulSet(workerSet(0, 2))?.readyReplicas, 1);
+      assert.equal(view.deleteStatefulSet('sts-0')?.readyReplicas, 2);
+      assert.deepEqual(view.allPods(), []);
+    });
+  });
+});

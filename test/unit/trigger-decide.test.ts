@@ -1,0 +1,478 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'mocha';
+import {
+  LABEL_NAME,
+  LABEL_TEMPLATE_REVISION_HASH,
+  LABEL_WORKER_INDEX,
+  templateRevisionHash,
+  type LeaderWorkerSet,
+  type LwsRef,
+} from '../../src/model/index.js';
+import {
+  lifecycleOf,
+  podActions,
+  reconcileAction,
+  type Knowledge,
+  type PodView,
+  type StartAction,
+} from '../../src/trigger/decide.js';
+import { sampleLws } from './model-fixtures.js';
+
+// sampleLws: default/demo, generation 3, replicas 2, size 4.
+const lws = sampleLws();
+const ref: LwsRef = { namespace: 'default', name: 'demo' };
+const currentRevision = templateRevisionHash(lws.spec);
+const DELETED_AT = '2025-01-01T00:00:00Z';
+
+function deleting(l: LeaderWorkerSet): LeaderWorkerSet {
+  return { ...l, metadata: { ...l.metadata, deletionTimestamp: DELETED_AT } };
+}
+
+function withMeta(l: LeaderWorkerSet, meta: Partial<LeaderWorkerSet['metadata']>): LeaderWorkerSet {
+  return { ...l, metadata: { ...l.metadata, ...meta } };
+}
+
+function leader(group: number, over: Partial<PodView> = {}): PodView {
+  return {
+    namespace: 'default',
+    name: `demo-${group}`,
+    uid: `leader-${group}`,
+    labels: {
+      [LABEL_NAME]: 'demo',
+      [LABEL_WORKER_INDEX]: '0',
+      [LABEL_TEMPLATE_REVISION_HASH]: currentRevision,
+    },
+    deleting: false,
+    ready: true,
+    restartCount: 0,
+    ownerUid: 'leader-sts',
+    ...over,
+  };
+}
+
+/** A worker pod whose controlling owner is the worker StatefulSet `sts-<group>` of the current incarnation. */
+function worker(group: number, index: number, over: Partial<PodView> = {}): PodView {
+  return {
+    namespace: 'default',
+    name: `demo-${group}-${index}`,
+    uid: `worker-${group}-${index}`,
+    labels: { [LABEL_NAME]: 'demo', [LABEL_WORKER_INDEX]: String(index) },
+    deleting: false,
+    ready: true,
+    restartCount: 0,
+    ownerUid: `sts-${group}`,
+    ...over,
+  };
+}
+
+interface World {
+  lws?: LeaderWorkerSet;
+  /** Worker StatefulSet uid -> the leader pod that owns it (the owner chain, never names). */
+  stsOwners?: Record<string, PodView>;
+  started?: string[];
+}
+
+function fakeKnowledge(world: World = {}): Knowledge {
+  return {
+    lws: (r) =>
+      world.lws && world.lws.metadata.namespace === r.namespace && world.lws.metadata.name === r.name
+        ? world.lws
+        : undefined,
+    leaderOfWorker: (w) => (w.ownerUid ? world.stsOwners?.[w.ownerUid] : undefined),
+    groupStarted: (uid) => world.started?.includes(uid) ?? false,
+  };
+}
+
+/** `<workflowType> <workflowId> <lifecycle>`: the parts of an action a table can compare at a glance. */
+function brief(actions: StartAction[]): string[] {
+  return actions.map((a) => `${a.kind} ${a.workflowType} ${a.workflowId} ${a.lifecycle ?? '-'}`);
+}
+
+const provision = (group: number, uid: string) =>
+  `start provisionGroup lws/default/demo/group-${group}/provision/${uid} provision`;
+const teardown = (group: number, uid: string, lifecycle: string) =>
+  `start teardownGroup lws/default/demo/group-${group}/rebuild/${uid} ${lifecycle}`;
+/** A restart before the group fully started has its own ID (see names.ts), so the two never collide. */
+const recreate = (group: number, leaderUid: string, started = false) =>
+  `start recreateGroup lws/default/demo/group-${group}/recreate/${leaderUid}${started ? '' : '/before-start'} recreate`;
+
+describe('trigger/decide', () => {
+  describe('lifecycleOf', () => {
+    const newImage = sampleLws({
+      leaderWorkerTemplate: {
+        ...lws.spec.leaderWorkerTemplate,
+        workerTemplate: { spec: { containers: [{ name: 'worker', image: 'nginx:1.27' }] } },
+      },
+    });
+    const oneReplica = sampleLws({ replicas: undefined });
+    const labels = (revision: string | undefined) => {
+      const out: Record<string, string> = { [LABEL_NAME]: 'demo', [LABEL_WORKER_INDEX]: '0' };
+      if (revision !== undefined) out[LABEL_TEMPLATE_REVISION_HASH] = revision;
+      return out;
+    };
+
+    // [what, lws, groupIndex, revision label of the leader, expected]
+    const cases: Array<[string, LeaderWorkerSet | undefined, number, string | undefined, string]> = [
+      ['LWS unknown', undefined, 0, currentRevision, 'delete'],
+      ['LWS being deleted', deleting(lws), 0, currentRevision, 'delete'],
+      ['LWS being deleted, group above replicas', deleting(lws), 5, currentRevision, 'delete'],
+      ['LWS being deleted, old revision', deleting(lws), 0, 'old', 'delete'],
+      ['group index == replicas', lws, 2, currentRevision, 'scale-down'],
+      ['group index > replicas', lws, 7, currentRevision, 'scale-down'],
+      ['group above replicas on an old revision', lws, 2, 'old', 'scale-down'],
+      ['replicas defaulted to 1, group 1', oneReplica, 1, currentRevision, 'scale-down'],
+      ['replicas defaulted to 1, group 0', oneReplica, 0, currentRevision, 'rebuild'],
+      ['revision label differs from the spec', lws, 1, 'old', 'rolling-update'],
+      ['template changed since the leader was built', newImage, 0, currentRevision, 'rolling-update'],
+      ['leader built from the changed template', newImage, 0, templateRevisionHash(newImage.spec), 'rebuild'],
+      ['revision label matches', lws, 1, currentRevision, 'rebuild'],
+      ['no revision label', lws, 0, undefined, 'rebuild'],
+    ];
+    for (const [what, l, group, revision, expected] of cases) {
+      it(`${what}: ${expected}`, () => {
+        const pod = leader(group, { labels: labels(revision), deleting: true });
+        assert.equal(lifecycleOf(l, group, pod), expected);
+      });
+    }
+
+    it('compares against the defaulted spec (a spec and its defaulted form hash alike)', () => {
+      const explicit = sampleLws({ startupPolicy: 'LeaderCreated', networkConfig: { subdomainPolicy: 'Shared' } });
+      assert.equal(lifecycleOf(explicit, 0, leader(0, { deleting: true })), 'rebuild');
+    });
+  });
+
+  describe('podActions', () => {
+    const owners = { 'sts-0': leader(0), 'sts-1': leader(1) };
+    const know = fakeKnowledge({ lws, stsOwners: owners });
+
+    // [what, pod, world, expected brief]
+    const cases: Array<[string, PodView, World, string[]]> = [
+      // Leaders: provision while alive, teardown while terminating.
+      ['a new leader pod', leader(1), { lws }, [provision(1, 'leader-1')]],
+      ['a new leader pod that is not Ready yet', leader(0, { ready: false }), { lws }, [provision(0, 'leader-0')]],
+      ['a leader of a group above replicas (still alive)', leader(3), { lws }, [provision(3, 'leader-3')]],
+      ['a leader whose LWS is unknown', leader(1), {}, []],
+      ['a leader whose LWS is being deleted', leader(1), { lws: deleting(lws) }, []],
+      ['a leader of another LWS of the same name elsewhere', leader(1, { namespace: 'team-a' }), { lws }, []],
+      ['a terminating leader', leader(1, { deleting: true }), { lws }, [teardown(1, 'leader-1', 'rebuild')]],
+      [
+        'a terminating leader above replicas',
+        leader(2, { deleting: true }),
+        { lws },
+        [teardown(2, 'leader-2', 'scale-down')],
+      ],
+      [
+        'a terminating leader on an old revision',
+        leader(0, { deleting: true, labels: { ...leader(0).labels, [LABEL_TEMPLATE_REVISION_HASH]: 'old' } }),
+        { lws },
+        [teardown(0, 'leader-0', 'rolling-update')],
+      ],
+      ['a terminating leader, LWS unknown', leader(0, { deleting: true }), {}, [teardown(0, 'leader-0', 'delete')]],
+      [
+        'a terminating leader, LWS being deleted',
+        leader(0, { deleting: true }),
+        { lws: deleting(lws) },
+        [teardown(0, 'leader-0', 'delete')],
+      ],
+      [
+        'a terminating leader that had restarted (teardown only)',
+        leader(0, { deleting: true, restartCount: 2 }),
+        { lws, stsOwners: owners },
+        [teardown(0, 'leader-0', 'rebuild')],
+      ],
+
+      // Restart policy on the leader itself.
+      [
+        'a leader whose container restarted',
+        leader(1, { restartCount: 1 }),
+        { lws },
+        [provision(1, 'leader-1'), recreate(1, 'leader-1')],
+      ],
+      ['a restarted leader, LWS being deleted', leader(1, { restartCount: 1 }), { lws: deleting(lws) }, []],
+      ['a restarted leader, LWS unknown', leader(1, { restartCount: 1 }), {}, []],
+
+      // Workers never provision or tear down.
+      ['a healthy worker', worker(1, 2), { lws, stsOwners: owners }, []],
+      ['a healthy worker, LWS unknown', worker(1, 2), { stsOwners: owners }, []],
+      ['a worker that is not Ready', worker(1, 2, { ready: false }), { lws, stsOwners: owners }, []],
+
+      // Restart policy on workers: keyed by the leader found through the owner chain.
+      [
+        'a worker whose container restarted',
+        worker(1, 2, { restartCount: 3 }),
+        { lws, stsOwners: owners },
+        [recreate(1, 'leader-1')],
+      ],
+      ['a deleted worker', worker(0, 3, { deleting: true }), { lws, stsOwners: owners }, [recreate(0, 'leader-0')]],
+      [
+        'a deleted worker that had also restarted',
+        worker(0, 3, { deleting: true, restartCount: 1 }),
+        { lws, stsOwners: owners },
+        [recreate(0, 'leader-0')],
+      ],
+      [
+        'a restarted worker whose leader is terminating',
+        worker(1, 1, { restartCount: 1 }),
+        { lws, stsOwners: { 'sts-1': leader(1, { deleting: true }) } },
+        [],
+      ],
+      [
+        'a deleted worker whose leader is terminating (the group is being torn down)',
+        worker(1, 1, { deleting: true }),
+        { lws, stsOwners: { 'sts-1': leader(1, { deleting: true }) } },
+        [],
+      ],
+      [
+        "an old group's deleted worker whose StatefulSet belongs to a gone leader",
+        // A replacement leader demo-1 (uid leader-1-new) owns sts-1-new; the worker's own sts-1 has no known owner.
+        worker(1, 2, { deleting: true }),
+        { lws, stsOwners: { 'sts-1-new': leader(1, { uid: 'leader-1-new' }) } },
+        [],
+      ],
+      [
+        "an old group's restarted worker whose StatefulSet belongs to a gone leader",
+        worker(1, 2, { restartCount: 4 }),
+        { lws, stsOwners: { 'sts-1-new': leader(1, { uid: 'leader-1-new' }) } },
+        [],
+      ],
+      ['a worker without a controlling owner', worker(1, 2, { ownerUid: undefined, deleting: true }), { lws }, []],
+      [
+        'a deleted worker, LWS being deleted',
+        worker(0, 3, { deleting: true }),
+        { lws: deleting(lws), stsOwners: owners },
+        [],
+      ],
+      ['a restarted worker, LWS unknown', worker(0, 3, { restartCount: 1 }), { stsOwners: owners }, []],
+    ];
+    for (const [what, pod, world, expected] of cases) {
+      it(`${what}: ${expected.length === 0 ? 'nothing' : expected.join('; ')}`, () => {
+        assert.deepEqual(brief(podActions(pod, fakeKnowledge(world), false)), expected);
+      });
+    }
+
+    // Names that do not parse (or no name label): ignored, however alarming the pod looks.
+    const ignored: Array<[string, PodView]> = [
+      ['no LWS name label', leader(1, { labels: {}, restartCount: 1 })],
+      ['a name of another LWS', leader(1, { name: 'other-1', deleting: true })],
+      ['a leading-zero ordinal', leader(1, { name: 'demo-01', deleting: true })],
+      ['a trailing non-number', leader(1, { name: 'demo-1a', deleting: true })],
+      ['worker ordinal 0', worker(1, 0, { name: 'demo-1-0', deleting: true })],
+      ['three ordinals', worker(1, 2, { name: 'demo-1-2-3', deleting: true, restartCount: 1 })],
+      ['just the LWS name', leader(0, { name: 'demo', deleting: true })],
+    ];
+    for (const [what, pod] of ignored) {
+      it(`ignores a pod with ${what}`, () => {
+        assert.deepEqual(podActions(pod, fakeKnowledge({ lws, stsOwners: owners }), true), []);
+      });
+    }
+
+    it('takes the LWS from the name label (an LWS named demo-1 has leader demo-1-2 in group 2)', () => {
+      const other = withMeta(lws, { name: 'demo-1' });
+      const pod = leader(0, { name: 'demo-1-2', uid: 'u', labels: { [LABEL_NAME]: 'demo-1' } });
+      const actions = podActions(pod, fakeKnowledge({ lws: other }), false);
+      assert.deepEqual(
+        actions.map((a) => a.workflowId),
+        ['lws/default/demo-1/group-2/provision/u'],
+      );
+      assert.deepEqual(actions[0]?.ref, { namespace: 'default', name: 'demo-1' });
+    });
+
+    it('gives provisionGroup the ref, group index and leader identity', () => {
+      const [action, ...rest] = podActions(leader(1), know, true);
+      assert.equal(rest.length, 0);
+      assert.deepEqual(action, {
+        kind: 'start',
+        workflowType: 'provisionGroup',
+        workflowId: 'lws/default/demo/group-1/provision/leader-1',
+        summary: 'provision group 1 of default/demo',
+        ref,
+        groupIndex: 1,
+        lifecycle: 'provision',
+        args: [{ ref, groupIndex: 1, leader: { namespace: 'default', name: 'demo-1', uid: 'leader-1' } }],
+        reason: 'leader demo-1 exists',
+      });
+    });
+
+    for (const searchAttributes of [true, false]) {
+      it(`gives teardownGroup the lifecycle and searchAttributes=${searchAttributes}`, () => {
+        const [action] = podActions(leader(2, { deleting: true }), know, searchAttributes);
+        assert.equal(action?.workflowType, 'teardownGroup');
+        assert.equal(action?.groupIndex, 2);
+        assert.deepEqual(action?.args, [
+          {
+            ref,
+            groupIndex: 2,
+            leader: { namespace: 'default', name: 'demo-2', uid: 'leader-2' },
+            lifecycle: 'scale-down',
+            searchAttributes,
+          },
+        ]);
+      });
+    }
+
+    // [what, pod, groups that have started, expected groupHadStarted]
+    const recreateArgs: Array<[string, PodView, string[], boolean]> = [
+      ['restarted worker, group not yet started', worker(0, 1, { restartCount: 1 }), [], false],
+      ['restarted worker, group started', worker(0, 1, { restartCount: 1 }), ['leader-0'], true],
+      ['deleted worker, another group started', worker(0, 1, { deleting: true }), ['leader-1'], false],
+      ['restarted leader, group started', leader(0, { restartCount: 1 }), ['leader-0'], true],
+    ];
+    for (const [what, pod, started, hadStarted] of recreateArgs) {
+      it(`gives recreateGroup the leader identity and groupHadStarted=${hadStarted} (${what})`, () => {
+        const actions = podActions(pod, fakeKnowledge({ lws, stsOwners: owners, started }), false);
+        const action = actions.find((a) => a.workflowType === 'recreateGroup');
+        assert.ok(action);
+        assert.equal(action.groupIndex, 0);
+        assert.deepEqual(action.args, [
+          {
+            ref,
+            groupIndex: 0,
+            leader: { namespace: 'default', name: 'demo-0', uid: 'leader-0' },
+            reason: action.reason,
+            groupHadStarted: hadStarted,
+          },
+        ]);
+        assert.match(action.reason, pod.deleting ? /was deleted/ : /restarted/);
+        assert.match(action.reason, new RegExp(pod.name));
+      });
+    }
+
+    it('never starts provision or teardown for worker pods, whatever their state', () => {
+      for (const deletingPod of [false, true]) {
+        for (const restartCount of [0, 1]) {
+          for (const world of [{ lws, stsOwners: owners }, {}, { lws: deleting(lws), stsOwners: owners }]) {
+            const actions = podActions(
+              worker(1, 3, { deleting: deletingPod, restartCount }),
+              fakeKnowledge(world),
+              true,
+            );
+            const types = actions.map((a) => a.workflowType);
+            assert.ok(!types.includes('provisionGroup'), `provision for ${JSON.stringify({ deletingPod, world })}`);
+            assert.ok(!types.includes('teardownGroup'), `teardown for ${JSON.stringify({ deletingPod, world })}`);
+          }
+        }
+      }
+    });
+  });
+
+  describe('reconcileAction', () => {
+    // [what, lws, expected workflow ID or undefined]
+    const cases: Array<[string, LeaderWorkerSet, string | undefined]> = [
+      ['generation 3', lws, 'lws/default/demo/reconcile/3'],
+      [
+        'generation 12 in team-a',
+        withMeta(lws, { namespace: 'team-a', generation: 12 }),
+        'lws/team-a/demo/reconcile/12',
+      ],
+      ['no generation (treated as 1)', withMeta(lws, { generation: undefined }), 'lws/default/demo/reconcile/1'],
+      ['being deleted', deleting(lws), undefined],
+      ['being deleted (Date timestamp)', withMeta(lws, { deletionTimestamp: new Date(DELETED_AT) }), undefined],
+      ['no namespace', withMeta(lws, { namespace: undefined }), undefined],
+      ['no name', withMeta(lws, { name: undefined }), undefined],
+    ];
+    for (const [what, l, id] of cases) {
+      it(`${what}: ${id ?? 'nothing'}`, () => assert.equal(reconcileAction(l, 'test')?.workflowId, id));
+    }
+
+    it('signals-with-start reconcileLeaderWorkerSet with the ref and generation', () => {
+      assert.deepEqual(reconcileAction(lws, 'LeaderWorkerSet changed'), {
+        kind: 'signal-with-start',
+        lifecycle: 'reconcile',
+        workflowType: 'reconcileLeaderWorkerSet',
+        workflowId: 'lws/default/demo/reconcile/3',
+        summary: 'reconcile default/demo at generation 3',
+        ref,
+        args: [{ ref, generation: 3 }],
+        reason: 'LeaderWorkerSet changed',
+      });
+    });
+  });
+
+  describe('determinism (a restarted trigger starts nothing new)', () => {
+    const owners = { 'sts-0': leader(0), 'sts-1': leader(1) };
+    const world: World = { lws, stsOwners: owners, started: ['leader-0'] };
+    const pods: PodView[] = [
+      leader(0),
+      leader(1, { restartCount: 1 }),
+      leader(2, { deleting: true }),
+      leader(0, { name: 'demo-0', uid: 'leader-0-old', deleting: true }),
+      worker(0, 1),
+      worker(0, 2, { restartCount: 2 }),
+      worker(0, 3, { deleting: true }),
+      worker(1, 3, { deleting: true }),
+    ];
+    const ids = (know: Knowledge) => pods.flatMap((p) => podActions(p, know, true)).map((a) => a.workflowId);
+
+    it('gives the same workflow IDs for the same input, from a fresh copy of the knowledge', () => {
+      const first = ids(fakeKnowledge(world));
+      const again = ids(fakeKnowledge(structuredClone(world)));
+      assert.ok(first.length > 0);
+      assert.deepEqual(again, first);
+      assert.deepEqual(
+        pods.flatMap((p) => podActions(structuredClone(p), fakeKnowledge(world), true)).map((a) => a.workflowId),
+        first,
+      );
+    });
+
+    it('gives the same IDs whatever the order the pods are seen in', () => {
+      const know = fakeKnowledge(world);
+      const backward = [...pods].reverse().flatMap((p) => podActions(p, know, true));
+      assert.deepEqual(new Set(backward.map((a) => a.workflowId)), new Set(ids(know)));
+    });
+
+    it('gives a leader the same provision ID on every update of that pod (readiness, restarts)', () => {
+      const seen = [leader(1, { ready: false }), leader(1), leader(1, { restartCount: 5 })].map(
+        (p) => podActions(p, fakeKnowledge(world), false).find((a) => a.workflowType === 'provisionGroup')?.workflowId,
+      );
+      assert.deepEqual(seen, Array(3).fill('lws/default/demo/group-1/provision/leader-1'));
+    });
+
+    it('gives every restarted or deleted pod of one group incarnation the same recreate ID', () => {
+      const group0 = [
+        leader(0, { restartCount: 1 }),
+        worker(0, 1, { restartCount: 1 }),
+        worker(0, 2, { restartCount: 7 }),
+        worker(0, 3, { deleting: true }),
+      ];
+      const recreates = group0.flatMap((p) =>
+        podActions(p, fakeKnowledge(world), false).filter((a) => a.workflowType === 'recreateGroup'),
+      );
+      assert.equal(recreates.length, group0.length);
+      assert.deepEqual(
+        new Set(recreates.map((a) => a.workflowId)),
+        new Set(['lws/default/demo/group-0/recreate/leader-0']),
+      );
+    });
+
+    it('gives a new incarnation of a group (new leader uid) new provision and recreate IDs', () => {
+      const old = podActions(leader(0, { restartCount: 1 }), fakeKnowledge(world), false).map((a) => a.workflowId);
+      const fresh = podActions(leader(0, { uid: 'leader-0-new', restartCount: 1 }), fakeKnowledge(world), false).map(
+        (a) => a.workflowId,
+      );
+      assert.equal(old.length, 2);
+      assert.equal(fresh.length, 2);
+      for (const id of fresh) assert.ok(!old.includes(id), `${id} reused`);
+    });
+
+    it('gives the same reconcile ID for the same generation and a new one for the next', () => {
+      assert.equal(reconcileAction(structuredClone(lws), 'a')?.workflowId, reconcileAction(lws, 'b')?.workflowId);
+      assert.notEqual(
+        reconcileAction(withMeta(lws, { generation: 4 }), 'a')?.workflowId,
+        reconcileAction(lws, 'a')?.workflowId,
+      );
+    });
+
+    // Under RecreateGroupAfterStart a restart before the group fully started is ignored; it must not use up the ID
+    // of a later restart, which has to recreate the group.
+    it('gives a restart after the group started a different recreate ID than one before (RecreateGroupAfterStart)', () => {
+      const pod = worker(0, 1, { restartCount: 1 });
+      const before = podActions(pod, fakeKnowledge({ lws, stsOwners: owners, started: [] }), false);
+      const after = podActions(
+        worker(0, 1, { restartCount: 2 }),
+        fakeKnowledge({ lws, stsOwners: owners, started: ['leader-0'] }),
+        false,
+      );
+      assert.notEqual(after[0]?.workflowId, before[0]?.workflowId);
+    });
+  });
+});
