@@ -5,7 +5,7 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { KubeClients } from './clients.js';
 import { classify, isConflict, isNotFound } from './kube-errors.js';
 import { controllerUid } from './summaries.js';
-import type { DeleteOutcome, ObjectIdentity } from './types.js';
+import type { DeleteOutcome, ObjectIdentity, ObjectKey } from './types.js';
 
 interface Target {
   read(): Promise<{ metadata?: V1ObjectMeta }>;
@@ -14,7 +14,8 @@ interface Target {
 
 async function deleteIncarnation(
   target: Target,
-  uid: string,
+  /** The incarnation to delete; undefined: whichever exists now (the check and the precondition still apply). */
+  uid: string | undefined,
   check: (meta: V1ObjectMeta | undefined) => DeleteOutcome | undefined,
   propagationPolicy?: string,
 ): Promise<DeleteOutcome> {
@@ -25,14 +26,13 @@ async function deleteIncarnation(
     if (isNotFound(err)) return 'absent';
     throw classify(err);
   }
-  if (meta?.uid !== uid) return 'absent';
+  if (!meta?.uid || (uid !== undefined && meta.uid !== uid)) return 'absent';
   const refused = check(meta);
   if (refused !== undefined) return refused;
   if (meta.deletionTimestamp) return 'already-deleting';
   try {
-    await target.remove(
-      propagationPolicy === undefined ? { preconditions: { uid } } : { preconditions: { uid }, propagationPolicy },
-    );
+    const preconditions = { uid: meta.uid };
+    await target.remove(propagationPolicy === undefined ? { preconditions } : { preconditions, propagationPolicy });
     return 'deleted';
   } catch (err) {
     // 409: the uid precondition failed, the name now belongs to another object; 404: gone meanwhile.
@@ -43,7 +43,7 @@ async function deleteIncarnation(
 
 export function deleteWorkerStatefulSet(
   c: KubeClients,
-  input: ObjectIdentity & { ownerUid: string; propagationPolicy: 'Foreground' | 'Background' },
+  input: ObjectKey & { uid?: string; ownerUid: string; propagationPolicy: 'Foreground' | 'Background' },
 ): Promise<DeleteOutcome> {
   const { namespace, name } = input;
   return deleteIncarnation(

@@ -112,7 +112,12 @@ export interface LwsActivities {
    * controlling owner is `ownerUid`, with the given propagation policy.
    */
   deleteWorkerStatefulSet(
-    input: ObjectIdentity & { ownerUid: string; propagationPolicy: 'Foreground' | 'Background' },
+    input: ObjectKey & {
+      /** The incarnation; omitted: the one that exists now, if `ownerUid` controls it. */
+      uid?: string;
+      ownerUid: string;
+      propagationPolicy: 'Foreground' | 'Background';
+    },
   ): Promise<DeleteOutcome>;
   /** Delete a pod with `preconditions.uid`. */
   deletePod(input: ObjectIdentity): Promise<DeleteOutcome>;

@@ -4,6 +4,7 @@ import { copyFile, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises
 import { request } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { reuseConnections } from '../config/kubernetes.js';
 import { createLogger, formatDuration, type Logger } from '../log.js';
 import { binPath, clusterDir, kubeconfigPath, repoRoot } from './paths.js';
 import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
@@ -374,5 +375,5 @@ export async function stopCluster(opts: { log?: Logger; keepData?: boolean } = {
 export function localKubeConfig(): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath);
-  return kc;
+  return reuseConnections(kc);
 }

@@ -20,7 +20,11 @@ export interface ControllerProcess {
   stop(): Promise<void>;
 }
 
-const readyLine: Record<ControllerRole, RegExp> = { worker: /\[worker\] running/, trigger: /\[trigger\] watching/ };
+/** The line each process logs once it serves, in the human and the JSON log format. */
+const readyLine: Record<ControllerRole, RegExp> = {
+  worker: /\[worker\] running|"component":"worker","msg":"running"/,
+  trigger: /\[trigger\] watching|"component":"trigger","msg":"watching"/,
+};
 
 /** Starts `src/<role>/main.ts`; resolves once it logged that it is serving, appending its output to `logDir`. */
 export function startControllerProcess(

@@ -19,6 +19,7 @@ export function podView(pod: V1Pod): PodView | undefined {
     ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     restartCount: statuses.reduce((sum, s) => sum + (s.restartCount ?? 0), 0),
     ownerUid: m.ownerReferences?.find((r) => r.controller)?.uid,
+    annotations: m.annotations ?? {},
   };
 }
 

@@ -6,6 +6,7 @@ import {
   LABEL_NAME,
   LABEL_TEMPLATE_REVISION_HASH,
   parsePodName,
+  resolvePodTerminationPolicy,
   templateRevisionHash,
   workflowId,
   workflowSummary,
@@ -26,6 +27,7 @@ export interface PodView {
   restartCount: number;
   /** Controlling owner: the leader StatefulSet for a leader, the group's worker StatefulSet for a worker. */
   ownerUid?: string;
+  annotations?: Record<string, string>;
 }
 
 export interface StatefulSetView {
@@ -113,6 +115,11 @@ export function podActions(pod: PodView, know: Knowledge, searchAttributes: bool
   if (workerIndex === 0) {
     if (pod.deleting) {
       const lifecycle = lifecycleOf(lws, groupIndex, pod);
+      // The policy as known now, so that under Parallel the workflow's first call is the delete.
+      const { policy } = resolvePodTerminationPolicy({
+        lws,
+        leaderPod: { metadata: { annotations: pod.annotations } },
+      });
       actions.push({
         kind: 'start',
         groupIndex,
@@ -121,7 +128,7 @@ export function podActions(pod: PodView, know: Knowledge, searchAttributes: bool
           ref,
           { kind: 'rebuild', groupIndex, oldLeaderUid: pod.uid },
           'teardownGroup',
-          [{ ref, groupIndex, leader: identity, lifecycle, searchAttributes }],
+          [{ ref, groupIndex, leader: identity, lifecycle, searchAttributes, policy }],
           `leader ${pod.name} is terminating (${lifecycle})`,
         ),
       });

@@ -28,6 +28,11 @@ export interface TeardownGroupInput {
   lifecycle: Lifecycle;
   /** Whether the server has this project's search attributes registered (the trigger checks at start). */
   searchAttributes?: boolean;
+  /**
+   * The policy as the trigger knew it when it saw the leader terminating. Parallel: delete the workers before
+   * anything else (the activity still refuses a StatefulSet this leader does not control).
+   */
+  policy?: PodTerminationPolicy;
 }
 
 export interface TeardownGroupResult {
@@ -66,7 +71,18 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
   const timeline = new Timeline(`${lifecycle} of group ${groupIndex} of ${ref.namespace}/${ref.name}`);
   const started = new Date().toISOString();
   const workerKey = { namespace: ref.namespace, name: workerStatefulSetName(ref.name, groupIndex) };
-  // One round of reads, in parallel: under Parallel every millisecond before the delete is teardown time.
+  let workersDeletedAt: string | undefined;
+  const deleteWorkers = async (uid?: string) => {
+    const outcome = await kube.deleteWorkerStatefulSet({
+      ...workerKey,
+      uid,
+      ownerUid: leader.uid,
+      propagationPolicy: 'Foreground',
+    });
+    if (outcome === 'deleted') workersDeletedAt = new Date().toISOString();
+  };
+  // Under Parallel every millisecond before the delete is teardown time: delete first, read after.
+  if (input.policy === 'Parallel') await deleteWorkers();
   const [lws, leaderPod, sts] = await Promise.all([
     kube.getLeaderWorkerSet(ref),
     kube.getPod(leader),
@@ -78,23 +94,14 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
   // Only this leader's workers are ours to follow; a replacement group's StatefulSet is never touched.
   const ownSts = sts !== null && sts.ownerUid === leader.uid ? sts : null;
 
-  let workersDeletedAt: string | undefined;
-  if (ownSts) {
+  if (ownSts && !workersDeletedAt) {
     const decision = decideWorkerTeardown({
       policy,
       leaderUid: leader.uid,
       leaderPod: asState(leaderPod),
       workerStatefulSet: asState(ownSts),
     });
-    if (decision.action === 'delete') {
-      const outcome = await kube.deleteWorkerStatefulSet({
-        ...workerKey,
-        uid: decision.preconditionUid,
-        ownerUid: leader.uid,
-        propagationPolicy: decision.propagationPolicy,
-      });
-      if (outcome === 'deleted') workersDeletedAt = new Date().toISOString();
-    }
+    if (decision.action === 'delete') await deleteWorkers(decision.preconditionUid);
   }
 
   const lwsUid = lws?.metadata.uid;

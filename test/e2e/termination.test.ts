@@ -175,7 +175,10 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     for (const w of workers) assert.ok(w.terminatingAt! - leader.terminatingAt! < 1000);
     const teardown = Math.max(leader.goneAt!, ...workers.map((w) => w.goneAt!)) - t0;
     assert.ok(teardown < 1.8 * GMS, `scale-down teardown took ${teardown} ms`);
-    assert.equal(await lws.statefulSet('par-1'), undefined);
+    // The garbage collector removes the foreground-deleted StatefulSet a moment after its last pod.
+    await waitFor('worker StatefulSet par-1 gone', async () => ((await lws.statefulSet('par-1')) ? undefined : true), {
+      timeoutMs: 10_000,
+    });
   });
 
   for (const [policy, low, high] of [

@@ -148,6 +148,7 @@ describe('trigger/cluster-view', () => {
         ready: false,
         restartCount: 0,
         ownerUid: undefined,
+        annotations: {},
       });
       assert.equal(podView(base)?.deleting, false);
       assert.deepEqual(podView({ metadata: { namespace: 'n', name: 'x', uid: 'u' } })?.labels, {});

@@ -305,8 +305,30 @@ describe('trigger/decide', () => {
             leader: { namespace: 'default', name: 'demo-2', uid: 'leader-2' },
             lifecycle: 'scale-down',
             searchAttributes,
+            policy: lws.spec.podTerminationPolicy ?? 'Sequential',
           },
         ]);
+      });
+    }
+
+    // The trigger passes the policy it knows, so that under Parallel the workflow deletes the workers first.
+    const policyCases: [string, PodView, LeaderWorkerSet | undefined, string][] = [
+      ['from the LWS spec', leader(0, { deleting: true }), sampleLws({ podTerminationPolicy: 'Parallel' }), 'Parallel'],
+      [
+        'from the leader annotation once the LWS is gone',
+        leader(0, {
+          deleting: true,
+          annotations: { 'leaderworkerset.sigs.k8s.io/pod-termination-policy': 'Parallel' },
+        }),
+        undefined,
+        'Parallel',
+      ],
+      ['Sequential by default', leader(0, { deleting: true }), undefined, 'Sequential'],
+    ];
+    for (const [what, pod, known, policy] of policyCases) {
+      it(`passes teardownGroup the policy ${what}`, () => {
+        const [action] = podActions(pod, fakeKnowledge({ lws: known }), false);
+        assert.equal((action?.args[0] as { policy?: string }).policy, policy);
       });
     }
 

@@ -1,0 +1,116 @@
+// Follows every pod of one namespace through a watch and answers, per group, when its old pods were gone and when a
+// new set of pods was Ready: the two times the benchmark reports, measured from the API rather than the controller.
+import * as k8s from '@kubernetes/client-node';
+import { LABEL_NAME, parsePodName } from '../model/index.js';
+
+interface PodState {
+  uid: string;
+  lws: string;
+  groupIndex: number;
+  ready: boolean;
+  deleting: boolean;
+  gone?: number;
+  terminatingAt?: number;
+}
+
+export class PodTracker {
+  private readonly pods = new Map<string, PodState>();
+  private abort?: AbortController;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    private readonly kc: k8s.KubeConfig,
+    private readonly namespace: string,
+  ) {}
+
+  async start(): Promise<void> {
+    this.abort = await new k8s.Watch(this.kc).watch(
+      `/api/v1/namespaces/${this.namespace}/pods`,
+      { labelSelector: LABEL_NAME },
+      (type: string, pod: k8s.V1Pod) => this.onEvent(type, pod),
+      () => undefined,
+    );
+  }
+
+  stop(): void {
+    this.abort?.abort();
+  }
+
+  private onEvent(type: string, pod: k8s.V1Pod): void {
+    const m = pod.metadata;
+    const lws = m?.labels?.[LABEL_NAME];
+    if (!m?.uid || !m.name || !lws) return;
+    const parsed = parsePodName(lws, m.name);
+    if (!parsed) return;
+    const now = Date.now();
+    const state = this.pods.get(m.uid) ?? {
+      uid: m.uid,
+      lws,
+      groupIndex: parsed.groupIndex,
+      ready: false,
+      deleting: false,
+    };
+    state.ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    state.deleting = Boolean(m.deletionTimestamp);
+    if (state.deleting) state.terminatingAt ??= now;
+    if (type === 'DELETED') state.gone ??= now;
+    this.pods.set(m.uid, state);
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** UIDs of the live pods of a group now. */
+  groupUids(lws: string, groupIndex: number): string[] {
+    return [...this.pods.values()]
+      .filter((p) => p.lws === lws && p.groupIndex === groupIndex && !p.gone)
+      .map((p) => p.uid);
+  }
+
+  /** Resolves when `check` returns a value, re-evaluated on every watch event (and every second). */
+  until<T>(check: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const deadline = Date.now() + timeoutMs;
+      const tick = () => {
+        const value = check();
+        if (value !== undefined) return resolve(value);
+        if (Date.now() > deadline) return reject(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`));
+        this.waiters.push(tick);
+        setTimeout(() => {
+          const i = this.waiters.indexOf(tick);
+          if (i >= 0) {
+            this.waiters.splice(i, 1);
+            tick();
+          }
+        }, 1000).unref();
+      };
+      tick();
+    });
+  }
+
+  /** When the last of these pods was gone, once all are. */
+  goneAt(uids: string[]): number | undefined {
+    const times = uids.map((u) => this.pods.get(u)?.gone);
+    return times.every((t) => t !== undefined) ? Math.max(...(times as number[])) : undefined;
+  }
+
+  /** When the first of these pods started terminating. */
+  terminatingAt(uids: string[]): number | undefined {
+    const times = uids.map((u) => this.pods.get(u)?.terminatingAt).filter((t): t is number => t !== undefined);
+    return times.length ? Math.min(...times) : undefined;
+  }
+
+  /** A group of `size` Ready pods, none of them in `old`: the replacement group. */
+  replacementReady(lws: string, groupIndex: number, size: number, old: Set<string>): boolean {
+    const fresh = [...this.pods.values()].filter(
+      (p) => p.lws === lws && p.groupIndex === groupIndex && !p.gone && !p.deleting && !old.has(p.uid) && p.ready,
+    );
+    return fresh.length >= size;
+  }
+
+  /** `replicas` groups of `size` Ready pods each. */
+  allReady(lws: string, replicas: number, size: number): boolean {
+    const ready = [...this.pods.values()].filter((p) => p.lws === lws && !p.gone && !p.deleting && p.ready);
+    return ready.length >= replicas * size;
+  }
+}

@@ -1,0 +1,139 @@
+// docs/benchmarks.md and the timeline chart (SVG) from a BenchResult.
+import type { BenchResult, ScenarioResult } from './results.js';
+
+const s = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(2)} s`);
+
+function pair(results: ScenarioResult[], id: string) {
+  const seq = results.find((r) => r.id === id && r.policy === 'Sequential');
+  const par = results.find((r) => r.id === id && r.policy === 'Parallel');
+  return { seq, par };
+}
+
+function ids(result: BenchResult): string[] {
+  return [...new Set(result.scenarios.map((r) => r.id))];
+}
+
+/** Targets of issue 5, checked against the measurement (reported, never asserted by tests). */
+export function targets(result: BenchResult): { target: string; measured: string; met: boolean }[] {
+  const G = result.graceSeconds * 1000;
+  const one = pair(result.scenarios, 'rebuild-1');
+  const many = pair(result.scenarios, 'rebuild-50');
+  const ratio = one.seq && one.par ? one.par.teardownP50Ms / one.seq.teardownP50Ms : NaN;
+  const rss = result.processes.worker.peakRssMb + result.processes.trigger.peakRssMb;
+  return [
+    {
+      target: 'Parallel teardown p50 <= G + 1 s (one group)',
+      measured: s(one.par?.teardownP50Ms),
+      met: (one.par?.teardownP50Ms ?? Infinity) <= G + 1000,
+    },
+    {
+      target: `ratio Parallel / Sequential <= 0.55${result.graceSeconds === 10 ? '' : ' (target is at G = 10 s)'}`,
+      measured: ratio.toFixed(2),
+      met: ratio <= 0.55,
+    },
+    {
+      target: `${many.par?.groups ?? 50} concurrent Parallel rebuilds: teardown p95 <= G + 3 s`,
+      measured: s(many.par?.teardownP95Ms),
+      met: (many.par?.teardownP95Ms ?? Infinity) <= G + 3000,
+    },
+    {
+      target: 'trigger reaction p99 <= 250 ms',
+      measured: `${result.trigger.reactionP99Ms} ms`,
+      met: result.trigger.reactionP99Ms <= 250,
+    },
+    { target: 'worker + trigger peak RSS <= 300 MB', measured: `${rss} MB`, met: rss <= 300 },
+  ];
+}
+
+export function markdown(result: BenchResult, chartFile: string): string {
+  const G = result.graceSeconds * 1000;
+  const rows = ids(result).map((id) => {
+    const { seq, par } = pair(result.scenarios, id);
+    const ratio = seq && par ? (par.teardownP50Ms / seq.teardownP50Ms).toFixed(2) : '-';
+    const rratio = seq?.recoveryP50Ms && par?.recoveryP50Ms ? (par.recoveryP50Ms / seq.recoveryP50Ms).toFixed(2) : '-';
+    return `| ${seq?.title ?? id} | ${seq?.groups} x ${seq?.size} | ${seq?.samples.length ?? 0} | ${s(seq?.teardownP50Ms)} / ${s(seq?.teardownP95Ms)} | ${s(par?.teardownP50Ms)} / ${s(par?.teardownP95Ms)} | ${ratio} | ${s((par?.teardownP50Ms ?? G) - G)} | ${s(seq?.recoveryP50Ms)} / ${s(seq?.recoveryP95Ms)} | ${s(par?.recoveryP50Ms)} / ${s(par?.recoveryP95Ms)} | ${rratio} |`;
+  });
+  const t = targets(result);
+  const v = result.versions;
+  return `# Benchmarks
+
+Measured by \`${result.command}\` on ${result.date.slice(0, 10)}: ${result.machine.cpus} cores (${result.machine.model}),
+${result.machine.memoryGiB} GiB; Node ${v.node}, Temporal TypeScript SDK ${v.temporalSdk}, Temporal CLI dev server
+${v.temporalCli}, Kubernetes ${v.kubernetes} (kube-apiserver, kube-controller-manager, kube-scheduler), etcd ${v.etcd},
+KWOK ${v.kwok}. Grace period G = ${result.graceSeconds} s${result.quick ? ' (quick mode: fewer rounds and groups)' : ''}; the run took
+${(result.durationMs / 60000).toFixed(1)} min.
+
+Both policies run side by side in each scenario (two LeaderWorkerSets in one namespace, same moment). Times are taken
+from a watch on the API server: **teardown** is leader deletion (or the scale-down / LWS delete call) to the last old
+pod of the group gone; **recovery** is leader deletion to a new group of \`size\` Ready pods. The fake kubelets (KWOK)
+remove a pod exactly when its grace period ends, so G is the physical floor of a teardown; "overhead" is Parallel's
+teardown p50 above it. Each group of each round is one sample.
+
+| scenario | groups x size | samples | Sequential teardown p50 / p95 | Parallel teardown p50 / p95 | ratio P/S | Parallel overhead above G | Sequential recovery p50 / p95 | Parallel recovery p50 / p95 | recovery ratio |
+|---|---|---|---|---|---|---|---|---|---|
+${rows.join('\n')}
+
+Trigger reaction (watch event to workflow started, ${result.trigger.reactions} starts): p50 ${result.trigger.reactionP50Ms} ms,
+p99 ${result.trigger.reactionP99Ms} ms.
+
+| process | peak RSS | CPU time |
+|---|---|---|
+| worker | ${result.processes.worker.peakRssMb} MB | ${result.processes.worker.cpuSeconds} s |
+| trigger | ${result.processes.trigger.peakRssMb} MB | ${result.processes.trigger.cpuSeconds} s |
+
+| target | measured | met |
+|---|---|---|
+${t.map((x) => `| ${x.target} | ${x.measured} | ${x.met ? 'yes' : 'no'} |`).join('\n')}
+
+One group rebuilt, first round: when the leader was gone, when the workers started terminating and were gone, and
+when the new group was Ready.
+
+![Sequential and Parallel group timelines](${chartFile})
+`;
+}
+
+/** Horizontal bars per policy for the first one-group rebuild: leader, workers, new group. */
+export function timelineSvg(result: BenchResult): string {
+  const { seq, par } = pair(result.scenarios, 'rebuild-1');
+  const rows = [seq, par].filter((r): r is ScenarioResult => r !== undefined && r.samples.length > 0);
+  const max = Math.max(...rows.map((r) => r.samples[0]!.recoveryMs ?? r.samples[0]!.teardownMs), 1);
+  const width = 760;
+  const left = 110;
+  const scale = (ms: number) => left + (ms / max) * (width - left - 20);
+  const bar = (y: number, from: number, to: number, color: string, label: string) =>
+    `<rect x="${scale(from).toFixed(1)}" y="${y}" width="${Math.max(1, scale(to) - scale(from)).toFixed(1)}" height="14" fill="${color}"><title>${label}: ${(from / 1000).toFixed(2)}-${(to / 1000).toFixed(2)} s</title></rect>`;
+  const parts: string[] = [];
+  rows.forEach((r, i) => {
+    const x = r.samples[0]!;
+    const y = 30 + i * 70;
+    parts.push(`<text x="10" y="${y + 26}" font-size="13">${r.policy}</text>`);
+    parts.push(bar(y, 0, x.leaderGoneMs, '#d9534f', 'leader terminating'));
+    parts.push(bar(y + 16, x.workersTerminatingMs, x.teardownMs, '#f0ad4e', 'workers terminating'));
+    if (x.recoveryMs !== undefined)
+      parts.push(bar(y + 32, x.teardownMs, x.recoveryMs, '#5cb85c', 'new group provisioning'));
+  });
+  const ticks: string[] = [];
+  for (let t = 0; t <= max; t += result.graceSeconds * 1000) {
+    ticks.push(
+      `<line x1="${scale(t)}" y1="22" x2="${scale(t)}" y2="${30 + rows.length * 70}" stroke="#ccc"/><text x="${scale(t) - 8}" y="${44 + rows.length * 70}" font-size="11">${t / 1000}s</text>`,
+    );
+  }
+  const legend = [
+    ['#d9534f', 'leader terminating'],
+    ['#f0ad4e', 'workers terminating'],
+    ['#5cb85c', 'new group provisioning'],
+  ]
+    .map(
+      ([c, l], i) =>
+        `<rect x="${left + i * 190}" y="4" width="12" height="12" fill="${c}"/><text x="${left + i * 190 + 16}" y="14" font-size="12">${l}</text>`,
+    )
+    .join('');
+  const height = 56 + rows.length * 70;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">
+<rect width="100%" height="100%" fill="white"/>
+${legend}
+${ticks.join('\n')}
+${parts.join('\n')}
+</svg>
+`;
+}

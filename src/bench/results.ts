@@ -1,0 +1,54 @@
+// The benchmark's result document (docs/benchmarks.json) and the statistics it uses.
+
+export interface GroupSample {
+  /** Leader deletion (or scale-down / LWS deletion) -> last old pod of the group gone. */
+  teardownMs: number;
+  /** -> the old leader gone. */
+  leaderGoneMs: number;
+  /** -> the first old worker terminating. */
+  workersTerminatingMs: number;
+  /** -> a new group of `size` Ready pods (rebuilds only). */
+  recoveryMs?: number;
+}
+
+export interface ScenarioResult {
+  id: string;
+  title: string;
+  kind: 'rebuild' | 'scale-down' | 'delete';
+  groups: number;
+  size: number;
+  policy: 'Sequential' | 'Parallel';
+  samples: GroupSample[];
+  teardownP50Ms: number;
+  teardownP95Ms: number;
+  recoveryP50Ms?: number;
+  recoveryP95Ms?: number;
+}
+
+export interface ProcessStats {
+  /** VmHWM: the most resident memory the process ever had. */
+  peakRssMb: number;
+  /** User + system CPU time. */
+  cpuSeconds: number;
+}
+
+export interface BenchResult {
+  command: string;
+  date: string;
+  machine: { cpus: number; model: string; memoryGiB: number };
+  versions: Record<string, string>;
+  graceSeconds: number;
+  quick: boolean;
+  durationMs: number;
+  scenarios: ScenarioResult[];
+  trigger: { reactions: number; reactionP50Ms: number; reactionP99Ms: number };
+  processes: { worker: ProcessStats; trigger: ProcessStats };
+}
+
+/** Nearest-rank percentile; 0 for no values. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1]!;
+}

@@ -1,0 +1,317 @@
+// `npm run bench`: Sequential and Parallel side by side on the local cluster, each scenario run for both policies at
+// once in one namespace. Times come from a watch on the API server (PodTracker), not from the controller's own view.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { formatDuration } from '../log.js';
+import { API_GROUP, API_VERSION, PLURAL, type LeaderWorkerSet, type PodTerminationPolicy } from '../model/index.js';
+import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
+import { startControllerProcess, type ControllerProcess } from '../stack/controller-processes.js';
+import { installCrd } from '../stack/crd.js';
+import { startDevServer } from '../stack/dev-server.js';
+import { kubeconfigPath, repoRoot, stateDir } from '../stack/paths.js';
+import { waitFor } from '../stack/processes.js';
+import { isProvisioned, provision } from '../stack/provision.js';
+import { createLogger } from '../log.js';
+import { PodTracker } from './pod-tracker.js';
+import { percentile, type BenchResult, type GroupSample, type ScenarioResult } from './results.js';
+import { processStats } from './process-stats.js';
+
+export interface Scenario {
+  id: string;
+  title: string;
+  kind: 'rebuild' | 'scale-down' | 'delete';
+  groups: number;
+  size: number;
+  /** Rebuild rounds on the same LWS (more samples). */
+  rounds: number;
+}
+
+export function scenarios(quick: boolean): Scenario[] {
+  const all: Scenario[] = [
+    { id: 'rebuild-1', title: 'one group rebuilt', kind: 'rebuild', groups: 1, size: 4, rounds: quick ? 2 : 5 },
+    {
+      id: 'rebuild-10',
+      title: '10 groups rebuilt at once',
+      kind: 'rebuild',
+      groups: 10,
+      size: 4,
+      rounds: quick ? 1 : 2,
+    },
+    {
+      id: 'rebuild-50',
+      title: '50 groups rebuilt at once',
+      kind: 'rebuild',
+      groups: quick ? 20 : 50,
+      size: 4,
+      rounds: 1,
+    },
+    {
+      id: 'scale-down',
+      title: `scale-down ${quick ? 4 : 10} -> 0`,
+      kind: 'scale-down',
+      groups: quick ? 4 : 10,
+      size: 4,
+      rounds: 1,
+    },
+    { id: 'delete', title: 'LWS deletion', kind: 'delete', groups: quick ? 4 : 10, size: 4, rounds: 1 },
+    { id: 'size-2', title: 'one group of size 2 rebuilt', kind: 'rebuild', groups: 1, size: 2, rounds: quick ? 1 : 3 },
+    { id: 'size-8', title: 'one group of size 8 rebuilt', kind: 'rebuild', groups: 1, size: 8, rounds: quick ? 1 : 3 },
+  ];
+  if (quick) all[2]!.title = '20 groups rebuilt at once';
+  return all;
+}
+
+const policies: PodTerminationPolicy[] = ['Sequential', 'Parallel'];
+
+function manifest(
+  name: string,
+  policy: PodTerminationPolicy,
+  replicas: number,
+  size: number,
+  grace: number,
+): LeaderWorkerSet {
+  const template = (role: string) => ({
+    spec: { terminationGracePeriodSeconds: grace, containers: [{ name: role, image: 'registry.invalid/inference:1' }] },
+  });
+  return {
+    apiVersion: `${API_GROUP}/${API_VERSION}`,
+    kind: 'LeaderWorkerSet',
+    metadata: { name },
+    spec: {
+      podTerminationPolicy: policy,
+      replicas,
+      leaderWorkerTemplate: { size, leaderTemplate: template('leader'), workerTemplate: template('worker') },
+    },
+  };
+}
+
+export interface BenchOptions {
+  graceSeconds: number;
+  quick: boolean;
+  /** Only these scenario ids (all when empty). */
+  only: string[];
+  progress: (line: string) => void;
+}
+
+async function runScenario(
+  kc: k8s.KubeConfig,
+  scenario: Scenario,
+  graceSeconds: number,
+  progress: (line: string) => void,
+): Promise<ScenarioResult[]> {
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  const namespace = `bench-${scenario.id}-${Date.now().toString(36)}`;
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  await waitFor(
+    'the default ServiceAccount',
+    async () => (await core.readNamespacedServiceAccount({ name: 'default', namespace })) && true,
+    {
+      timeoutMs: 30_000,
+    },
+  );
+  const tracker = new PodTracker(kc, namespace);
+  await tracker.start();
+  const g = scenario.groups;
+  const names = Object.fromEntries(policies.map((p) => [p, `${scenario.id}-${p.toLowerCase()}`])) as Record<
+    PodTerminationPolicy,
+    string
+  >;
+  const samples: Record<PodTerminationPolicy, GroupSample[]> = { Sequential: [], Parallel: [] };
+  const timeout = (20 * graceSeconds + 60 + g * 2) * 1000;
+  try {
+    for (const policy of policies) {
+      const body = manifest(names[policy], policy, g, scenario.size, graceSeconds);
+      await custom.createNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        plural: PLURAL,
+        namespace,
+        body,
+      });
+    }
+    await tracker.until(
+      () => (policies.every((p) => tracker.allReady(names[p], g, scenario.size)) ? true : undefined),
+      timeout,
+      `${g} groups ready`,
+    );
+    for (let round = 1; round <= scenario.rounds; round++) {
+      const old = Object.fromEntries(
+        policies.map((p) => [p, Array.from({ length: g }, (_, i) => tracker.groupUids(names[p], i))]),
+      ) as Record<PodTerminationPolicy, string[][]>;
+      const t0 = Date.now();
+      await Promise.all(
+        policies.map(async (p) => {
+          if (scenario.kind === 'rebuild') {
+            await Promise.all(
+              Array.from({ length: g }, (_, i) => core.deleteNamespacedPod({ name: `${names[p]}-${i}`, namespace })),
+            );
+          } else if (scenario.kind === 'scale-down') {
+            await custom.patchNamespacedCustomObject(
+              {
+                group: API_GROUP,
+                version: API_VERSION,
+                plural: PLURAL,
+                namespace,
+                name: names[p],
+                body: { spec: { replicas: 0 } },
+              },
+              k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+            );
+          } else {
+            await custom.deleteNamespacedCustomObject({
+              group: API_GROUP,
+              version: API_VERSION,
+              plural: PLURAL,
+              namespace,
+              name: names[p],
+            });
+          }
+        }),
+      );
+      await Promise.all(
+        policies.flatMap((p) =>
+          old[p].map(async (uids, i) => {
+            const leader = `${names[p]}-${i}`;
+            const gone = await tracker.until(() => tracker.goneAt(uids), timeout, `old group ${i} of ${names[p]} gone`);
+            const sample: GroupSample = {
+              teardownMs: gone - t0,
+              leaderGoneMs: (tracker.goneAt(uids.slice(0, 1)) ?? gone) - t0,
+              workersTerminatingMs: (tracker.terminatingAt(uids.slice(1)) ?? t0) - t0,
+            };
+            if (scenario.kind === 'rebuild') {
+              const oldSet = new Set(uids);
+              const ready = await tracker.until(
+                () => (tracker.replacementReady(names[p], i, scenario.size, oldSet) ? Date.now() : undefined),
+                timeout,
+                `replacement of ${leader}`,
+              );
+              sample.recoveryMs = ready - t0;
+            }
+            samples[p].push(sample);
+          }),
+        ),
+      );
+      const p50 = (p: PodTerminationPolicy) =>
+        formatDuration(
+          percentile(
+            samples[p].map((s) => s.teardownMs),
+            50,
+          ),
+        );
+      progress(
+        `  ${scenario.id} round ${round}/${scenario.rounds}: teardown p50 Sequential ${p50('Sequential')}, Parallel ${p50('Parallel')}`,
+      );
+    }
+  } finally {
+    tracker.stop();
+    // Not awaited: the namespace's pods take their grace period to go, and the next scenario has its own namespace.
+    core.deleteNamespace({ name: namespace }).catch(() => undefined);
+  }
+  return policies.map((policy) => ({
+    id: scenario.id,
+    title: scenario.title,
+    kind: scenario.kind,
+    groups: scenario.groups,
+    size: scenario.size,
+    policy,
+    samples: samples[policy],
+    teardownP50Ms: percentile(
+      samples[policy].map((s) => s.teardownMs),
+      50,
+    ),
+    teardownP95Ms: percentile(
+      samples[policy].map((s) => s.teardownMs),
+      95,
+    ),
+    recoveryP50Ms:
+      scenario.kind === 'rebuild'
+        ? percentile(
+            samples[policy].map((s) => s.recoveryMs ?? 0),
+            50,
+          )
+        : undefined,
+    recoveryP95Ms:
+      scenario.kind === 'rebuild'
+        ? percentile(
+            samples[policy].map((s) => s.recoveryMs ?? 0),
+            95,
+          )
+        : undefined,
+  }));
+}
+
+/** Trigger reaction times (watch event -> workflow started) from its JSON log lines. */
+function reactionTimes(trigger: ControllerProcess): number[] {
+  const out: number[] = [];
+  for (const line of trigger.lines) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const entry = JSON.parse(line) as { msg?: string; latencyMs?: number };
+      if (entry.msg === 'workflow started' && typeof entry.latencyMs === 'number') out.push(entry.latencyMs);
+    } catch {
+      /* not a log object */
+    }
+  }
+  return out;
+}
+
+export async function runBench(opts: BenchOptions): Promise<BenchResult> {
+  const started = Date.now();
+  if (!(await isProvisioned())) await provision({ log: createLogger('provision') });
+  const clusterWasRunning = Boolean(await isClusterRunning());
+  await startCluster({ log: createLogger('cluster') });
+  const kc = localKubeConfig();
+  await installCrd(kc);
+  const server = await startDevServer();
+  const env = { ...process.env, KUBECONFIG: kubeconfigPath, TEMPORAL_ADDRESS: server.address, LOG_FORMAT: 'json' };
+  const logDir = join(stateDir, 'bench-logs');
+  const [worker, trigger] = await Promise.all([
+    startControllerProcess('worker', env, logDir),
+    startControllerProcess('trigger', env, logDir),
+  ]);
+  const results: ScenarioResult[] = [];
+  try {
+    const list = scenarios(opts.quick).filter((s) => opts.only.length === 0 || opts.only.includes(s.id));
+    for (const [i, scenario] of list.entries()) {
+      opts.progress(
+        `[${i + 1}/${list.length}] ${scenario.title} (groups ${scenario.groups}, size ${scenario.size}, G ${opts.graceSeconds}s, elapsed ${formatDuration(Date.now() - started)})`,
+      );
+      results.push(...(await runScenario(kc, scenario, opts.graceSeconds, opts.progress)));
+    }
+    const reactions = reactionTimes(trigger);
+    const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    const { versions } = await import('../stack/versions.js');
+    return {
+      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}`,
+      date: new Date().toISOString(),
+      machine: machineInfo(),
+      versions: { node: process.version, temporalSdk: pkg.dependencies['@temporalio/worker'] ?? '?', ...versions },
+      graceSeconds: opts.graceSeconds,
+      quick: opts.quick,
+      durationMs: Date.now() - started,
+      scenarios: results,
+      trigger: {
+        reactions: reactions.length,
+        reactionP50Ms: percentile(reactions, 50),
+        reactionP99Ms: percentile(reactions, 99),
+      },
+      processes: { worker: processStats(worker.child.pid!), trigger: processStats(trigger.child.pid!) },
+    };
+  } finally {
+    await Promise.all([trigger.stop(), worker.stop()]);
+    await server.stop();
+    if (!clusterWasRunning) await stopCluster({ log: createLogger('cluster') });
+  }
+}
+
+function machineInfo(): BenchResult['machine'] {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  const model = /model name\s*:\s*(.+)/.exec(cpuinfo)?.[1] ?? 'unknown';
+  const memKb = Number(/MemTotal:\s*(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0);
+  const cpus = cpuinfo.split('\n').filter((l) => l.startsWith('processor')).length;
+  return { cpus, model, memoryGiB: Math.round(memKb / 1024 / 1024) };
+}
