@@ -15,6 +15,7 @@ try {
       grace: { type: 'string', default: '10' },
       only: { type: 'string', default: '' },
       out: { type: 'string', default: join(repoRoot, 'docs') },
+      dev: { type: 'boolean', default: false },
     },
   });
   const graceSeconds = Number(values.grace);
@@ -27,6 +28,7 @@ try {
     graceSeconds,
     quick: values.quick,
     only: values.only.split(',').filter(Boolean),
+    compiled: !values.dev,
     progress: (line) => process.stdout.write(line + '\n'),
   });
   writeFileSync(join(out, 'benchmarks.json'), JSON.stringify(result, null, 2) + '\n');

@@ -39,6 +39,8 @@ export interface BenchResult {
   versions: Record<string, string>;
   graceSeconds: number;
   quick: boolean;
+  /** Worker and trigger ran compiled (dist/, workflow bundle built ahead of time), not through tsx. */
+  compiled: boolean;
   durationMs: number;
   scenarios: ScenarioResult[];
   trigger: { reactions: number; reactionP50Ms: number; reactionP99Ms: number };

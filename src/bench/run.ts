@@ -1,5 +1,6 @@
 // `npm run bench`: Sequential and Parallel side by side on the local cluster, each scenario run for both policies at
 // once in one namespace. Times come from a watch on the API server (PodTracker), not from the controller's own view.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -91,6 +92,11 @@ export interface BenchOptions {
   quick: boolean;
   /** Only these scenario ids (all when empty). */
   only: string[];
+  /**
+   * Run worker and trigger as production does: compiled JavaScript (`npm run build`), the worker from a workflow
+   * bundle built ahead of time. false: TypeScript through tsx, webpack at worker start (development).
+   */
+  compiled: boolean;
   progress: (line: string) => void;
 }
 
@@ -265,11 +271,20 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const kc = localKubeConfig();
   await installCrd(kc);
   const server = await startDevServer();
-  const env = { ...process.env, KUBECONFIG: kubeconfigPath, TEMPORAL_ADDRESS: server.address, LOG_FORMAT: 'json' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    KUBECONFIG: kubeconfigPath,
+    TEMPORAL_ADDRESS: server.address,
+    LOG_FORMAT: 'json',
+  };
+  if (opts.compiled) {
+    opts.progress('building dist/ and the workflow bundle (npm run build)');
+    execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
+  }
   const logDir = join(stateDir, 'bench-logs');
   const [worker, trigger] = await Promise.all([
-    startControllerProcess('worker', env, logDir),
-    startControllerProcess('trigger', env, logDir),
+    startControllerProcess('worker', env, logDir, opts.compiled),
+    startControllerProcess('trigger', env, logDir, opts.compiled),
   ]);
   const results: ScenarioResult[] = [];
   try {
@@ -286,7 +301,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     };
     const { versions } = await import('../stack/versions.js');
     return {
-      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}`,
+      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}`,
+      compiled: opts.compiled,
       date: new Date().toISOString(),
       machine: machineInfo(),
       versions: { node: process.version, temporalSdk: pkg.dependencies['@temporalio/worker'] ?? '?', ...versions },

@@ -31,9 +31,14 @@ export function startControllerProcess(
   role: ControllerRole,
   env: NodeJS.ProcessEnv,
   logDir: string,
+  /** Run dist/<role>/main.js (after `npm run build`), as in production, instead of the TypeScript through tsx. */
+  compiled = false,
 ): Promise<ControllerProcess> {
   mkdirSync(logDir, { recursive: true });
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src', role, 'main.ts')], {
+  const entry = compiled
+    ? [join(repoRoot, 'dist', role, 'main.js')]
+    : ['--import', 'tsx', join(repoRoot, 'src', role, 'main.ts')];
+  const child = spawn(process.execPath, entry, {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

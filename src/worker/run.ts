@@ -1,4 +1,5 @@
 // The Temporal worker: every lifecycle workflow and the Kubernetes activities on one task queue.
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -6,7 +7,11 @@ import { createActivities } from '../activities/index.js';
 import { connectionOptions, type TemporalConfig } from '../config/temporal.js';
 import type { Logger } from '../log.js';
 
-export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/** Running from dist/ (compiled) or from src/ through tsx. */
+const compiled = import.meta.url.endsWith('.js');
+export const workflowsPath = fileURLToPath(new URL(`../workflows/index.${compiled ? 'js' : 'ts'}`, import.meta.url));
+/** `npm run build` writes the workflow bundle next to the compiled code. */
+const builtBundle = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
 /** Resolves when the worker has stopped: SIGTERM / SIGINT make the SDK drain it first. */
 export async function runWorker(temporal: TemporalConfig, kc: k8s.KubeConfig, log: Logger): Promise<void> {
@@ -16,11 +21,13 @@ export async function runWorker(temporal: TemporalConfig, kc: k8s.KubeConfig, lo
       { cause: err },
     );
   });
+  // A bundle built ahead of time (`npm run bundle:workflows`) spares the worker webpack and its memory at start.
+  const bundle = process.env.LWS_WORKFLOW_BUNDLE || (compiled && existsSync(builtBundle) ? builtBundle : undefined);
   const worker = await Worker.create({
     connection,
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
-    workflowsPath,
+    ...(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath }),
     activities: createActivities(kc),
   });
   log.info('running', {

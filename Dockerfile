@@ -1,0 +1,57 @@
+# syntax=docker/dockerfile:1
+#
+# lws-temporal: one image, two processes.
+#   docker run IMAGE                              -> the Temporal worker  (node dist/worker/main.js, the default)
+#   docker run IMAGE dist/trigger/main.js         -> the trigger          (node dist/trigger/main.js)
+#
+# The TypeScript sources are compiled with tsc in the build stage (docker/tsconfig.build.json: only what the two
+# processes run, plus src/workflows), and the workflows are bundled there too (dist/workflow-bundle.js), so the
+# runtime stage needs neither tsx nor any other devDependency: it holds the production node_modules
+# (`npm ci --omit=dev`), dist/ and package.json (for "type": "module"), and runs as the unprivileged uid 1000 (the
+# `node` user of the base image).
+#
+# The Node.js version matches the development toolchain (package.json engines: >=20.19 <21 || >=22.12); change the
+# tag, not the stages, to move to another patch release.
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+# --- build: every dependency (tsc and tsx are devDependencies), compile src/ to dist/, bundle the workflows -------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY docker/tsconfig.build.json ./docker/
+COPY src ./src
+COPY scripts/bundle-workflows.ts ./scripts/
+# The workflow bundle is built here, once (npm run bundle:workflows), so the worker loads it (LWS_WORKFLOW_BUNDLE)
+# instead of running webpack at every start: a faster start and a lower peak memory.
+RUN npx tsc -p docker/tsconfig.build.json \
+  && npx tsx scripts/bundle-workflows.ts dist/workflow-bundle.js
+
+# --- prod-deps: the production dependencies only ----------------------------------------------------------------
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# The Temporal core bridge ships its native library for five platforms (~25 MB each): keep the one this image runs
+# on, as the bridge itself names it, and fail the build if that one is missing.
+RUN target="$(node -p "require('@temporalio/core-bridge/common').getPrebuiltTargetName()")" \
+  && test -f "node_modules/@temporalio/core-bridge/releases/$target/index.node" \
+  && find node_modules/@temporalio/core-bridge/releases -mindepth 1 -maxdepth 1 ! -name "$target" -exec rm -rf {} +
+
+# --- runtime ------------------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    LWS_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
+WORKDIR /app
+# Owned by root and read-only to the process: the app never writes into its own tree (the workflows come bundled),
+# so the container can run with a read-only root filesystem.
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+# Numeric, so that Kubernetes can verify runAsNonRoot without a passwd lookup.
+USER 1000:1000
+# /healthz and /metrics (METRICS_PORT, default 9464).
+EXPOSE 9464
+ENTRYPOINT ["node", "--enable-source-maps"]
+CMD ["dist/worker/main.js"]

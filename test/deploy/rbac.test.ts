@@ -1,0 +1,242 @@
+// The ClusterRoles of deploy/ grant exactly what the code asks the API server for: every verb a call needs, nothing
+// else. The needs are derived from the source (kube-calls.ts): each client-node call of the worker (src/worker and
+// src/activities, with what they import) and of the trigger (src/trigger, likewise) maps to (group, resource, verb)
+// through the tables there. A call no table knows fails here, so a new call forces an RBAC decision.
+import assert from 'node:assert/strict';
+import {
+  API_GROUP,
+  buildGroupService,
+  buildHeadlessService,
+  buildLeaderStatefulSet,
+  buildWorkerStatefulSet,
+  KIND,
+  leaderPodName,
+  PLURAL,
+  type LeaderWorkerSet,
+} from '../../src/model/index.js';
+import {
+  deriveCalls,
+  deriveProcessCalls,
+  describeSites,
+  fixtureFiles,
+  parsePermissionKey,
+  permissionKey,
+  PROCESSES,
+  type ProcessCalls,
+  type ProcessName,
+  type Site,
+} from './kube-calls.js';
+import { deployObjects, findObject, podSpec, type Manifest, type PolicyRule } from './manifests.js';
+
+const NAMESPACE = 'lws-temporal-system';
+const processes = Object.keys(PROCESSES) as ProcessName[];
+
+/** `group/resource:verb` of every rule, expanded. */
+function granted(role: Manifest): string[] {
+  const rules = (role as unknown as { rules: PolicyRule[] }).rules;
+  return rules.flatMap((rule) =>
+    (rule.apiGroups ?? []).flatMap((group) =>
+      (rule.resources ?? []).flatMap((resource) => rule.verbs.map((verb) => permissionKey({ group, resource, verb }))),
+    ),
+  );
+}
+
+/** Owner kinds the controller's objects can point at -> their resource. */
+const OWNER_RESOURCES: Record<string, { group: string; resource: string }> = {
+  [KIND]: { group: API_GROUP, resource: PLURAL },
+  Pod: { group: '', resource: 'pods' },
+};
+
+/** The objects the worker creates, as the model builds them (UniquePerReplica, so the group Service exists too). */
+function builtObjects(): {
+  group: string;
+  resource: string;
+  ownerReferences: { kind: string; blockOwnerDeletion?: boolean }[];
+}[] {
+  const lws: LeaderWorkerSet = {
+    apiVersion: `${API_GROUP}/v1`,
+    kind: KIND,
+    metadata: { name: 'rbac', namespace: 'default', uid: 'lws-uid' },
+    spec: {
+      replicas: 1,
+      networkConfig: { subdomainPolicy: 'UniquePerReplica' },
+      leaderWorkerTemplate: {
+        size: 2,
+        workerTemplate: { spec: { containers: [{ name: 'main', image: 'example' }] } },
+      },
+    },
+  };
+  const leaderPod = { name: leaderPodName('rbac', 0), uid: 'leader-uid' };
+  const objects = [
+    { group: 'apps', resource: 'statefulsets', obj: buildLeaderStatefulSet(lws) },
+    {
+      group: 'apps',
+      resource: 'statefulsets',
+      obj: buildWorkerStatefulSet(lws, { groupIndex: 0, leaderPod, groupKey: 'k' }),
+    },
+    { group: '', resource: 'services', obj: buildHeadlessService(lws) },
+    { group: '', resource: 'services', obj: buildGroupService(lws, 0, leaderPod) },
+  ];
+  return objects.map(({ group, resource, obj }) => {
+    assert.ok(obj, `the model built no ${resource} for the sample LeaderWorkerSet`);
+    return { group, resource, ownerReferences: obj.metadata?.ownerReferences ?? [] };
+  });
+}
+
+/**
+ * Admission needs on top of the calls: with the OwnerReferencesPermissionEnforcement plugin (OpenShift, hardened
+ * clusters), creating an object whose owner reference sets blockOwnerDeletion needs `update` on the owner's
+ * `finalizers` subresource.
+ */
+function ownerFinalizerNeeds(calls: ProcessCalls): Map<string, Site[]> {
+  const needs = new Map<string, Site[]>();
+  for (const built of builtObjects()) {
+    const creates = calls.permissions.get(
+      permissionKey({ group: built.group, resource: built.resource, verb: 'create' }),
+    );
+    if (!creates) continue;
+    for (const ref of built.ownerReferences.filter((r) => r.blockOwnerDeletion)) {
+      const owner = OWNER_RESOURCES[ref.kind];
+      assert.ok(owner, `owner kind ${ref.kind} has no entry in OWNER_RESOURCES`);
+      const key = permissionKey({ ...owner, resource: `${owner.resource}/finalizers`, verb: 'update' });
+      const site: Site = { file: 'src/model/templates.ts', line: 0, api: `blockOwnerDeletion on ${built.resource}` };
+      needs.set(key, [...(needs.get(key) ?? []), ...creates.map((c) => ({ ...c, api: `${c.api} + ${site.api}` }))]);
+    }
+  }
+  return needs;
+}
+
+describe('RBAC in deploy/ matches the Kubernetes calls in src/', function () {
+  // Building the TypeScript program with client-node's declarations takes a while.
+  this.timeout(180_000);
+  const calls = {} as Record<ProcessName, ProcessCalls>;
+  let objects: Manifest[];
+
+  before(function () {
+    objects = deployObjects();
+    for (const name of processes) calls[name] = deriveProcessCalls(name);
+  });
+
+  it('the scanner knows every client-node call of the worker and the trigger', () => {
+    for (const name of processes) {
+      const { unmapped, unresolved } = calls[name];
+      assert.deepEqual(
+        unmapped.map((s) => describeSites([s])),
+        [],
+        `${name}: client-node functions missing from the tables in test/deploy/kube-calls.ts; add each with the ` +
+          'request it makes, then grant it in deploy/controller/rbac.yaml',
+      );
+      assert.deepEqual(
+        unresolved.map((s) => `${describeSites([s])}: ${s.reason}`),
+        [],
+        `${name}: calls whose resource cannot be told from the source`,
+      );
+    }
+  });
+
+  it('the scanner covers each process with its entry point and directories', () => {
+    for (const name of processes) {
+      const files = calls[name].files;
+      assert.ok(files.includes(PROCESSES[name].entry), `${name}: ${PROCESSES[name].entry} not scanned`);
+      for (const dir of PROCESSES[name].dirs) {
+        assert.ok(
+          files.some((f) => f.startsWith(`${dir}/`)),
+          `${name}: nothing under ${dir} scanned`,
+        );
+      }
+    }
+    // The trigger writes nothing: it must not pull in the activities.
+    assert.ok(!calls.trigger.files.some((f) => f.startsWith('src/activities/')), 'the trigger imports src/activities');
+  });
+
+  for (const name of processes) {
+    it(`ClusterRole lws-temporal-${name} grants exactly what the ${name} needs`, () => {
+      const needs = new Map(calls[name].permissions);
+      if (name === 'worker') for (const [key, sites] of ownerFinalizerNeeds(calls[name])) needs.set(key, sites);
+      const grants = granted(findObject(objects, 'ClusterRole', `lws-temporal-${name}`));
+      const duplicates = grants.filter((g, i) => grants.indexOf(g) !== i);
+      assert.deepEqual(duplicates, [], `lws-temporal-${name} grants these more than once`);
+      const missing = [...needs.keys()].filter((k) => !grants.includes(k)).sort();
+      const extra = grants.filter((k) => !needs.has(k)).sort();
+      assert.deepEqual(
+        missing.map((k) => `${k} <- ${describeSites(needs.get(k) ?? [])}`),
+        [],
+        `lws-temporal-${name} lacks permissions the code needs`,
+      );
+      assert.deepEqual(extra, [], `lws-temporal-${name} grants permissions no call needs`);
+    });
+  }
+
+  it('the worker needs the calls the README describes (a sanity check of the scanner)', () => {
+    const worker = [...calls.worker.permissions.keys()];
+    for (const key of [
+      'core/pods:delete',
+      'core/pods:watch',
+      'apps/statefulsets:create',
+      'apps/statefulsets:delete',
+      `${API_GROUP}/${PLURAL}/status:patch`,
+      'core/events:create',
+    ]) {
+      assert.ok(worker.includes(key), `worker: ${key} not derived`);
+    }
+    const trigger = [...calls.trigger.permissions.keys()].sort();
+    assert.deepEqual(
+      trigger.map((k) => parsePermissionKey(k).verb).filter((v) => v !== 'list' && v !== 'watch'),
+      [],
+      'the trigger only lists and watches',
+    );
+  });
+
+  it('ClusterRoles name their resources and verbs: no wildcards, resourceNames or nonResourceURLs', () => {
+    for (const role of objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')) {
+      for (const rule of (role as unknown as { rules: PolicyRule[] }).rules) {
+        const all = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs];
+        assert.ok(!all.includes('*'), `${role.metadata.name}: wildcard in ${JSON.stringify(rule)}`);
+        assert.equal(rule.resourceNames, undefined, `${role.metadata.name}: resourceNames`);
+        assert.equal(rule.nonResourceURLs, undefined, `${role.metadata.name}: nonResourceURLs`);
+      }
+    }
+  });
+
+  it('each ClusterRole is bound to its own ServiceAccount, which its Deployment runs as', () => {
+    for (const name of processes) {
+      const binding = findObject(objects, 'ClusterRoleBinding', `lws-temporal-${name}`) as unknown as {
+        roleRef: { apiGroup: string; kind: string; name: string };
+        subjects: { kind: string; name: string; namespace: string }[];
+      };
+      assert.deepEqual(binding.roleRef, {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: `lws-temporal-${name}`,
+      });
+      assert.deepEqual(binding.subjects, [
+        { kind: 'ServiceAccount', name: `lws-temporal-${name}`, namespace: NAMESPACE },
+      ]);
+      const sa = findObject(objects, 'ServiceAccount', `lws-temporal-${name}`);
+      assert.equal(sa.metadata.namespace, NAMESPACE);
+      assert.equal(
+        podSpec(findObject(objects, 'Deployment', `lws-temporal-${name}`)).serviceAccountName,
+        sa.metadata.name,
+      );
+    }
+    const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding');
+    assert.equal(bindings.length, processes.length, 'one binding per process, no others');
+  });
+
+  it('the scanner reports calls missing from its tables and resources it cannot resolve (fixture)', () => {
+    const fixture = deriveCalls(fixtureFiles());
+    assert.deepEqual([...fixture.permissions.keys()].sort(), [
+      'core/pods:get',
+      'example.com/gadgets:watch',
+      'example.com/widgets/status:patch',
+    ]);
+    assert.deepEqual(
+      fixture.unmapped.map((s) => s.api),
+      ['CoreV1Api.createNamespacedConfigMap'],
+    );
+    assert.deepEqual(
+      fixture.unresolved.map((s) => s.api),
+      ['CustomObjectsApi.listClusterCustomObject'],
+    );
+  });
+});
