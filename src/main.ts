@@ -39,7 +39,10 @@ async function main(): Promise<void> {
     });
   }
   const temporal = temporalConfigFromEnv();
-  const trigger = await runTrigger(temporal, kc, createLogger('trigger'));
+  // One process, two metrics servers: the worker's on METRICS_PORT, the trigger's on the next port.
+  const metricsPort = Number(process.env.METRICS_PORT ?? 9464);
+  const triggerEnv = { ...process.env, METRICS_PORT: String(metricsPort === 0 ? 0 : metricsPort + 1) };
+  const trigger = await runTrigger(temporal, kc, createLogger('trigger'), triggerEnv);
   const stopTrigger = () => void trigger.stop();
   // The worker's SDK drains on SIGTERM / SIGINT by itself; the trigger stops alongside.
   process.once('SIGTERM', stopTrigger);

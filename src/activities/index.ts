@@ -2,7 +2,9 @@
 // Temporal retry after a lost response or a crashed worker is always safe. Register the returned object with the
 // worker: `Worker.create({ activities: createActivities(kc), ... })`.
 import type * as k8s from '@kubernetes/client-node';
+import type { WorkerMetrics } from '../observability/metrics.js';
 import { makeClients } from './clients.js';
+import { reportTeardown } from './report.js';
 import { deletePod, deleteWorkerStatefulSet } from './deletes.js';
 import { recordEvent } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
@@ -15,9 +17,10 @@ import type { AllActivities } from './types.js';
 import { waitForPodGone, waitForPodReady, waitForStatefulSetGone, waitForStatefulSetReady } from './waits.js';
 import { ensureWorkerStatefulSet } from './worker-statefulset.js';
 
-export function createActivities(kc: k8s.KubeConfig): AllActivities {
+export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): AllActivities {
   const c = makeClients(kc);
   return {
+    reportTeardown: async (input) => reportTeardown(metrics, input),
     getLeaderWorkerSet: (ref) => getLeaderWorkerSet(c, ref),
     getPod: (key) => getPod(c, key),
     getStatefulSet: (key) => getStatefulSet(c, key),

@@ -169,7 +169,17 @@ export interface GroupWaitActivities {
   }): Promise<ReplacementGroupResult>;
 }
 
-export type AllActivities = LwsActivities & GroupWaitActivities & LeaderPodActivities;
+/** Measurements the worker process exports as Prometheus metrics (workflow code cannot touch process state). */
+export interface ReportActivities {
+  reportTeardown(input: {
+    policy: PodTerminationPolicy;
+    lifecycle: string;
+    teardownMs?: number;
+    recoveryMs?: number;
+  }): Promise<void>;
+}
+
+export type AllActivities = LwsActivities & GroupWaitActivities & LeaderPodActivities & ReportActivities;
 
 /**
  * Offered by createActivities but not (yet) part of AllActivities: add it there when a workflow needs it, e.g. the

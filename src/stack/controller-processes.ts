@@ -40,7 +40,8 @@ export function startControllerProcess(
     : ['--import', 'tsx', join(repoRoot, 'src', role, 'main.ts')];
   const child = spawn(process.execPath, entry, {
     cwd: repoRoot,
-    env,
+    // A free metrics port each, unless the caller chose one: worker and trigger share this host.
+    env: { METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const file = createWriteStream(join(logDir, `${role}.log`), { flags: 'a' });

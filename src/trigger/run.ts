@@ -3,6 +3,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { connectionOptions, type TemporalConfig } from '../config/temporal.js';
 import type { Logger } from '../log.js';
+import { serveMetrics, TriggerMetrics } from '../observability/metrics.js';
 import { registeredSearchAttributes } from './search-attributes-check.js';
 import { Trigger } from './trigger.js';
 
@@ -10,7 +11,13 @@ export interface RunningTrigger {
   stop(): Promise<void>;
 }
 
-export async function runTrigger(temporal: TemporalConfig, kc: k8s.KubeConfig, log: Logger): Promise<RunningTrigger> {
+export async function runTrigger(
+  temporal: TemporalConfig,
+  kc: k8s.KubeConfig,
+  log: Logger,
+  /** Where METRICS_PORT is read (`npm start` moves the trigger's next to the worker's). */
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunningTrigger> {
   const connection = await Connection.connect(connectionOptions(temporal)).catch((err: unknown) => {
     throw new Error(
       `cannot reach Temporal at ${temporal.address} (${(err as Error).message}): set TEMPORAL_ADDRESS, or unset it with \`npm start\` to run an embedded dev server`,
@@ -19,7 +26,24 @@ export async function runTrigger(temporal: TemporalConfig, kc: k8s.KubeConfig, l
   });
   const client = new Client({ connection, namespace: temporal.namespace });
   const searchAttributes = await registeredSearchAttributes(client, temporal.namespace, log);
-  const trigger = new Trigger({ kc, client, taskQueue: temporal.taskQueue, log, searchAttributes });
+  const metrics = new TriggerMetrics();
+  let ready = false;
+  const server = await serveMetrics({ registry: metrics.registry, healthy: () => ready, log, env });
+  const trigger = new Trigger({
+    kc,
+    client,
+    taskQueue: temporal.taskQueue,
+    log,
+    searchAttributes,
+    onStarted: (action, outcome, latencyMs) => {
+      if (outcome === 'started') {
+        metrics.started.inc({ workflow: action.workflowType });
+        metrics.reaction.observe(latencyMs / 1000);
+      } else if (outcome === 'deduplicated') metrics.deduplicated.inc({ workflow: action.workflowType });
+      else metrics.signalled.inc();
+    },
+    onWatchRestart: (resource) => metrics.watchRestarts.inc({ resource }),
+  });
   log.info('starting', {
     temporal: temporal.address,
     namespace: temporal.namespace,
@@ -27,9 +51,12 @@ export async function runTrigger(temporal: TemporalConfig, kc: k8s.KubeConfig, l
     cluster: kc.getCurrentCluster()?.server,
   });
   await trigger.start();
+  ready = true;
   return {
     async stop() {
+      ready = false;
       await trigger.stop();
+      await server.close();
       await connection.close();
     },
   };

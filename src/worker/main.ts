@@ -1,10 +1,16 @@
 // `npm run worker`: the Temporal worker process.
 import { loadKubeConfig } from '../config/kubernetes.js';
 import { temporalConfigFromEnv } from '../config/temporal.js';
+import { Runtime } from '@temporalio/worker';
 import { createLogger } from '../log.js';
 import { runWorker } from './run.js';
 
 const log = createLogger('worker');
+// The SDK's own metrics (task latencies, pollers, slots) on a Prometheus endpoint of their own, when asked for.
+const sdkMetricsPort = process.env.TEMPORAL_METRICS_PORT;
+if (sdkMetricsPort) {
+  Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${sdkMetricsPort}` } } } });
+}
 runWorker(temporalConfigFromEnv(), loadKubeConfig(), log).catch((err: unknown) => {
   log.error(err instanceof Error ? err.message : String(err));
   process.exit(1);

@@ -6,6 +6,8 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { connectionOptions, type TemporalConfig } from '../config/temporal.js';
 import type { Logger } from '../log.js';
+import { countActivityErrors } from '../observability/activity-errors.js';
+import { serveMetrics, WorkerMetrics } from '../observability/metrics.js';
 
 /** Running from dist/ (compiled) or from src/ through tsx. */
 const compiled = import.meta.url.endsWith('.js');
@@ -15,6 +17,7 @@ const builtBundle = fileURLToPath(new URL('../workflow-bundle.js', import.meta.u
 
 /** Resolves when the worker has stopped: SIGTERM / SIGINT make the SDK drain it first. */
 export async function runWorker(temporal: TemporalConfig, kc: k8s.KubeConfig, log: Logger): Promise<void> {
+  const metrics = new WorkerMetrics();
   const connection = await NativeConnection.connect(connectionOptions(temporal)).catch((err: unknown) => {
     throw new Error(
       `cannot reach Temporal at ${temporal.address} (${(err as Error).message}): set TEMPORAL_ADDRESS, or unset it with \`npm start\` to run an embedded dev server`,
@@ -28,7 +31,13 @@ export async function runWorker(temporal: TemporalConfig, kc: k8s.KubeConfig, lo
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
     ...(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath }),
-    activities: createActivities(kc),
+    activities: createActivities(kc, metrics),
+    interceptors: { activity: [(ctx) => ({ inbound: countActivityErrors(metrics, () => ctx.info.activityType) })] },
+  });
+  const server = await serveMetrics({
+    registry: metrics.registry,
+    healthy: () => worker.getState() === 'RUNNING',
+    log,
   });
   log.info('running', {
     temporal: temporal.address,
@@ -36,7 +45,11 @@ export async function runWorker(temporal: TemporalConfig, kc: k8s.KubeConfig, lo
     taskQueue: temporal.taskQueue,
     cluster: kc.getCurrentCluster()?.server,
   });
-  await worker.run();
+  try {
+    await worker.run();
+  } finally {
+    await server.close();
+  }
   await connection.close();
   log.info('stopped');
 }

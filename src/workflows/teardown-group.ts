@@ -175,5 +175,6 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
     }
   }
   result.timeline = timeline.entries;
+  await kube.reportTeardown({ policy, lifecycle, teardownMs: result.teardownMs, recoveryMs: result.recoveryMs });
   return result;
 }

@@ -167,6 +167,31 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     }
   });
 
+  it("exports the rebuild on the worker's and the trigger's Prometheus endpoints", async () => {
+    const scrape = async (lines: string[]) => {
+      const port = /metrics server listening port=(\d+)/.exec(
+        lines.find((l) => l.includes('metrics server listening')) ?? '',
+      )?.[1];
+      assert.ok(port, 'the process logs its metrics port');
+      assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+      return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    };
+    const worker = await waitFor(
+      'a Parallel rebuild in the teardown histogram',
+      async () => {
+        const text = await scrape(controller.worker.lines);
+        return /lws_teardown_duration_seconds_count\{policy="Parallel",lifecycle="rebuild"\} [1-9]/.test(text)
+          ? text
+          : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
+    assert.match(worker, /lws_recovery_duration_seconds_count\{policy="Parallel",lifecycle="rebuild"\} [1-9]/);
+    const trigger = await scrape(controller.trigger.lines);
+    assert.match(trigger, /lws_trigger_workflows_started_total\{workflow="teardownGroup"\} [1-9]/);
+    assert.match(trigger, /lws_trigger_reaction_seconds_count [1-9]/);
+  });
+
   it('(d) scale-down 2 -> 1 under Parallel tears group 1 down in about 1 x grace', async () => {
     const pods = await lws.waitForGroups('par', 2, 4);
     const t0 = Date.now();

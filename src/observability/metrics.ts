@@ -1,0 +1,113 @@
+// Prometheus metrics and the health endpoint of the worker and the trigger: one small HTTP server per process on
+// METRICS_PORT (default 9464; 0 picks a free port, which local stacks use so that several processes fit one host).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { Logger } from '../log.js';
+
+/** Seconds: teardowns sit around 1-2 x the grace period, which is 5 s to several minutes for AI workloads. */
+const durationBuckets = [0.5, 1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 300, 600];
+
+export class WorkerMetrics {
+  readonly registry = new Registry();
+  readonly teardown = new Histogram({
+    name: 'lws_teardown_duration_seconds',
+    help: 'Group teardown: leader terminating until the last old pod is gone',
+    labelNames: ['policy', 'lifecycle'] as const,
+    buckets: durationBuckets,
+    registers: [this.registry],
+  });
+  readonly recovery = new Histogram({
+    name: 'lws_recovery_duration_seconds',
+    help: 'Group rebuild: leader terminating until the replacement group is ready',
+    labelNames: ['policy', 'lifecycle'] as const,
+    buckets: durationBuckets,
+    registers: [this.registry],
+  });
+  readonly activityErrors = new Counter({
+    name: 'lws_activity_errors_total',
+    help: 'Failed activity attempts, by activity and kind (transient: retried; permanent: non-retryable)',
+    labelNames: ['activity', 'kind'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'lws_worker_' });
+  }
+}
+
+export class TriggerMetrics {
+  readonly registry = new Registry();
+  readonly started = new Counter({
+    name: 'lws_trigger_workflows_started_total',
+    help: 'Workflows the trigger started',
+    labelNames: ['workflow'] as const,
+    registers: [this.registry],
+  });
+  readonly deduplicated = new Counter({
+    name: 'lws_trigger_workflows_deduplicated_total',
+    help: 'Starts the server rejected because that workflow ID already ran (a repeat after a re-list)',
+    labelNames: ['workflow'] as const,
+    registers: [this.registry],
+  });
+  readonly signalled = new Counter({
+    name: 'lws_trigger_workflows_signalled_total',
+    help: 'Signal-with-start calls to reconcile workflows',
+    registers: [this.registry],
+  });
+  readonly reaction = new Histogram({
+    name: 'lws_trigger_reaction_seconds',
+    help: 'Watch event received until the workflow start was accepted',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  readonly watchRestarts = new Counter({
+    name: 'lws_trigger_watch_restarts_total',
+    help: 'Watches that ended with an error and were listed again',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'lws_trigger_' });
+  }
+}
+
+export interface MetricsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** GET /metrics (Prometheus text) and GET /healthz (200 while `healthy()`, else 503). */
+export async function serveMetrics(opts: {
+  registry: Registry;
+  healthy: () => boolean;
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+}): Promise<MetricsServer> {
+  const raw = (opts.env ?? process.env).METRICS_PORT ?? '9464';
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`METRICS_PORT=${raw}: expected a port from 0 to 65535 (0 picks a free one)`);
+  }
+  const server: Server = createServer((req, res) => {
+    if (req.url === '/healthz') {
+      const ok = opts.healthy();
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'not ready\n');
+    } else if (req.url === '/metrics') {
+      opts.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': opts.registry.contentType }).end(text),
+        (err: unknown) => res.writeHead(500).end(String(err)),
+      );
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, resolve);
+  });
+  const actual = (server.address() as AddressInfo).port;
+  opts.log.info('metrics server listening', { port: actual, paths: '/metrics /healthz' });
+  return { port: actual, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
