@@ -5,6 +5,8 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { KubeClients } from './clients.js';
 import { classify, isConflict, isNotFound } from './kube-errors.js';
 import { controllerUid } from './summaries.js';
+import { resolvePodTerminationPolicy, workerStatefulSetName, type LwsRef } from '../model/index.js';
+import { getLeaderWorkerSet } from './reads.js';
 import type { DeleteOutcome, ObjectIdentity, ObjectKey } from './types.js';
 
 interface Target {
@@ -68,4 +70,32 @@ export function deletePod(c: KubeClients, input: ObjectIdentity): Promise<Delete
     input.uid,
     () => undefined,
   );
+}
+
+export async function deleteWorkersIfParallel(
+  c: KubeClients,
+  input: { ref: LwsRef; groupIndex: number; leader: ObjectIdentity },
+): Promise<DeleteOutcome> {
+  const { ref, leader } = input;
+  const [lws, pod] = await Promise.all([
+    getLeaderWorkerSet(c, ref),
+    c.core.readNamespacedPod({ namespace: leader.namespace, name: leader.name }).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw classify(err);
+    }),
+  ]);
+  const ours = pod?.metadata?.uid === leader.uid ? pod : undefined;
+  // Design rule: Parallel never deletes a group that is not terminating. A leader already gone is past that point.
+  if (ours && !ours.metadata?.deletionTimestamp) return 'refused';
+  const { policy } = resolvePodTerminationPolicy({
+    lws,
+    leaderPod: ours ? { metadata: { annotations: ours.metadata?.annotations } } : null,
+  });
+  if (policy !== 'Parallel') return 'refused';
+  return deleteWorkerStatefulSet(c, {
+    namespace: ref.namespace,
+    name: workerStatefulSetName(ref.name, input.groupIndex),
+    ownerUid: leader.uid,
+    propagationPolicy: 'Foreground',
+  });
 }

@@ -5,7 +5,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { WorkerMetrics } from '../observability/metrics.js';
 import { makeClients } from './clients.js';
 import { reportTeardown } from './report.js';
-import { deletePod, deleteWorkerStatefulSet } from './deletes.js';
+import { deletePod, deleteWorkersIfParallel, deleteWorkerStatefulSet } from './deletes.js';
 import { recordEvent } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
 import { annotateLeaderPods } from './leader-pods.js';
@@ -31,6 +31,7 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     ensureWorkerStatefulSet: (input) => ensureWorkerStatefulSet(c, input),
     deleteWorkerStatefulSet: (input) => deleteWorkerStatefulSet(c, input),
     deletePod: (input) => deletePod(c, input),
+    deleteWorkersIfParallel: (input) => deleteWorkersIfParallel(c, input),
     annotateLeaderPods: (input) => annotateLeaderPods(c, input),
     waitForPodGone: (input) => waitForPodGone(c, input),
     waitForStatefulSetGone: (input) => waitForStatefulSetGone(c, input),

@@ -62,7 +62,9 @@ export type DeleteOutcome =
   /** It already has a deletionTimestamp: someone else is deleting it. */
   | 'already-deleting'
   /** Refused: its controlling owner is not the one the caller named. */
-  | 'not-owned';
+  | 'not-owned'
+  /** Refused: the group's policy is not Parallel, or its leader is not terminating (deleteWorkersIfParallel). */
+  | 'refused';
 
 export interface GoneResult {
   /** When the activity saw it gone (RFC 3339 with milliseconds). */
@@ -119,6 +121,12 @@ export interface LwsActivities {
       propagationPolicy: 'Foreground' | 'Background';
     },
   ): Promise<DeleteOutcome>;
+  /**
+   * The Parallel fast path, one call: reads the LWS and the leader pod, and only when the policy (spec, else the
+   * leader's annotation) is Parallel and that leader is terminating (or already gone), foreground-deletes the worker
+   * StatefulSet it controls; otherwise 'refused'.
+   */
+  deleteWorkersIfParallel(input: { ref: LwsRef; groupIndex: number; leader: ObjectIdentity }): Promise<DeleteOutcome>;
   /** Delete a pod with `preconditions.uid`. */
   deletePod(input: ObjectIdentity): Promise<DeleteOutcome>;
 

@@ -25,7 +25,7 @@ export async function provisionGroup({ ref, groupIndex, leader }: ProvisionGroup
   };
   timeline.add('new leader', undefined, leader.name);
 
-  const lws = await kube.getLeaderWorkerSet(ref);
+  let lws = await kube.getLeaderWorkerSet(ref);
   if (lws === null || lws.metadata.deletionTimestamp) return done('lws-gone');
   const spec = applyDefaults(lws).spec;
 
@@ -50,6 +50,9 @@ export async function provisionGroup({ ref, groupIndex, leader }: ProvisionGroup
     timeline.add('waiting for old StatefulSet', undefined, `owned by ${result.ownerUid ?? 'unknown'}`);
     const gone = await wait.waitForStatefulSetGone({ ...workers, uid: result.uid });
     timeline.add('old StatefulSet gone', gone.goneAt);
+    // The wait can last a grace period or more: build from the LWS as it is now (a policy switch, a new template).
+    lws = await kube.getLeaderWorkerSet(ref);
+    if (lws === null || lws.metadata.deletionTimestamp) return done('lws-gone');
   }
   timeline.add('workers created', undefined, spec.leaderWorkerTemplate.size > 1 ? workers.name : 'size 1: no workers');
 

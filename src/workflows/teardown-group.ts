@@ -81,8 +81,12 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
     });
     if (outcome === 'deleted') workersDeletedAt = new Date().toISOString();
   };
-  // Under Parallel every millisecond before the delete is teardown time: delete first, read after.
-  if (input.policy === 'Parallel') await deleteWorkers();
+  // Under Parallel every millisecond before the delete is teardown time: one call that checks and deletes, then the
+  // reads. The activity re-checks the policy and that the leader is terminating; the trigger's hint only saves time.
+  if (input.policy === 'Parallel') {
+    const outcome = await kube.deleteWorkersIfParallel({ ref, groupIndex, leader });
+    if (outcome === 'deleted') workersDeletedAt = new Date().toISOString();
+  }
   const [lws, leaderPod, sts] = await Promise.all([
     kube.getLeaderWorkerSet(ref),
     kube.getPod(leader),

@@ -34,7 +34,10 @@ export class Timeline {
 
   /** `at` defaults to workflow time, which is deterministic (the time of the current workflow task). */
   add(event: TimelineEvent, at?: string, detail?: string): void {
-    this.entries.push({ event, at: at ?? new Date().toISOString(), ...(detail ? { detail } : {}) });
+    const entry = { event, at: at ?? new Date().toISOString(), ...(detail ? { detail } : {}) };
+    // In time order, whatever order concurrent waits reported in (ISO timestamps sort as strings).
+    const after = this.entries.findIndex((e) => e.at > entry.at);
+    this.entries.splice(after === -1 ? this.entries.length : after, 0, entry);
     const lines = this.entries.map((e) => `${e.at.slice(11, 23)}  ${e.event}${e.detail ? ` (${e.detail})` : ''}`);
     setCurrentDetails(`**${this.title}**\n\n${lines.join('\n')}`);
   }

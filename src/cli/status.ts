@@ -1,0 +1,109 @@
+// `lws-temporal status <ns>/<name>`: the LWS as stored, and each group's phase from its leader pod, worker
+// StatefulSet and worker pods (everything labelled `leaderworkerset.sigs.k8s.io/name=<name>`).
+import * as k8s from '@kubernetes/client-node';
+import {
+  API_GROUP,
+  API_VERSION,
+  applyDefaults,
+  LABEL_NAME,
+  LABEL_TEMPLATE_REVISION_HASH,
+  LABEL_WORKER_INDEX,
+  leaderStatefulSetName,
+  PLURAL,
+  templateRevisionHash,
+  type LeaderWorkerSet,
+  type LwsRef,
+} from '../model/index.js';
+import { isNotFound, kubeStatus } from '../activities/kube-errors.js';
+import { loadKubeConfig } from '../config/kubernetes.js';
+import { CliError, type StatusReport } from './format.js';
+import { groupRows, type PodFacts, type WorkerSetFacts } from './phase.js';
+
+function podFacts(pod: k8s.V1Pod): PodFacts {
+  return {
+    name: pod.metadata?.name ?? '',
+    uid: pod.metadata?.uid ?? '',
+    ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    deleting: Boolean(pod.metadata?.deletionTimestamp),
+    revision: pod.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH],
+  };
+}
+
+function workerSetFacts(sts: k8s.V1StatefulSet): WorkerSetFacts {
+  return {
+    name: sts.metadata?.name ?? '',
+    uid: sts.metadata?.uid ?? '',
+    ownerUid: sts.metadata?.ownerReferences?.find((r) => r.controller)?.uid,
+    deleting: Boolean(sts.metadata?.deletionTimestamp),
+  };
+}
+
+/** The report from what the API returned: pure. */
+export function statusReport(
+  ref: LwsRef,
+  lws: LeaderWorkerSet,
+  pods: k8s.V1Pod[],
+  statefulSets: k8s.V1StatefulSet[],
+): StatusReport {
+  const d = applyDefaults(lws);
+  const size = d.spec.leaderWorkerTemplate.size;
+  const isLeader = (p: k8s.V1Pod) => p.metadata?.labels?.[LABEL_WORKER_INDEX] === '0';
+  const groups = groupRows({
+    name: ref.name,
+    replicas: d.spec.replicas,
+    size,
+    revision: templateRevisionHash(d.spec),
+    leaders: pods.filter(isLeader).map(podFacts),
+    workers: pods.filter((p) => !isLeader(p)).map(podFacts),
+    workerSets: statefulSets.filter((s) => s.metadata?.name !== leaderStatefulSetName(ref.name)).map(workerSetFacts),
+  });
+  return {
+    lws: {
+      namespace: ref.namespace,
+      name: ref.name,
+      policy: d.spec.podTerminationPolicy,
+      replicas: d.spec.replicas,
+      size,
+      readyReplicas: lws.status?.readyReplicas ?? 0,
+      updatedReplicas: lws.status?.updatedReplicas ?? 0,
+      conditions: (lws.status?.conditions ?? []).map((c) => ({
+        type: c.type,
+        status: c.status,
+        reason: c.reason,
+        message: c.message,
+      })),
+    },
+    groups,
+  };
+}
+
+/** An API failure in a sentence: the API server's own message, or the network error. */
+function kubeMessage(err: unknown): string {
+  if (err instanceof k8s.ApiException) return `HTTP ${err.code}: ${kubeStatus(err).message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The status of one LWS on the cluster of KUBECONFIG (see loadKubeConfig). */
+export async function readStatus(ref: LwsRef, kc: k8s.KubeConfig = loadKubeConfig()): Promise<StatusReport> {
+  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  const apps = kc.makeApiClient(k8s.AppsV1Api);
+  const { namespace, name } = ref;
+  const labelSelector = `${LABEL_NAME}=${name}`;
+  const server = kc.getCurrentCluster()?.server ?? '(no server)';
+  try {
+    const [lws, pods, statefulSets] = await Promise.all([
+      custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, plural: PLURAL, namespace, name }),
+      core.listNamespacedPod({ namespace, labelSelector }),
+      apps.listNamespacedStatefulSet({ namespace, labelSelector }),
+    ]);
+    return statusReport(ref, lws as LeaderWorkerSet, pods.items, statefulSets.items);
+  } catch (err) {
+    if (isNotFound(err)) {
+      throw new CliError(`leaderworkerset ${namespace}/${name} not found (Kubernetes API at ${server})`);
+    }
+    throw new CliError(`cannot read ${namespace}/${name} from the Kubernetes API at ${server}: ${kubeMessage(err)}`, {
+      cause: err,
+    });
+  }
+}

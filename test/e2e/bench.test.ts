@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scenarios } from '../../src/bench/run.js';
+import type { BenchResult } from '../../src/bench/results.js';
+import { repoRoot } from '../../src/stack/paths.js';
+import { ensureCluster } from '../fixtures/cluster.js';
+
+describe('npm run bench -- --quick', function () {
+  this.timeout(600_000);
+
+  it('measures every scenario for both policies and writes JSON, Markdown and the chart', async () => {
+    await ensureCluster();
+    const out = mkdtempSync(join(tmpdir(), 'lws-bench-'));
+    const { code, text } = await new Promise<{ code: number | null; text: string }>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', join(repoRoot, 'scripts', 'bench.ts'), '--quick', '--grace', '2', '--out', out],
+        {
+          cwd: repoRoot,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let text = '';
+      child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (text += d.toString()));
+      child.on('exit', (c) => resolve({ code: c, text }));
+    });
+    assert.equal(code, 0, text);
+    assert.match(text, /\[1\/\d+\] one group rebuilt/, 'progress is shown');
+    const result = JSON.parse(readFileSync(join(out, 'benchmarks.json'), 'utf8')) as BenchResult;
+    assert.equal(result.quick, true);
+    for (const scenario of scenarios(true)) {
+      for (const policy of ['Sequential', 'Parallel']) {
+        const r = result.scenarios.find((s) => s.id === scenario.id && s.policy === policy);
+        assert.ok(r, `no ${policy} result for ${scenario.id}`);
+        assert.equal(r.samples.length, scenario.groups * scenario.rounds, `${scenario.id} ${policy} samples`);
+        assert.ok(r.teardownP50Ms > 0 && r.teardownP95Ms >= r.teardownP50Ms);
+        if (scenario.kind === 'rebuild') assert.ok((r.recoveryP50Ms ?? 0) >= r.teardownP50Ms * 0.5);
+      }
+    }
+    assert.ok(result.trigger.reactions > 0);
+    assert.ok(result.processes.worker.peakRssMb > 0 && result.processes.trigger.cpuSeconds > 0);
+    assert.ok(existsSync(join(out, 'bench-timeline.svg')));
+    assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /\| one group rebuilt \| 1 x 4 \|/);
+  });
+});

@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'mocha';
+import {
+  policyFromTimeline,
+  teardownMsFromTimeline,
+  teardownQuery,
+  teardownRun,
+  type RunFacts,
+} from '../../src/cli/history.js';
+import type { TimelineEntry } from '../../src/workflows/timeline.js';
+
+const wid = 'lws/e2e/demo/group-2/rebuild/uid-1';
+const t = (s: number) => new Date(Date.UTC(2026, 10, 29, 8, 0, 0) + s).toISOString();
+
+const midRebuild: TimelineEntry[] = [
+  { event: 'leader terminating', at: t(0), detail: 'demo-2; policy Parallel from spec' },
+  { event: 'workers terminating', at: t(12), detail: 'foreground delete of the worker StatefulSet' },
+  { event: 'leader gone', at: t(2010) },
+  { event: 'workers gone', at: t(2050) },
+];
+const afterTeardown: TimelineEntry[] = [
+  ...midRebuild,
+  { event: 'old StatefulSet gone', at: t(2100) },
+  { event: 'new leader', at: t(2200), detail: 'uid-2' },
+];
+
+const facts = (over: Partial<RunFacts> = {}): RunFacts => ({
+  workflowId: wid,
+  runId: 'run-1',
+  status: 'COMPLETED',
+  startTime: new Date(t(0)),
+  closeTime: new Date(t(5000)),
+  searchAttributes: {},
+  ...over,
+});
+
+describe('cli/history: teardownQuery', () => {
+  it('selects by workflow type and ID prefix (search attributes may be unregistered)', () => {
+    assert.equal(
+      teardownQuery({ namespace: 'e2e', name: 'demo' }),
+      'WorkflowType = "teardownGroup" AND WorkflowId STARTS_WITH "lws/e2e/demo/"',
+    );
+  });
+});
+
+describe('cli/history: timeline', () => {
+  it('reads the resolved policy from the first step', () => {
+    assert.equal(policyFromTimeline(midRebuild), 'Parallel');
+    assert.equal(policyFromTimeline([{ event: 'leader gone', at: t(0) }]), undefined);
+    assert.equal(policyFromTimeline(undefined), undefined);
+  });
+
+  it('teardown time only once the timeline shows the teardown is over', () => {
+    assert.equal(teardownMsFromTimeline(midRebuild), undefined);
+    assert.equal(teardownMsFromTimeline(afterTeardown), 2100);
+    assert.equal(
+      teardownMsFromTimeline([...midRebuild, { event: 'skipped', at: t(9000), detail: 'no replacement' }]),
+      2050,
+    );
+    assert.equal(teardownMsFromTimeline(undefined), undefined);
+  });
+});
+
+describe('cli/history: teardownRun', () => {
+  const link = 'http://ui/link';
+
+  it('a completed run: policy, lifecycle and durations come from its result', () => {
+    const run = teardownRun(
+      facts({
+        result: {
+          policy: 'Parallel',
+          lifecycle: 'rebuild',
+          teardownMs: 2100,
+          recoveryMs: 3300,
+          timeline: afterTeardown,
+        },
+        searchAttributes: { lifecycle: 'scale-down', policy: 'Sequential', group: 7 },
+      }),
+      link,
+    );
+    assert.deepEqual(run, {
+      workflowId: wid,
+      runId: 'run-1',
+      group: 2,
+      lifecycle: 'rebuild',
+      policy: 'Parallel',
+      status: 'COMPLETED',
+      startTime: t(0),
+      closeTime: t(5000),
+      teardownMs: 2100,
+      recoveryMs: 3300,
+      lastEvent: 'new leader',
+      error: undefined,
+      link,
+      timeline: afterTeardown,
+    });
+  });
+
+  it('a running run: the timeline gives the policy, the search attributes the lifecycle', () => {
+    const run = teardownRun(
+      facts({
+        status: 'RUNNING',
+        closeTime: undefined,
+        timeline: midRebuild,
+        searchAttributes: { lifecycle: 'delete' },
+      }),
+      link,
+    );
+    assert.equal(run.policy, 'Parallel');
+    assert.equal(run.lifecycle, 'delete');
+    assert.equal(run.teardownMs, undefined);
+    assert.equal(run.lastEvent, 'workers gone');
+    assert.equal(run.closeTime, undefined);
+  });
+
+  it('without search attributes or a result, the start input fills in', () => {
+    const run = teardownRun(
+      facts({
+        workflowId: 'not-ours',
+        status: 'FAILED',
+        error: 'Workflow execution failed: boom',
+        input: { lifecycle: 'rolling-update', policy: 'Sequential', groupIndex: 4 },
+      }),
+      link,
+    );
+    assert.deepEqual(
+      [run.group, run.lifecycle, run.policy, run.error],
+      [4, 'rolling-update', 'Sequential', 'Workflow execution failed: boom'],
+    );
+  });
+});

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { describe, it } from 'mocha';
+import { statusReport } from '../../src/cli/status.js';
+import { templateRevisionHash, type LeaderWorkerSet } from '../../src/model/index.js';
+
+const lws: LeaderWorkerSet = {
+  metadata: { name: 'demo', namespace: 'e2e', uid: 'lws-uid' },
+  spec: {
+    replicas: 2,
+    podTerminationPolicy: 'Parallel',
+    leaderWorkerTemplate: { size: 3, workerTemplate: { spec: { containers: [{ name: 'w', image: 'x' }] } } },
+  },
+  status: {
+    readyReplicas: 1,
+    updatedReplicas: 2,
+    conditions: [
+      {
+        type: 'Available',
+        status: 'False',
+        reason: 'GroupsNotReady',
+        message: '1 of 2 groups ready',
+        lastTransitionTime: '2026-11-29T08:00:00Z',
+        observedGeneration: 1,
+      },
+    ],
+  },
+};
+const revision = templateRevisionHash(lws.spec);
+const ready = { conditions: [{ type: 'Ready', status: 'True' }] };
+
+function pod(name: string, uid: string, labels: Record<string, string>, extra: Partial<V1Pod> = {}): V1Pod {
+  return {
+    metadata: { name, uid, labels: { 'leaderworkerset.sigs.k8s.io/name': 'demo', ...labels } },
+    status: ready,
+    ...extra,
+  };
+}
+const leaderLabels = {
+  'leaderworkerset.sigs.k8s.io/worker-index': '0',
+  'leaderworkerset.sigs.k8s.io/template-revision-hash': revision,
+};
+const sts = (name: string, ownerUid: string | undefined, deleting = false): V1StatefulSet => ({
+  metadata: {
+    name,
+    uid: `sts-${name}`,
+    ...(deleting ? { deletionTimestamp: new Date() } : {}),
+    ownerReferences: ownerUid
+      ? [{ apiVersion: 'v1', kind: 'Pod', name: 'x', uid: ownerUid, controller: true }]
+      : undefined,
+  },
+});
+
+describe('cli/status: statusReport', () => {
+  it('the LWS header, defaulted, and each group from its pods and worker StatefulSet', () => {
+    const pods = [
+      pod('demo-0', 'L0', leaderLabels),
+      pod('demo-0-1', 'W01', { 'leaderworkerset.sigs.k8s.io/group-index': '0' }),
+      pod('demo-0-2', 'W02', { 'leaderworkerset.sigs.k8s.io/group-index': '0' }),
+      pod('demo-1', 'L1', leaderLabels, {
+        metadata: { name: 'demo-1', uid: 'L1', deletionTimestamp: new Date(), labels: leaderLabels },
+      }),
+      pod('demo-1-1', 'W11', { 'leaderworkerset.sigs.k8s.io/group-index': '1' }),
+    ];
+    const report = statusReport({ namespace: 'e2e', name: 'demo' }, lws, pods, [
+      sts('demo', 'lws-uid'), // the leader StatefulSet is not a group
+      sts('demo-0', 'L0'),
+      sts('demo-1', 'L1', true),
+    ]);
+    assert.deepEqual(report.lws, {
+      namespace: 'e2e',
+      name: 'demo',
+      policy: 'Parallel',
+      replicas: 2,
+      size: 3,
+      readyReplicas: 1,
+      updatedReplicas: 2,
+      conditions: [{ type: 'Available', status: 'False', reason: 'GroupsNotReady', message: '1 of 2 groups ready' }],
+    });
+    assert.deepEqual(
+      report.groups.map((g) => [
+        g.group,
+        g.leaderPod,
+        g.phase,
+        `${g.readyPods}/${g.size}`,
+        g.workerStatefulSet,
+        g.revisionUpToDate,
+      ]),
+      [
+        [0, 'demo-0', 'Ready', '3/3', 'demo-0', true],
+        [1, 'demo-1', 'Terminating', '1/3', 'demo-1', true],
+      ],
+    );
+  });
+
+  it('defaults: Sequential, one group of one; no status written yet', () => {
+    const bare: LeaderWorkerSet = {
+      metadata: { name: 'demo' },
+      spec: { leaderWorkerTemplate: { workerTemplate: { spec: { containers: [{ name: 'w', image: 'x' }] } } } },
+    };
+    const report = statusReport({ namespace: 'e2e', name: 'demo' }, bare, [], []);
+    assert.equal(report.lws.policy, 'Sequential');
+    assert.equal(report.lws.replicas, 1);
+    assert.equal(report.lws.readyReplicas, 0);
+    assert.deepEqual(report.lws.conditions, []);
+    assert.deepEqual(
+      report.groups.map((g) => g.phase),
+      ['Missing'],
+    );
+  });
+
+  it('an outdated leader and a not-ready one', () => {
+    const pods = [
+      pod('demo-0', 'L0', { ...leaderLabels, 'leaderworkerset.sigs.k8s.io/template-revision-hash': 'old' }),
+      pod('demo-1', 'L1', leaderLabels, { status: { conditions: [{ type: 'Ready', status: 'False' }] } }),
+    ];
+    const report = statusReport({ namespace: 'e2e', name: 'demo' }, lws, pods, []);
+    assert.deepEqual(
+      report.groups.map((g) => [g.phase, g.revisionUpToDate]),
+      [
+        ['Provisioning', false],
+        ['Provisioning', true],
+      ],
+    );
+  });
+});

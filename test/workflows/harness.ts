@@ -1,0 +1,126 @@
+// What the workflow tests share: one time-skipping test server per file, a fresh task queue and worker per test
+// whose activities are a FakeCluster, and the workflow code bundled once per mocha process (bundling takes seconds,
+// so a bundle per test would take most of the suite's time; the bundle is built from the same workflowsPath).
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { Workflow, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { startTimeSkippingEnvironment } from '../../src/stack/temporal.js';
+import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.js';
+import { FakeCluster, timeSkippingClock, type FakeOptions } from '../fixtures/fake-activities.js';
+
+export const workflowsPath = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/** The workflows of src/workflows/index.ts, bundled once for every test of the process. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath });
+  return bundle;
+}
+
+export interface Run {
+  taskQueue: string;
+  /** Starts a workflow by name on this test's task queue; it is terminated at the end of the test if still running. */
+  start<W extends Workflow>(type: string, ...args: Parameters<W>): Promise<WorkflowHandleWithFirstExecutionRunId<W>>;
+}
+
+export class WorkflowTestEnv {
+  private constructor(readonly env: TestWorkflowEnvironment) {}
+
+  static async start(): Promise<WorkflowTestEnv> {
+    const [env] = await Promise.all([startTimeSkippingEnvironment(), workflowBundle()]);
+    return new WorkflowTestEnv(env);
+  }
+
+  async teardown(): Promise<void> {
+    await this.env.teardown();
+  }
+
+  /** A fake cluster on the test server's clock, i.e. in workflow time. */
+  fake(options?: FakeOptions): FakeCluster {
+    return new FakeCluster(timeSkippingClock(this.env), options);
+  }
+
+  /** Workflow time now (ms). */
+  now(): Promise<number> {
+    return this.env.currentTimeMs();
+  }
+
+  /** Runs `fn` while a worker serves a fresh task queue with the fake's activities. */
+  async withWorker<T>(fake: FakeCluster, fn: (run: Run) => Promise<T>): Promise<T> {
+    const taskQueue = `workflow-test-${randomUUID()}`;
+    const worker = await Worker.create({
+      connection: this.env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+      activities: fake.activities(),
+      // Workflows in the worker's own thread (still sandboxed): the worker starts in ms instead of about a second,
+      // which is most of a test's wall time. It also lifts the workflow task deadlock timer, which these tests do not
+      // exercise.
+      debugMode: true,
+    });
+    const started: WorkflowHandleWithFirstExecutionRunId<Workflow>[] = [];
+    const client = this.env.client;
+    const run: Run = {
+      taskQueue,
+      async start<W extends Workflow>(type: string, ...args: Parameters<W>) {
+        const handle = await client.workflow.start<W>(type, {
+          taskQueue,
+          workflowId: `${type}-${randomUUID()}`,
+          args: args as never,
+        });
+        started.push(handle as unknown as WorkflowHandleWithFirstExecutionRunId<Workflow>);
+        return handle;
+      },
+    };
+    return worker.runUntil(async () => {
+      let outcome: { value: T } | { error: unknown };
+      try {
+        outcome = { value: await fn(run) };
+      } catch (error) {
+        outcome = { error };
+      }
+      // A workflow left running would fire its timers in later tests; terminate it. Terminating one with an activity
+      // in flight leaks the test server's time lock (time then passes at wall-clock pace for the rest of the file),
+      // so a passing test must let such workflows finish: that case fails it.
+      const leftInFlight: string[] = [];
+      for (const handle of started) {
+        const description = await handle.describe();
+        if (description.status.name !== 'RUNNING') continue;
+        const pending = description.raw.pendingActivities?.length ?? 0;
+        await handle.terminate('test finished');
+        if (pending > 0) leftInFlight.push(`${handle.workflowId} (${pending} activities in flight)`);
+      }
+      if ('error' in outcome) throw outcome.error;
+      if (leftInFlight.length > 0) throw new Error(`left running: ${leftInFlight.join(', ')}`);
+      return outcome.value;
+    });
+  }
+}
+
+/** Polls (in wall time) until `probe` gives a value. */
+export async function eventually<T>(what: string, probe: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Time (ms) of the one timeline entry of that event; fails if it is missing or repeated. */
+export function at(timeline: TimelineEntry[], event: TimelineEvent): number {
+  const found = timeline.filter((e) => e.event === event);
+  if (found.length !== 1) {
+    throw new Error(`expected one "${event}" in the timeline, found ${found.length}: ${describeTimeline(timeline)}`);
+  }
+  return Date.parse(found[0]!.at);
+}
+
+export function describeTimeline(timeline: TimelineEntry[]): string {
+  const t0 = timeline[0] ? Date.parse(timeline[0].at) : 0;
+  return timeline.map((e) => `+${Date.parse(e.at) - t0}ms ${e.event}${e.detail ? ` (${e.detail})` : ''}`).join('; ');
+}

@@ -1,0 +1,237 @@
+// provisionGroup in workflow time, against a fake cluster: a group's worker StatefulSet is created once, never while
+// an old group's StatefulSet still holds the name (safe rebuild), and only for a leader that is still there.
+import assert from 'node:assert/strict';
+import type { ProvisionGroupInput, provisionGroup } from '../../src/workflows/provision-group.js';
+import type { FakeCluster, FakePod } from '../fixtures/fake-activities.js';
+import { WorkflowTestEnv, at } from './harness.js';
+
+const GRACE = 60_000;
+
+const identity = (p: FakePod) => ({ namespace: p.namespace, name: p.name, uid: p.uid });
+const inputFor = (fake: FakeCluster, leader: FakePod): ProvisionGroupInput => ({
+  ref: fake.ref,
+  groupIndex: 0,
+  leader: identity(leader),
+});
+
+describe('provisionGroup (time-skipping, fake cluster)', function () {
+  this.timeout(60_000);
+  let t: WorkflowTestEnv;
+
+  before(async function () {
+    this.timeout(120_000);
+    t = await WorkflowTestEnv.start();
+  });
+
+  after(async () => {
+    await t?.teardown();
+  });
+
+  const provision = (fake: FakeCluster, input: ProvisionGroupInput) =>
+    t.withWorker(fake, async (run) => (await run.start<typeof provisionGroup>('provisionGroup', input)).result());
+
+  it('creates the worker StatefulSet once, owned by the leader, without waiting for readiness (LeaderCreated)', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws();
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    const result = await provision(fake, inputFor(fake, leader));
+
+    assert.equal(result.outcome, 'provisioned');
+    const ensures = fake.callsOf('ensureWorkerStatefulSet');
+    assert.equal(ensures.length, 1);
+    assert.equal((ensures[0]!.result as { outcome: string }).outcome, 'created');
+    assert.deepEqual((ensures[0]!.args[0] as { leader: unknown }).leader, identity(leader));
+    assert.deepEqual(
+      fake.createdStatefulSets.map((s) => [s.name, s.ownerUid]),
+      [['demo-0', leader.uid]],
+    );
+    assert.equal(fake.callsOf('waitForPodReady').length, 0);
+    assert.equal(fake.callsOf('waitForStatefulSetGone').length, 0);
+    assert.deepEqual(
+      fake.events.map((e) => [e.reason, e.lws.uid]),
+      [['GroupProvisioned', 'lws-uid-1']],
+    );
+    assert.deepEqual(
+      result.timeline.map((e) => e.event),
+      ['new leader', 'workers created'],
+    );
+  });
+
+  it('safe rebuild: waits until the old group StatefulSet is gone, then creates exactly once', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ podTerminationPolicy: 'Parallel' });
+    const now = await fake.now();
+    // The old group: its leader is gone and its StatefulSet is being foreground-deleted, its pods terminating.
+    const oldLeader = fake.addLeader({ groupIndex: 0, at: now - 3_600_000, readyAt: now - 3_600_000 });
+    const { sts: old } = fake.addWorkers({ groupIndex: 0, ownerUid: oldLeader.uid, at: now - 3_600_000 });
+    fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
+    fake.removePodAt(oldLeader.uid, now);
+    const leader = fake.addLeader({ groupIndex: 0, at: now });
+    const result = await provision(fake, inputFor(fake, leader));
+
+    assert.equal(result.outcome, 'provisioned');
+    const ensures = fake.callsOf('ensureWorkerStatefulSet');
+    assert.deepEqual(
+      ensures.map((c) => c.result),
+      [
+        { outcome: 'blocked', uid: old.uid, ownerUid: oldLeader.uid, deleting: true },
+        { outcome: 'created', uid: fake.statefulSet('demo-0')!.uid },
+      ],
+    );
+    const waits = fake.callsOf('waitForStatefulSetGone');
+    assert.equal(waits.length, 1);
+    assert.deepEqual(waits[0]!.args, [{ namespace: 'default', name: 'demo-0', uid: old.uid }]);
+    // In order: blocked, wait (resolved when the old one was gone), then the one create.
+    const oldGone = fake.removedAt.get(old.uid)!;
+    assert.ok(Math.abs(oldGone - now - GRACE) < 100, `old StatefulSet gone ${oldGone - now} ms after its deletion`);
+    assert.ok(ensures[0]!.endSeq! < waits[0]!.seq && waits[0]!.endSeq! < ensures[1]!.seq);
+    assert.ok(ensures[1]!.at >= oldGone, 'created while the old StatefulSet existed');
+    const mine = fake.createdStatefulSets.filter((s) => s.ownerUid === leader.uid);
+    assert.equal(mine.length, 1);
+    assert.ok(mine[0]!.at >= oldGone);
+    assert.ok(Date.parse(result.timeline.at(-1)!.at) - now >= GRACE);
+    assert.deepEqual(
+      result.timeline.map((e) => e.event),
+      ['new leader', 'waiting for old StatefulSet', 'old StatefulSet gone', 'workers created'],
+    );
+    assert.ok(Math.abs(at(result.timeline, 'old StatefulSet gone') - oldGone) < 100);
+  });
+
+  // BUG (reported): provisionGroup reads the LWS once, before the safe-rebuild wait (up to a grace period or more),
+  // and passes that snapshot to the ensureWorkerStatefulSet after it, which writes the snapshot's policy onto the
+  // leader pod (leaderPodPatch). A policy switch during the wait, already recorded on the live leaders by the new
+  // generation's reconcile (annotateLeaderPods), is undone: the leader keeps the old policy, which is the one a
+  // teardown uses once the LWS is deleted. (The worker StatefulSet is also built from that snapshot.)
+  it('safe rebuild: a policy switch during the wait is not undone by the stale LWS read before it', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ podTerminationPolicy: 'Parallel' });
+    const now = await fake.now();
+    const oldLeader = fake.addLeader({ groupIndex: 0, at: now - 3_600_000, readyAt: now - 3_600_000 });
+    const { sts: old } = fake.addWorkers({ groupIndex: 0, ownerUid: oldLeader.uid, at: now - 3_600_000 });
+    fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
+    fake.removePodAt(oldLeader.uid, now);
+    const leader = fake.addLeader({ groupIndex: 0, at: now });
+    fake.onCall('waitForStatefulSetGone', () => {
+      // kubectl patch lws demo --type=merge -p '{"spec":{"podTerminationPolicy":"Sequential"}}', and the new
+      // generation's reconcile annotates the live leaders.
+      fake.lws!.spec.podTerminationPolicy = 'Sequential';
+      fake.lws!.metadata.generation = 2;
+      leader.annotations['leaderworkerset.sigs.k8s.io/pod-termination-policy'] = 'Sequential';
+    });
+    const result = await provision(fake, inputFor(fake, leader));
+    assert.equal(result.outcome, 'provisioned');
+    assert.equal(leader.annotations['leaderworkerset.sigs.k8s.io/pod-termination-policy'], 'Sequential');
+  });
+
+  it('LeaderReady: waits for the leader to be Ready before creating the workers', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ startupPolicy: 'LeaderReady' });
+    const now = await fake.now();
+    const leader = fake.addLeader({ groupIndex: 0, at: now, readyAt: now + 30_000 });
+    const result = await provision(fake, inputFor(fake, leader));
+
+    assert.equal(result.outcome, 'provisioned');
+    const [ready] = fake.callsOf('waitForPodReady');
+    assert.deepEqual(ready?.args, [identity(leader)]);
+    assert.deepEqual(ready?.result, { readyAt: new Date(now + 30_000).toISOString() });
+    const ensures = fake.callsOf('ensureWorkerStatefulSet');
+    assert.equal(ensures.length, 1);
+    assert.ok(ready!.endSeq! < ensures[0]!.seq, 'ensureWorkerStatefulSet before the leader was Ready');
+    assert.ok(ensures[0]!.at >= now + 30_000);
+    assert.equal(at(result.timeline, 'leader ready'), now + 30_000);
+  });
+
+  const gone: {
+    name: string;
+    setup: (fake: FakeCluster, leader: FakePod, now: number) => void;
+    startupPolicy?: 'LeaderReady';
+    ensureCalls: number;
+  }[] = [
+    { name: 'the leader pod is gone', setup: (fake, leader, now) => fake.removePodAt(leader.uid, now), ensureCalls: 0 },
+    {
+      name: 'the leader pod was replaced (same name, another uid)',
+      setup: (fake, leader, now) => {
+        fake.removePodAt(leader.uid, now);
+        fake.addLeader({ groupIndex: 0, at: now, uid: 'replacement-uid' });
+      },
+      ensureCalls: 0,
+    },
+    {
+      name: 'the leader pod is terminating',
+      setup: (fake, leader, now) => fake.deletePodAt(leader.uid, now),
+      ensureCalls: 0,
+    },
+    {
+      name: 'LeaderReady, and the leader goes before it is Ready',
+      startupPolicy: 'LeaderReady',
+      setup: (fake, leader, now) => fake.deletePodAt(leader.uid, now + 10_000),
+      ensureCalls: 0,
+    },
+    {
+      name: 'the leader goes between the read and ensureWorkerStatefulSet',
+      setup: (fake, leader) => fake.onCall('ensureWorkerStatefulSet', (now) => fake.removePodAt(leader.uid, now)),
+      ensureCalls: 1,
+    },
+  ];
+
+  for (const c of gone) {
+    it(`leader-gone without creating anything when ${c.name}`, async () => {
+      const fake = t.fake({ graceMs: GRACE });
+      fake.setLws(c.startupPolicy ? { startupPolicy: c.startupPolicy } : {});
+      const now = await fake.now();
+      const leader = fake.addLeader({ groupIndex: 0, at: now });
+      const input = inputFor(fake, leader);
+      c.setup(fake, leader, now);
+      const result = await provision(fake, input);
+
+      assert.equal(result.outcome, 'leader-gone');
+      assert.equal(fake.callsOf('ensureWorkerStatefulSet').length, c.ensureCalls);
+      assert.equal(fake.createdStatefulSets.length, 0);
+      assert.equal(fake.events.length, 0, 'no GroupProvisioned event');
+      assert.equal(result.timeline.at(-1)?.event, 'skipped');
+      assert.ok(!result.timeline.some((e) => e.event === 'workers created'));
+    });
+  }
+
+  for (const lws of ['absent', 'being deleted'] as const) {
+    it(`lws-gone when the LWS is ${lws}`, async () => {
+      const fake = t.fake();
+      fake.setLws({}, lws === 'being deleted' ? { deletionTimestamp: new Date().toISOString() } : {});
+      const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+      const input = inputFor(fake, leader);
+      if (lws === 'absent') fake.lws = null;
+      const result = await provision(fake, input);
+      assert.equal(result.outcome, 'lws-gone');
+      assert.equal(fake.callsOf('ensureWorkerStatefulSet').length, 0);
+    });
+  }
+
+  it('the same provision twice: the second is already-provisioned and creates nothing', async () => {
+    const fake = t.fake();
+    fake.setLws();
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    const first = await provision(fake, inputFor(fake, leader));
+    const second = await provision(fake, inputFor(fake, leader));
+
+    assert.equal(first.outcome, 'provisioned');
+    assert.equal(second.outcome, 'already-provisioned');
+    assert.deepEqual(
+      fake.callsOf('ensureWorkerStatefulSet').map((c) => (c.result as { outcome: string }).outcome),
+      ['created', 'exists'],
+    );
+    assert.equal(fake.createdStatefulSets.length, 1);
+    assert.equal(fake.events.length, 1);
+  });
+
+  it('size 1: no worker StatefulSet, still provisioned', async () => {
+    const fake = t.fake();
+    const lws = fake.setLws();
+    lws.spec.leaderWorkerTemplate.size = 1;
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    const result = await provision(fake, inputFor(fake, leader));
+    assert.equal(result.outcome, 'provisioned');
+    assert.deepEqual(fake.callsOf('ensureWorkerStatefulSet')[0]?.result, { outcome: 'not-needed' });
+    assert.equal(fake.createdStatefulSets.length, 0);
+    assert.equal(result.timeline.at(-1)?.detail, 'size 1: no workers');
+  });
+});

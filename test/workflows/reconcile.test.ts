@@ -1,0 +1,224 @@
+// reconcileLeaderWorkerSet against a fake cluster: it applies one generation (headless Service, leader StatefulSet,
+// policy annotation), keeps the status in step with the groups on every `changed` signal (and every 5 minutes
+// without one), and ends when a newer generation takes over or the LWS goes.
+import assert from 'node:assert/strict';
+import { hpaPodSelector, type LeaderWorkerSetStatus } from '../../src/model/index.js';
+import type { ReconcileInput, ReconcileResult, reconcileLeaderWorkerSet } from '../../src/workflows/reconcile.js';
+import type { ActivityName, FakeCluster } from '../fixtures/fake-activities.js';
+import { WorkflowTestEnv, eventually } from './harness.js';
+
+const RESYNC = 5 * 60_000;
+
+/** `demo` at generation 3, 2 groups of 4: group 0 fully Ready, group 1's leader not Ready yet. */
+async function twoGroups(fake: FakeCluster) {
+  fake.setLws({}, { generation: 3 });
+  const now = await fake.now();
+  const leaders = [0, 1].map((groupIndex) => {
+    const leader = fake.addLeader({
+      groupIndex,
+      at: now - 60_000,
+      ...(groupIndex === 0 ? { readyAt: now - 60_000 } : {}),
+    });
+    fake.addWorkers({ groupIndex, ownerUid: leader.uid, at: now - 60_000 });
+    return leader;
+  });
+  return { leaders, now };
+}
+
+const statusWrites = (fake: FakeCluster) =>
+  fake.callsOf('updateLeaderWorkerSetStatus').map((c) => (c.args[0] as { status: LeaderWorkerSetStatus }).status);
+
+const available = (status: LeaderWorkerSetStatus | undefined) =>
+  status?.conditions?.find((c) => c.type === 'Available')?.status;
+
+/** The names of the calls, in the order they started, from the `from`-th on. */
+const namesFrom = (fake: FakeCluster, from: number): ActivityName[] => fake.calls.slice(from).map((c) => c.name);
+
+describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
+  this.timeout(60_000);
+  let t: WorkflowTestEnv;
+
+  before(async function () {
+    this.timeout(120_000);
+    t = await WorkflowTestEnv.start();
+  });
+
+  after(async () => {
+    await t?.teardown();
+  });
+
+  it('applies the Service and leader StatefulSet once, writes status, and follows `changed` signals', async () => {
+    const fake = t.fake();
+    const { leaders } = await twoGroups(fake);
+    const result = await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
+        ref: fake.ref,
+        generation: 3,
+      });
+
+      // First pass: apply, then status.
+      await eventually('the first status write', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
+      const first = namesFrom(fake, 0);
+      const order: ActivityName[] = [
+        'getLeaderWorkerSet',
+        'ensureHeadlessService',
+        'ensureLeaderStatefulSet',
+        'listGroups',
+        'updateLeaderWorkerSetStatus',
+      ];
+      assert.deepEqual(
+        first.filter((n) => order.includes(n)),
+        order,
+      );
+      assert.equal(fake.completed('ensureHeadlessService')[0]?.result, 'created');
+      assert.equal(fake.services.get('default/demo'), 'lws-uid-1');
+      assert.equal(fake.leaderStatefulSet?.writes, 1);
+      assert.deepEqual(
+        fake.events.map((e) => [e.reason, e.type]),
+        [['LeaderStatefulSetCreated', 'Normal']],
+      );
+      // The policy is recorded on the leader pods (default Sequential), for teardowns after the LWS is gone.
+      for (const leader of leaders) {
+        assert.equal(leader.annotations['leaderworkerset.sigs.k8s.io/pod-termination-policy'], 'Sequential');
+      }
+      const [status1] = statusWrites(fake);
+      assert.equal(status1?.replicas, 2);
+      assert.equal(status1?.readyReplicas, 1);
+      assert.equal(status1?.observedGeneration, 3);
+      assert.equal(status1?.hpaPodSelector, hpaPodSelector('demo'));
+      assert.equal(available(status1), 'False');
+      assert.deepEqual(fake.lws?.status, status1);
+
+      // Without a signal nothing happens (the workflow waits on its condition).
+      const callsAfterFirst = fake.calls.length;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(fake.calls.length, callsAfterFirst);
+
+      // Group 1 becomes Ready: one signal, one pass, a new status; nothing is applied again.
+      leaders[1]!.readyAt = await fake.now();
+      await handle.signal('changed');
+      await eventually('the second status write', () => fake.completed('updateLeaderWorkerSetStatus').length === 2);
+      const second = namesFrom(fake, callsAfterFirst);
+      assert.deepEqual(second, ['getLeaderWorkerSet', 'listGroups', 'updateLeaderWorkerSetStatus']);
+      const status2 = statusWrites(fake)[1];
+      assert.equal(status2?.readyReplicas, 2);
+      assert.equal(available(status2), 'True');
+
+      // A signal with nothing changed: a look, and no write of the same status.
+      const callsAfterSecond = fake.calls.length;
+      await handle.signal('changed');
+      await eventually('the third look', () => fake.completed('listGroups').length === 3);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.deepEqual(namesFrom(fake, callsAfterSecond), ['getLeaderWorkerSet', 'listGroups']);
+
+      // A newer generation: this run is superseded.
+      fake.lws!.metadata.generation = 4;
+      await handle.signal('changed');
+      return handle.result();
+    });
+    assert.equal(result, 'superseded');
+    assert.equal(fake.callsOf('ensureLeaderStatefulSet').length, 1);
+    assert.equal(fake.callsOf('ensureHeadlessService').length, 1);
+  });
+
+  it('looks again every 5 minutes without a signal, and ends with deleted once the LWS is gone', async () => {
+    const fake = t.fake();
+    await twoGroups(fake);
+    const result = await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
+        ref: fake.ref,
+        generation: 3,
+      });
+      await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
+      await t.env.sleep(RESYNC + 1_000);
+      const looks = fake.completed('listGroups');
+      assert.equal(looks.length, 2, 'a resync after 5 minutes');
+      const gap = looks[1]!.at - looks[0]!.at;
+      assert.ok(gap >= RESYNC && gap < RESYNC + 2_000, `resync after ${gap} ms`);
+      fake.lws = null;
+      await t.env.sleep(RESYNC + 1_000);
+      return handle.result();
+    });
+    assert.equal(result, 'deleted');
+    assert.equal(fake.callsOf('getLeaderWorkerSet').length, 3);
+  });
+
+  const endings: {
+    name: string;
+    setup: (fake: FakeCluster) => void;
+    generation: number;
+    result: ReconcileResult;
+  }[] = [
+    { name: 'the LWS is gone', setup: (fake) => (fake.lws = null), generation: 3, result: 'deleted' },
+    {
+      name: 'the LWS is being deleted',
+      setup: (fake) => (fake.lws!.metadata.deletionTimestamp = new Date().toISOString()),
+      generation: 3,
+      result: 'deleted',
+    },
+    { name: 'the generation already advanced', setup: () => {}, generation: 2, result: 'superseded' },
+    {
+      name: 'the spec is invalid (size 0)',
+      setup: (fake) => (fake.lws!.spec.leaderWorkerTemplate.size = 0),
+      generation: 3,
+      result: 'invalid',
+    },
+  ];
+
+  for (const c of endings) {
+    it(`${c.result} at once, applying nothing, when ${c.name}`, async () => {
+      const fake = t.fake();
+      await twoGroups(fake);
+      const input: ReconcileInput = { ref: fake.ref, generation: c.generation };
+      c.setup(fake);
+      const result = await t.withWorker(fake, async (run) =>
+        (await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input)).result(),
+      );
+      assert.equal(result, c.result);
+      for (const name of ['ensureHeadlessService', 'ensureLeaderStatefulSet', 'updateLeaderWorkerSetStatus'] as const) {
+        assert.equal(fake.callsOf(name).length, 0, `${name} was called`);
+      }
+      if (c.result === 'invalid') {
+        assert.deepEqual(
+          fake.events.map((e) => [e.type, e.reason]),
+          [['Warning', 'InvalidSpec']],
+        );
+        assert.match(fake.events[0]!.message, /spec\.leaderWorkerTemplate\.size/);
+      } else {
+        assert.equal(fake.events.length, 0);
+      }
+    });
+  }
+
+  it('a new generation updates the leader StatefulSet; a restarted run of the same generation changes nothing', async () => {
+    const fake = t.fake();
+    await twoGroups(fake);
+    const run = (generation: number) =>
+      t.withWorker(fake, async (r) => {
+        const handle = await r.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
+          ref: fake.ref,
+          generation,
+        });
+        await eventually('a pass', () => fake.completed('listGroups').length > looks);
+        looks = fake.completed('listGroups').length;
+        fake.lws!.metadata.generation = generation + 1; // ends the run at its next look
+        await handle.signal('changed');
+        return handle.result();
+      });
+    let looks = 0;
+    assert.equal(await run(3), 'superseded');
+    fake.lws!.spec.replicas = 3;
+    fake.lws!.metadata.generation = 4;
+    assert.equal(await run(4), 'superseded');
+    fake.lws!.metadata.generation = 4;
+    assert.equal(await run(4), 'superseded');
+    assert.deepEqual(
+      fake.callsOf('ensureLeaderStatefulSet').map((c) => c.result),
+      ['created', 'updated', 'unchanged'],
+    );
+    assert.deepEqual(
+      fake.events.map((e) => e.reason),
+      ['LeaderStatefulSetCreated', 'LeaderStatefulSetUpdated'],
+    );
+  });
+});

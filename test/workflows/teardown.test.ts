@@ -1,0 +1,524 @@
+// teardownGroup in workflow time, against a fake cluster: what each termination policy makes the controller do, and
+// when the group's pods are gone (DESIGN.md section 3). The trigger passes the policy it knew as `policy` (under
+// Parallel the workflow's first call is then the delete); without it the workflow reads first, then decides.
+import assert from 'node:assert/strict';
+import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import type { PodTerminationPolicy } from '../../src/model/index.js';
+import type { TeardownGroupInput, teardownGroup } from '../../src/workflows/teardown-group.js';
+import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.js';
+import type { ActivityName, FakeCluster } from '../fixtures/fake-activities.js';
+import { WorkflowTestEnv, at, describeTimeline, eventually } from './harness.js';
+
+/** Pod grace period: long, as in the AI/ML workloads the policy is for. */
+const GRACE = 60_000;
+/** A new pod is Ready this long after it is created. */
+const READY = 5_000;
+/**
+ * What "about" means: until the test awaits the result, the server's clock runs at wall-clock pace, so the few
+ * activity round trips before the delete (tens of ms, more on a loaded machine) count as workflow time.
+ */
+const SLACK = 2_000;
+
+const near = (actual: number | undefined, expected: number, what: string) =>
+  assert.ok(
+    actual !== undefined && Math.abs(actual - expected) <= SLACK,
+    `${what} was ${actual} ms, not about ${expected} ms`,
+  );
+
+/** The teardown's first calls: whichever comes first is the moment the trigger saw the leader terminating. */
+const FIRST_CALLS: ActivityName[] = [
+  'deleteWorkersIfParallel',
+  'deleteWorkerStatefulSet',
+  'getLeaderWorkerSet',
+  'getPod',
+  'getStatefulSet',
+];
+
+/**
+ * Group 0 of `demo`: a Ready leader with a worker StatefulSet of 3 Ready pods. The LWS exists with `spec` policy unless
+ * `lws` is 'gone'; the leader pod carries the `annotation` policy; `hint` is the policy the trigger passes. The leader
+ * is deleted (terminating for GRACE) at the teardown's first call, so that `t0()`, the deletion, is the teardown's
+ * start (until the test awaits the result, time passes at wall-clock pace, and worker start-up would count too).
+ */
+async function terminatingGroup(
+  fake: FakeCluster,
+  opts: {
+    spec?: PodTerminationPolicy;
+    annotation?: PodTerminationPolicy;
+    lws?: 'exists' | 'gone';
+    hint?: PodTerminationPolicy;
+  } = {},
+) {
+  fake.setLws(opts.spec ? { podTerminationPolicy: opts.spec } : {});
+  const longAgo = (await fake.now()) - 3_600_000;
+  const leader = fake.addLeader({ groupIndex: 0, at: longAgo, readyAt: longAgo, policy: opts.annotation });
+  const { sts, pods } = fake.addWorkers({ groupIndex: 0, ownerUid: leader.uid, at: longAgo });
+  assert.equal(pods.length, 3);
+  let deletedAt: number | undefined;
+  const deleteLeader = (now: number) => {
+    if (deletedAt !== undefined) return;
+    deletedAt = now;
+    fake.deletePodAt(leader.uid, now);
+  };
+  for (const name of FIRST_CALLS) fake.onCall(name, deleteLeader);
+  if (opts.lws === 'gone') fake.lws = null;
+  const input: TeardownGroupInput = {
+    ref: fake.ref,
+    groupIndex: 0,
+    leader: { namespace: leader.namespace, name: leader.name, uid: leader.uid },
+    lifecycle: opts.lws === 'gone' ? 'delete' : 'scale-down',
+    ...(opts.hint ? { policy: opts.hint } : {}),
+  };
+  const t0 = () => {
+    assert.ok(deletedAt !== undefined, 'the teardown made no call');
+    return deletedAt;
+  };
+  return { t0, leader, sts, pods, input };
+}
+
+/** Asserts that the events happen in this order in time (within SLACK), each exactly once. */
+function assertChronological(timeline: TimelineEntry[], order: TimelineEvent[]) {
+  const times = order.map((event) => at(timeline, event));
+  for (let i = 1; i < order.length; i++) {
+    assert.ok(
+      times[i - 1]! <= times[i]! + SLACK,
+      `"${order[i - 1]}" should come before "${order[i]}": ${describeTimeline(timeline)}`,
+    );
+  }
+}
+
+describe('teardownGroup (time-skipping, fake cluster)', function () {
+  this.timeout(60_000);
+  let t: WorkflowTestEnv;
+
+  before(async function () {
+    this.timeout(120_000);
+    t = await WorkflowTestEnv.start();
+  });
+
+  after(async () => {
+    await t?.teardown();
+  });
+
+  const teardown = (fake: FakeCluster, input: TeardownGroupInput) =>
+    t.withWorker(fake, async (run) => (await run.start<typeof teardownGroup>('teardownGroup', input)).result());
+
+  const rebuilds: { policy: PodTerminationPolicy; order: TimelineEvent[]; teardown: number; recovery: number }[] = [
+    {
+      policy: 'Parallel',
+      order: [
+        'leader terminating',
+        'workers terminating',
+        'leader gone',
+        'workers gone',
+        'old StatefulSet gone',
+        'new leader',
+        'new group ready',
+      ],
+      teardown: GRACE,
+      recovery: GRACE + READY,
+    },
+    {
+      // The garbage collector deletes the worker StatefulSet (in the background) once the leader is gone; its pods
+      // then terminate for their own grace period, and the new workers can only start after them (same names).
+      policy: 'Sequential',
+      order: [
+        'leader terminating',
+        'leader gone',
+        'workers terminating',
+        'old StatefulSet gone',
+        'new leader',
+        'workers gone',
+        'new group ready',
+      ],
+      teardown: 2 * GRACE,
+      recovery: 2 * GRACE + READY,
+    },
+  ];
+
+  for (const c of rebuilds) {
+    it(`rebuild under ${c.policy}: timeline in order, teardown about ${c.teardown / GRACE} x grace`, async () => {
+      const fake = t.fake({ graceMs: GRACE, podReadyAfterMs: READY, leaderController: true, provisioner: true });
+      const { t0, leader, sts, pods, input } = await terminatingGroup(fake, { spec: c.policy, hint: c.policy });
+      const result = await teardown(fake, { ...input, lifecycle: 'rebuild' });
+
+      assert.equal(result.policy, c.policy);
+      assert.equal(result.lifecycle, 'rebuild');
+      assert.equal(result.timeline[0]?.event, 'leader terminating');
+      assert.match(result.timeline[0]?.detail ?? '', new RegExp(`policy ${c.policy} from spec`));
+      assertChronological(result.timeline, c.order);
+      near(result.teardownMs, c.teardown, 'teardownMs');
+      near(result.recoveryMs, c.recovery, 'recoveryMs');
+
+      // The fake's own record agrees with the timeline: when the leader and the workers really went.
+      const leaderGone = fake.removedAt.get(leader.uid)!;
+      near(leaderGone - t0(), GRACE, 'leader gone after');
+      const workersGone = Math.max(...pods.map((p) => fake.removedAt.get(p.uid)!));
+      near(workersGone - t0(), c.teardown, 'workers gone after');
+      near(at(result.timeline, 'leader gone'), leaderGone, 'timeline "leader gone"');
+      near(at(result.timeline, 'workers gone'), workersGone, 'timeline "workers gone"');
+
+      // The controller never deletes pods itself; the new group got exactly one new worker StatefulSet, after the old.
+      assert.equal(fake.callsOf('deletePod').length, 0);
+      const newLeader = fake.pod('demo-0')!;
+      assert.notEqual(newLeader.uid, leader.uid);
+      const created = fake.createdStatefulSets.filter((s) => s.ownerUid === newLeader.uid);
+      assert.equal(created.length, 1);
+      assert.ok(fake.removedAt.get(sts.uid)! <= created[0]!.at, 'new StatefulSet while the old one existed');
+      // The measurements go to the worker's metrics as reported.
+      assert.deepEqual(
+        fake.completed('reportTeardown').map((c) => c.args[0]),
+        [{ policy: c.policy, lifecycle: 'rebuild', teardownMs: result.teardownMs, recoveryMs: result.recoveryMs }],
+      );
+      // The story is told on the LWS too (kubectl describe lws).
+      assert.ok(fake.events.length > 0);
+      assert.ok(fake.events.every((e) => e.lws.uid === 'lws-uid-1'));
+    });
+  }
+
+  it("Parallel (trigger's hint): the first call foreground-deletes this leader's workers, while it is terminating", async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    const { t0, leader, sts, pods, input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+    const result = await teardown(fake, input);
+
+    const del = fake.calls[0]!;
+    assert.equal(del.name, 'deleteWorkersIfParallel');
+    // One call that re-checks policy and termination, then deletes what this leader controls.
+    assert.deepEqual(del.args, [
+      { ref: fake.ref, groupIndex: 0, leader: { namespace: 'default', name: 'demo-0', uid: leader.uid } },
+    ]);
+    assert.equal(del.result, 'deleted');
+    assert.equal(fake.callsOf('deleteWorkersIfParallel').length, 1);
+    assert.equal(fake.callsOf('deleteWorkerStatefulSet').length, 0);
+    assert.equal(fake.removedAt.has(sts.uid), true);
+
+    // Before the leader is gone: in the fake's time, and before waitForPodGone(leader) returned.
+    const leaderGone = fake.removedAt.get(leader.uid)!;
+    assert.ok(del.at < leaderGone - GRACE / 2, `deleted at +${del.at - t0()} ms, leader gone at +${leaderGone - t0()}`);
+    const leaderWaits = fake.callsOf('waitForPodGone');
+    assert.deepEqual(
+      leaderWaits.map((c) => c.args),
+      [[{ namespace: 'default', name: 'demo-0', uid: leader.uid }]],
+    );
+    assert.ok(del.endSeq! < leaderWaits[0]!.endSeq!, 'delete returned before the leader wait resolved');
+    // So the workers terminated together with the leader: all gone about 1 x grace after the leader's deletion.
+    for (const p of pods) near(p.deletedAt! - t0(), 0, `worker ${p.name} deletion`);
+    near(result.teardownMs, GRACE, 'teardownMs');
+    assert.deepEqual(
+      result.timeline.slice(0, 2).map((e) => e.event),
+      ['leader terminating', 'workers terminating'],
+    );
+  });
+
+  it("Parallel without a hint: reads, then deletes with the StatefulSet's uid as precondition, the leader as owner", async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    const { t0, leader, sts, input } = await terminatingGroup(fake, { spec: 'Parallel' });
+    const result = await teardown(fake, input);
+
+    const deletes = fake.callsOf('deleteWorkerStatefulSet');
+    assert.equal(deletes.length, 1);
+    const del = deletes[0]!;
+    assert.deepEqual(del.args, [
+      { namespace: 'default', name: 'demo-0', uid: sts.uid, ownerUid: leader.uid, propagationPolicy: 'Foreground' },
+    ]);
+    assert.equal(del.result, 'deleted');
+    const [read] = fake.callsOf('getStatefulSet');
+    assert.ok(read!.endSeq! < del.seq, 'deleted before reading the StatefulSet');
+    const leaderGone = fake.removedAt.get(leader.uid)!;
+    assert.ok(del.at < leaderGone - GRACE / 2, `deleted at +${del.at - t0()} ms`);
+    assert.ok(del.endSeq! < fake.callsOf('waitForPodGone')[0]!.endSeq!);
+    near(result.teardownMs, GRACE, 'teardownMs');
+  });
+
+  for (const hint of [undefined, 'Sequential'] as const) {
+    it(`Sequential (hint ${hint ?? 'none'}): never deletes; the garbage collector removes the workers after the leader`, async () => {
+      const fake = t.fake({ graceMs: GRACE });
+      const { leader, sts, pods, input } = await terminatingGroup(fake, { spec: 'Sequential', hint });
+      const result = await teardown(fake, input);
+
+      assert.equal(result.policy, 'Sequential');
+      assert.equal(fake.callsOf('deleteWorkerStatefulSet').length, 0);
+      assert.equal(fake.callsOf('deletePod').length, 0);
+      const leaderGone = fake.removedAt.get(leader.uid)!;
+      assert.ok(fake.removedAt.get(sts.uid)! >= leaderGone);
+      for (const p of pods) assert.ok(p.deletedAt! >= leaderGone, `${p.name} terminated before the leader was gone`);
+      near(result.teardownMs, 2 * GRACE, 'teardownMs');
+    });
+  }
+
+  // Where the workflow takes the policy from (no hint): the LWS spec while the LWS exists (the annotation is then
+  // ignored), else the terminating leader pod's annotation, else Sequential. Deleting: about 1 x grace; else 2 x.
+  const sources: {
+    name: string;
+    spec?: PodTerminationPolicy;
+    annotation?: PodTerminationPolicy;
+    lws: 'exists' | 'gone';
+    policy: PodTerminationPolicy;
+    source: 'spec' | 'annotation' | 'default';
+  }[] = [
+    { name: 'spec Parallel', spec: 'Parallel', lws: 'exists', policy: 'Parallel', source: 'spec' },
+    { name: 'spec Sequential', spec: 'Sequential', lws: 'exists', policy: 'Sequential', source: 'spec' },
+    {
+      name: 'spec Parallel over annotation Sequential',
+      spec: 'Parallel',
+      annotation: 'Sequential',
+      lws: 'exists',
+      policy: 'Parallel',
+      source: 'spec',
+    },
+    {
+      name: 'spec Sequential over annotation Parallel',
+      spec: 'Sequential',
+      annotation: 'Parallel',
+      lws: 'exists',
+      policy: 'Sequential',
+      source: 'spec',
+    },
+    {
+      name: 'spec unset (default) over annotation Parallel',
+      annotation: 'Parallel',
+      lws: 'exists',
+      policy: 'Sequential',
+      source: 'default',
+    },
+    {
+      name: 'LWS deleted, annotation Parallel',
+      spec: 'Sequential',
+      annotation: 'Parallel',
+      lws: 'gone',
+      policy: 'Parallel',
+      source: 'annotation',
+    },
+    {
+      name: 'LWS deleted, annotation Sequential',
+      spec: 'Parallel',
+      annotation: 'Sequential',
+      lws: 'gone',
+      policy: 'Sequential',
+      source: 'annotation',
+    },
+    { name: 'LWS deleted, no annotation', spec: 'Parallel', lws: 'gone', policy: 'Sequential', source: 'default' },
+  ];
+
+  for (const c of sources) {
+    it(`policy source: ${c.name} -> ${c.policy} from ${c.source}`, async () => {
+      const fake = t.fake({ graceMs: GRACE });
+      const { sts, leader, input } = await terminatingGroup(fake, c);
+      const result = await teardown(fake, input);
+      assert.equal(result.policy, c.policy);
+      assert.match(result.timeline[0]?.detail ?? '', new RegExp(`\\bpolicy ${c.policy} from ${c.source}\\b`));
+      const deletes = fake.callsOf('deleteWorkerStatefulSet');
+      if (c.policy === 'Parallel') {
+        assert.equal(deletes.length, 1);
+        assert.deepEqual(deletes[0]!.args[0], {
+          namespace: 'default',
+          name: 'demo-0',
+          uid: sts.uid,
+          ownerUid: leader.uid,
+          propagationPolicy: 'Foreground',
+        });
+        near(result.teardownMs, GRACE, 'teardownMs');
+      } else {
+        assert.equal(deletes.length, 0);
+        near(result.teardownMs, 2 * GRACE, 'teardownMs');
+      }
+      // Events go to the LWS; once it is gone there is nothing to attach them to.
+      if (c.lws === 'exists') assert.ok(fake.events.length > 0);
+      else assert.equal(fake.events.length, 0);
+    });
+  }
+
+  for (const hint of [undefined, 'Parallel'] as const) {
+    it(`never deletes a replacement group's StatefulSet (owned by another leader), hint ${hint ?? 'none'}`, async () => {
+      const fake = t.fake({ graceMs: GRACE });
+      fake.setLws({ podTerminationPolicy: 'Parallel' });
+      const now = await fake.now();
+      // The old leader is already gone (the teardown started late); the name belongs to the replacement group now.
+      const replacement = fake.addLeader({ groupIndex: 0, at: now, readyAt: now });
+      const { sts } = fake.addWorkers({ groupIndex: 0, ownerUid: replacement.uid, at: now });
+      const result = await teardown(fake, {
+        ref: fake.ref,
+        groupIndex: 0,
+        leader: { namespace: 'default', name: 'demo-0', uid: 'old-leader-uid' },
+        lifecycle: 'scale-down',
+        ...(hint ? { policy: hint } : {}),
+      });
+      assert.equal(result.policy, 'Parallel');
+      // With the hint the delete is tried first, and refused: its controller is not the old leader.
+      assert.deepEqual(
+        fake.callsOf('deleteWorkersIfParallel').map((c) => c.result),
+        hint ? ['not-owned'] : [],
+      );
+      assert.deepEqual(fake.callsOf('deleteWorkerStatefulSet'), []);
+      assert.equal(fake.callsOf('waitForStatefulSetGone').length, 0);
+      assert.equal(fake.callsOf('waitForPodsGone').length, 0);
+      const still = fake.statefulSet('demo-0');
+      assert.equal(still?.uid, sts.uid);
+      assert.equal(still?.deletedAt, undefined);
+      assert.equal(fake.pod('demo-0')?.deletionTimestamp, undefined);
+    });
+  }
+
+  it('without a hint, Parallel never deletes the workers of a leader that is not terminating', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ podTerminationPolicy: 'Parallel' });
+    const now = await fake.now();
+    const leader = fake.addLeader({ groupIndex: 0, at: now, readyAt: now });
+    const { sts, pods } = fake.addWorkers({ groupIndex: 0, ownerUid: leader.uid, at: now });
+    const input: TeardownGroupInput = {
+      ref: fake.ref,
+      groupIndex: 0,
+      leader: { namespace: 'default', name: 'demo-0', uid: leader.uid },
+      lifecycle: 'scale-down',
+    };
+    const { result, deletedAt } = await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof teardownGroup>('teardownGroup', input);
+      await eventually('the leader wait', () => fake.callsOf('waitForPodGone').length > 0);
+      await t.env.sleep(10 * 60_000); // ten minutes of workflow time: nothing is deleted
+      assert.equal(fake.callsOf('deleteWorkerStatefulSet').length, 0);
+      assert.equal(fake.statefulSet('demo-0')?.deletedAt, undefined);
+      // Only now is the leader deleted. The decision was taken at the start ("not terminating"), so the workflow
+      // keeps observing and the garbage collector removes the workers after the leader.
+      const deletedAt = await fake.now();
+      fake.deletePodAt(leader.uid, deletedAt);
+      return { result: await handle.result(), deletedAt };
+    });
+    assert.equal(fake.callsOf('deleteWorkerStatefulSet').length, 0);
+    assert.ok(fake.removedAt.get(sts.uid)! >= fake.removedAt.get(leader.uid)!);
+    near(Math.max(...pods.map((p) => fake.removedAt.get(p.uid)!)) - deletedAt, 2 * GRACE, 'workers gone after');
+    assert.ok(result.teardownMs! > 10 * 60_000, `teardownMs ${result.teardownMs}`);
+  });
+
+  // The trigger's hint only saves time: the LWS spec, which wins while the LWS exists, still decides.
+  it('a stale Parallel hint does not override the LWS spec (Sequential): no delete', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    const { input } = await terminatingGroup(fake, { spec: 'Sequential', hint: 'Parallel' });
+    const result = await teardown(fake, input);
+    assert.equal(result.policy, 'Sequential');
+    // The fast path was tried and refused; nothing was deleted.
+    assert.deepEqual(
+      [...fake.callsOf('deleteWorkersIfParallel'), ...fake.callsOf('deleteWorkerStatefulSet')].map((c) => c.result),
+      ['refused'],
+    );
+    near(result.teardownMs, 2 * GRACE, 'teardownMs');
+  });
+
+  // "Parallel must never delete a group that is not terminating" (DESIGN.md section 3), whatever the trigger said.
+  it('a Parallel hint never deletes the workers of a leader that is not terminating', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ podTerminationPolicy: 'Parallel' });
+    const now = await fake.now();
+    const leader = fake.addLeader({ groupIndex: 0, at: now, readyAt: now });
+    fake.addWorkers({ groupIndex: 0, ownerUid: leader.uid, at: now });
+    const deletes = await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof teardownGroup>('teardownGroup', {
+        ref: fake.ref,
+        groupIndex: 0,
+        leader: { namespace: 'default', name: 'demo-0', uid: leader.uid },
+        lifecycle: 'scale-down',
+        policy: 'Parallel',
+      });
+      await eventually('the leader wait', () => fake.callsOf('waitForPodGone').length > 0);
+      const deletes = [...fake.callsOf('deleteWorkersIfParallel'), ...fake.callsOf('deleteWorkerStatefulSet')]
+        .map((c) => c.result)
+        .filter((r) => r === 'deleted');
+      fake.deletePodAt(leader.uid, await fake.now()); // lets the workflow finish
+      await handle.result();
+      return deletes;
+    });
+    assert.deepEqual(deletes, [], 'the workers of a live leader were deleted');
+  });
+
+  it('answers the timeline query while it runs', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+    await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof teardownGroup>('teardownGroup', input);
+      await eventually('the waits', () => fake.callsOf('waitForStatefulSetGone').length > 0);
+      const during = await handle.query<TimelineEntry[]>('timeline');
+      assert.deepEqual(
+        during.map((e) => e.event),
+        ['leader terminating', 'workers terminating'],
+      );
+      const result = await handle.result();
+      const after = await handle.query<TimelineEntry[]>('timeline');
+      assert.deepEqual(after, result.timeline);
+      assert.ok(after.some((e) => e.event === 'leader gone'));
+    });
+  });
+
+  it('retries transient activity failures and still tears down in about 1 x grace', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+    fake.fail('deleteWorkersIfParallel', 2, 'transient');
+    fake.fail('getLeaderWorkerSet', 1, 'transient');
+    fake.fail('waitForPodGone', 3, 'transient');
+    const result = await teardown(fake, input);
+
+    assert.equal(result.policy, 'Parallel');
+    assert.deepEqual(
+      fake.callsOf('deleteWorkersIfParallel').map((c) => c.error ?? c.result),
+      [
+        'injected transient failure of deleteWorkersIfParallel',
+        'injected transient failure of deleteWorkersIfParallel',
+        'deleted',
+      ],
+    );
+    assert.deepEqual(
+      fake.calls.slice(0, 3).map((c) => c.name),
+      ['deleteWorkersIfParallel', 'deleteWorkersIfParallel', 'deleteWorkersIfParallel'],
+    );
+    assert.equal(fake.callsOf('getLeaderWorkerSet').length, 2);
+    assert.equal(fake.callsOf('waitForPodGone').length, 4);
+    assert.equal(fake.completed('waitForPodGone').length, 1);
+    near(result.teardownMs, GRACE, 'teardownMs');
+  });
+
+  it('a permanent activity failure fails the workflow with the KubernetesApiError, without retries', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    const { input, sts } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+    fake.fail('deleteWorkersIfParallel', 1, 'permanent');
+    const err = await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof teardownGroup>('teardownGroup', input);
+      return handle.result().then(
+        () => assert.fail('the workflow should have failed'),
+        (e: unknown) => e,
+      );
+    });
+    assert.ok(err instanceof WorkflowFailedError, String(err));
+    assert.ok(err.cause instanceof ActivityFailure, String(err.cause));
+    assert.equal(err.cause.activityType, 'deleteWorkersIfParallel');
+    const failure = err.cause.cause;
+    assert.ok(failure instanceof ApplicationFailure, String(failure));
+    assert.equal(failure.type, 'KubernetesApiError');
+    assert.equal(failure.nonRetryable, true);
+    // One attempt, and nothing after it: no read, no wait, no Event; the group is left to the garbage collector.
+    assert.deepEqual(
+      fake.calls.map((c) => c.name),
+      ['deleteWorkersIfParallel'],
+    );
+    assert.equal(fake.statefulSet('demo-0')?.deletedAt, undefined);
+    assert.equal(fake.statefulSet('demo-0')?.uid, sts.uid);
+  });
+
+  // Last in the file: when the replacement wait times out, the workflow completes while the cancelled wait activity
+  // is still in flight, which leaves the test server's time lock held: anything after it would run at wall-clock pace.
+  it('rebuild without a replacement group: gives up after 30 minutes, teardown still reported', async () => {
+    const fake = t.fake({ graceMs: GRACE, pollMs: 10_000 });
+    const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+    const result = await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof teardownGroup>('teardownGroup', { ...input, lifecycle: 'rebuild' });
+      const r = await handle.result();
+      // The cancellation of the wait reaches the activity (through its heartbeat), which ends.
+      await eventually('the replacement wait to end', () => fake.callsOf('waitForReplacementGroupReady')[0]?.endSeq);
+      return r;
+    });
+    near(result.teardownMs, GRACE, 'teardownMs');
+    assert.equal(result.recoveryMs, undefined);
+    const last = result.timeline.at(-1)!;
+    assert.equal(last.event, 'skipped');
+    assert.match(last.detail ?? '', /no replacement group within 30 minutes/);
+    near(Date.parse(last.at) - Date.parse(result.timeline[0]!.at), GRACE + 30 * 60_000, 'gave up after');
+    assert.match(fake.callsOf('waitForReplacementGroupReady')[0]?.error ?? '', /cancel|not found/i);
+  });
+});
