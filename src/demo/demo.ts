@@ -87,6 +87,10 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     cleanups.push(() => server.stop());
     say(`Temporal Web UI: ${server.uiUrl}`);
 
+    // Everything the demo created goes with its namespace, once the controller has stopped (cleanups run in reverse),
+    // not waited for: its pods take their grace period.
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    cleanups.push(() => core.deleteNamespace({ name: opts.namespace }).catch(() => undefined));
     const env = { ...process.env, KUBECONFIG: kubeconfigPath, TEMPORAL_ADDRESS: server.address };
     const logDir = join(stateDir, 'demo-logs');
     const processes: ControllerProcess[] = await Promise.all([
@@ -96,7 +100,6 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     for (const p of processes) cleanups.push(() => p.stop());
     log.info('worker and trigger running', { logs: logDir });
 
-    const core = kc.makeApiClient(k8s.CoreV1Api);
     const custom = kc.makeApiClient(k8s.CustomObjectsApi);
     const ns = opts.namespace;
     await core.createNamespace({ body: { metadata: { name: ns } } }).catch((err: { code?: number }) => {

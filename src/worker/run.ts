@@ -32,6 +32,9 @@ export async function runWorker(temporal: TemporalConfig, kc: k8s.KubeConfig, lo
     taskQueue: temporal.taskQueue,
     ...(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath }),
     activities: createActivities(kc, metrics),
+    // Most activities are waits on a watch: cheap, but each holds a slot for a grace period or more. With the SDK's
+    // default of 100 slots, 50 concurrent rebuilds starved the short calls (deletes, creates) behind the waits.
+    maxConcurrentActivityTaskExecutions: 2000,
     interceptors: { activity: [(ctx) => ({ inbound: countActivityErrors(metrics, () => ctx.info.activityType) })] },
   });
   const server = await serveMetrics({
