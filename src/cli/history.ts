@@ -100,18 +100,21 @@ async function runFacts(client: Client, namespace: string, info: WorkflowExecuti
     searchAttributes: { group: sa.get(GroupIndex), lifecycle: sa.get(Lifecycle), policy: sa.get(TerminationPolicy) },
   };
   const handle = client.workflow.getHandle(info.workflowId, info.runId);
+  const deadline = Date.now() + QUERY_TIMEOUT_MS;
   try {
     if (info.status.name === 'RUNNING') {
-      facts.timeline = await client.connection.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () =>
-        handle.query<TimelineEntry[]>('timeline'),
-      );
+      facts.timeline = await client.connection.withDeadline(deadline, () => handle.query<TimelineEntry[]>('timeline'));
     } else {
       facts.result = (await handle.result()) as TeardownGroupResult;
     }
   } catch (err) {
-    facts.error = info.status.name === 'RUNNING' ? `timeline query failed: ${reason(err)}` : reason(err);
+    if (info.status.name !== 'RUNNING') facts.error = reason(err);
+    else if (Date.now() >= deadline)
+      facts.error = `no worker answered the timeline query within ${QUERY_TIMEOUT_MS / 1000} s`;
+    else facts.error = `timeline query failed: ${reason(err)}`;
   }
-  if (!facts.result && (!facts.searchAttributes.lifecycle || !facts.searchAttributes.policy)) {
+  const policyKnown = facts.searchAttributes.policy ?? policyFromTimeline(facts.timeline);
+  if (!facts.result && (!facts.searchAttributes.lifecycle || !policyKnown)) {
     facts.input = await startInput(client, namespace, info).catch(() => undefined);
   }
   return facts;

@@ -19,6 +19,8 @@ export interface PodFacts {
   deleting: boolean;
   /** Template revision hash label (leaders). */
   revision?: string;
+  /** uid of its controlling owner (a worker's StatefulSet). */
+  ownerUid?: string;
 }
 
 /** What the phase needs of a worker StatefulSet. */
@@ -35,7 +37,7 @@ export interface GroupFacts {
   size: number;
   leader?: PodFacts;
   workerSet?: WorkerSetFacts;
-  /** Worker pods of this group index (any incarnation). */
+  /** Worker pods of this group index (any incarnation: only those of `workerSet` count). */
   workers: PodFacts[];
 }
 
@@ -51,11 +53,18 @@ export function groupPhase(g: GroupFacts): Phase {
 
 const serving = (p: PodFacts) => p.ready && !p.deleting;
 
+/**
+ * Ready workers of the group's current incarnation: pods of its worker StatefulSet, when that StatefulSet belongs
+ * to the current leader (or there is no leader any more). A replacement leader's group has no workers yet while
+ * the old StatefulSet is still there.
+ */
 function readyWorkers(g: GroupFacts): number {
-  return g.workers.filter(serving).length;
+  const set = g.workerSet;
+  if (!set || (g.leader && set.ownerUid !== g.leader.uid)) return 0;
+  return g.workers.filter((w) => w.ownerUid === set.uid && serving(w)).length;
 }
 
-/** Pods of the group that are ready and not terminating, leader included. */
+/** Pods of the group's current incarnation that are ready and not terminating, leader included. */
 export function readyPods(g: GroupFacts): number {
   return (g.leader && serving(g.leader) ? 1 : 0) + readyWorkers(g);
 }

@@ -26,6 +26,7 @@ function podFacts(pod: k8s.V1Pod): PodFacts {
     ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     deleting: Boolean(pod.metadata?.deletionTimestamp),
     revision: pod.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH],
+    ownerUid: pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid,
   };
 }
 

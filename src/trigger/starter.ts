@@ -20,6 +20,7 @@ export interface StarterOptions {
 }
 
 const maxAttempts = 6;
+const signalInterval = 500;
 
 export class WorkflowStarter {
   /** IDs the server already has: skip them without a round trip (a cache; the server stays the authority). */
@@ -50,6 +51,9 @@ export class WorkflowStarter {
         await this.withRetry(action, () => this.signalWithStart(action, observedAt));
         const state = this.inFlightSignals.get(action.workflowId);
         if (!state?.again) break;
+        // Changes that arrived meanwhile go out as one more signal, at most twice a second per workflow: the
+        // workflow batches them anyway, and a signal storm makes the server refuse work ("Workflow is busy").
+        await new Promise((r) => setTimeout(r, signalInterval));
         state.again = false;
         observedAt = Date.now();
       }

@@ -14,6 +14,7 @@ export const kube = proxyActivities<AllActivities>({ startToCloseTimeout: '30s',
  */
 export const wait = proxyActivities<AllActivities>({
   startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '15s',
+  // 30 s: the SDK sends at most one heartbeat per 0.8 x this, and hundreds of waits run during a mass rebuild.
+  heartbeatTimeout: '30s',
   retry,
 });

@@ -1,6 +1,6 @@
 // Keeps one generation of an LWS applied: the headless Service and the leader StatefulSet, and the status as groups
 // come and go. The trigger signals it on every change of the LWS, its pods and its StatefulSets.
-import { condition, continueAsNew, defineSignal, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, defineSignal, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import { applyDefaults, computeStatus, sameStatus, validateLeaderWorkerSet, type LwsRef } from '../model/index.js';
 import { kube } from './activities.js';
 
@@ -16,6 +16,8 @@ export const changedSignal = defineSignal('changed');
 
 /** A quiet LWS is still looked at this often, in case an event was missed. */
 const resyncInterval = '5 minutes';
+/** How long changes are gathered before a pass; status lags by at most this much. */
+const batchWindow = '1 second';
 
 export async function reconcileLeaderWorkerSet({ ref, generation }: ReconcileInput): Promise<ReconcileResult> {
   let dirty = true;
@@ -24,7 +26,9 @@ export async function reconcileLeaderWorkerSet({ ref, generation }: ReconcileInp
   });
   let applied = false;
   for (;;) {
-    await condition(() => dirty, resyncInterval);
+    const signalled = await condition(() => dirty, resyncInterval);
+    // A group change is a burst of pod events: gather it into one pass (one list, one status write).
+    if (signalled && applied) await sleep(batchWindow);
     dirty = false;
     const lws = await kube.getLeaderWorkerSet(ref);
     if (lws === null || lws.metadata.deletionTimestamp) return 'deleted';

@@ -291,6 +291,49 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     assert.equal(now.length, 4, 'no orphaned pod');
   });
 
+  it('a template change rolls the groups one by one, each torn down as a rolling update and rebuilt on the new revision', async () => {
+    const pods = await readyLws('roll', 'Parallel', 2, 2);
+    const before = new Set(pods.map((p) => p.metadata!.uid));
+    const lwsNow = (await lws.get('roll'))!;
+    const template = lwsNow.spec.leaderWorkerTemplate;
+    await lws.patchSpec('roll', {
+      leaderWorkerTemplate: {
+        ...template,
+        workerTemplate: {
+          spec: { ...template.workerTemplate.spec, containers: [{ name: 'worker', image: 'registry.invalid/ai:2' }] },
+        },
+      },
+    });
+    const after = await waitFor(
+      'every group rebuilt on the new template',
+      async () => {
+        const now = await lws.waitForGroups('roll', 2, 2, 60_000);
+        return now.every((p) => !before.has(p.metadata!.uid)) ? now : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+    for (const p of after.filter((p) => p.metadata!.name!.split('-').length === 3)) {
+      assert.equal(p.spec?.containers[0]?.image, 'registry.invalid/ai:2', `${p.metadata!.name} runs the new image`);
+    }
+    const lifecycles = new Set<string>();
+    for await (const wf of controller.env.client.workflow.list({
+      query: `WorkflowId STARTS_WITH "lws/${namespace}/roll/group-"`,
+    })) {
+      if (wf.workflowId.includes('/rebuild/')) {
+        lifecycles.add(
+          ((await controller.env.client.workflow.getHandle(wf.workflowId).result()) as { lifecycle: string }).lifecycle,
+        );
+      }
+    }
+    assert.deepEqual([...lifecycles], ['rolling-update']);
+    const status = await waitFor(
+      'updatedReplicas 2',
+      async () => ((await lws.get('roll'))?.status?.updatedReplicas === 2 ? true : undefined),
+      { timeoutMs: 30_000 },
+    );
+    assert.ok(status);
+  });
+
   it('(h) switching Sequential -> Parallel applies to the next teardown without recreating any group', async () => {
     const pods = await readyLws('switch', 'Sequential', 2, 4);
     const before = pods.map((p) => p.metadata!.uid).sort();

@@ -26,8 +26,9 @@ const sts = (ownerUid: string | undefined, over: Partial<WorkerSetFacts> = {}): 
   ...over,
 });
 const leader = (over: Partial<PodFacts> = {}) => pod('demo-0', 'L1', over);
+/** Workers of the StatefulSet `sts-uid`. */
 const workers = (n: number, over: Partial<PodFacts> = {}) =>
-  Array.from({ length: n }, (_, i) => pod(`demo-0-${i + 1}`, `W${i + 1}`, over));
+  Array.from({ length: n }, (_, i) => pod(`demo-0-${i + 1}`, `W${i + 1}`, { ownerUid: 'sts-uid', ...over }));
 
 describe('cli/phase: groupPhase', () => {
   const cases: { name: string; facts: GroupFacts; phase: Phase; ready: number }[] = [
@@ -61,7 +62,7 @@ describe('cli/phase: groupPhase', () => {
         size: 3,
         leader: leader(),
         workerSet: sts('L1'),
-        workers: [...workers(1), pod('demo-0-2', 'W2', { ready: false })],
+        workers: [...workers(1), pod('demo-0-2', 'W2', { ready: false, ownerUid: 'sts-uid' })],
       },
       phase: 'Provisioning',
       ready: 2,
@@ -111,7 +112,7 @@ describe('cli/phase: groupPhase', () => {
       name: 'replacement leader waits for the old StatefulSet (owned by the old leader)',
       facts: { size: 3, leader: pod('demo-0', 'L2'), workerSet: sts('L1'), workers: workers(2) },
       phase: 'Rebuilding',
-      ready: 3,
+      ready: 1, // the old workers are not the new group's
     },
     {
       name: "replacement leader, the old StatefulSet is being deleted although it names the leader's uid",
@@ -123,7 +124,13 @@ describe('cli/phase: groupPhase', () => {
       name: 'worker StatefulSet without a controlling owner',
       facts: { size: 2, leader: leader(), workerSet: sts(undefined), workers: workers(1) },
       phase: 'Rebuilding',
-      ready: 2,
+      ready: 1,
+    },
+    {
+      name: "ready workers of another StatefulSet incarnation do not count (the old one's pods, still going)",
+      facts: { size: 3, leader: leader(), workerSet: sts('L1'), workers: workers(2, { ownerUid: 'old-sts-uid' }) },
+      phase: 'Provisioning',
+      ready: 1,
     },
     {
       name: 'nothing at all',
@@ -154,7 +161,7 @@ describe('cli/phase: groupRows', () => {
       ...base,
       leaders: [pod('demo-0', 'L0')],
       workerSets: [{ name: 'demo-0', uid: 'S0', ownerUid: 'L0', deleting: false }],
-      workers: [pod('demo-0-1', 'W0')],
+      workers: [pod('demo-0-1', 'W0', { ownerUid: 'S0' })],
     });
     assert.deepEqual(rows, [
       {
@@ -218,7 +225,11 @@ describe('cli/phase: groupRows', () => {
         { name: 'demo-1', uid: 'S1', ownerUid: 'L1', deleting: false },
         { name: 'demo', uid: 'LEADER-STS', deleting: false },
       ],
-      workers: [pod('demo-0-1', 'W01'), pod('demo-1-1', 'W11', { ready: false }), pod('demo-1-0', 'BAD')],
+      workers: [
+        pod('demo-0-1', 'W01', { ownerUid: 'S0' }),
+        pod('demo-1-1', 'W11', { ready: false, ownerUid: 'S1' }),
+        pod('demo-1-0', 'BAD', { ownerUid: 'S1' }),
+      ],
     });
     assert.deepEqual(
       rows.map((r) => [r.group, r.phase, r.readyPods]),

@@ -29,9 +29,18 @@ const lws: LeaderWorkerSet = {
 const revision = templateRevisionHash(lws.spec);
 const ready = { conditions: [{ type: 'Ready', status: 'True' }] };
 
-function pod(name: string, uid: string, labels: Record<string, string>, extra: Partial<V1Pod> = {}): V1Pod {
+function pod(
+  name: string,
+  uid: string,
+  labels: Record<string, string>,
+  extra: Partial<V1Pod> = {},
+  ownerUid?: string,
+): V1Pod {
+  const ownerReferences = ownerUid
+    ? [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'x', uid: ownerUid, controller: true }]
+    : undefined;
   return {
-    metadata: { name, uid, labels: { 'leaderworkerset.sigs.k8s.io/name': 'demo', ...labels } },
+    metadata: { name, uid, labels: { 'leaderworkerset.sigs.k8s.io/name': 'demo', ...labels }, ownerReferences },
     status: ready,
     ...extra,
   };
@@ -55,12 +64,12 @@ describe('cli/status: statusReport', () => {
   it('the LWS header, defaulted, and each group from its pods and worker StatefulSet', () => {
     const pods = [
       pod('demo-0', 'L0', leaderLabels),
-      pod('demo-0-1', 'W01', { 'leaderworkerset.sigs.k8s.io/group-index': '0' }),
-      pod('demo-0-2', 'W02', { 'leaderworkerset.sigs.k8s.io/group-index': '0' }),
+      pod('demo-0-1', 'W01', { 'leaderworkerset.sigs.k8s.io/group-index': '0' }, {}, 'sts-demo-0'),
+      pod('demo-0-2', 'W02', { 'leaderworkerset.sigs.k8s.io/group-index': '0' }, {}, 'sts-demo-0'),
       pod('demo-1', 'L1', leaderLabels, {
         metadata: { name: 'demo-1', uid: 'L1', deletionTimestamp: new Date(), labels: leaderLabels },
       }),
-      pod('demo-1-1', 'W11', { 'leaderworkerset.sigs.k8s.io/group-index': '1' }),
+      pod('demo-1-1', 'W11', { 'leaderworkerset.sigs.k8s.io/group-index': '1' }, {}, 'sts-demo-1'),
     ];
     const report = statusReport({ namespace: 'e2e', name: 'demo' }, lws, pods, [
       sts('demo', 'lws-uid'), // the leader StatefulSet is not a group

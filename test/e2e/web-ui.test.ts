@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { repoRoot } from '../../src/stack/paths.js';
+import { startController, type Controller } from '../fixtures/controller.js';
+import { LwsClient } from '../fixtures/lws.js';
+import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+
+/** Debian's Chromium (`apt-get install chromium`; .ci/run installs it): no browser download. */
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+describe('the Temporal Web UI in a real browser', function () {
+  this.timeout(240_000);
+  let controller: Controller;
+  let namespace: string;
+  let browser: Browser;
+
+  before(async function () {
+    this.timeout(300_000);
+    controller = await startController();
+    namespace = await createTestNamespace(controller.kc, 'e2e-web-ui');
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--user-data-dir=${mkdtempSync(join(tmpdir(), 'chromium-'))}`,
+      ],
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await deleteTestNamespace(controller?.kc, namespace);
+    await controller?.stop();
+  });
+
+  it('filters teardown runs by the LWS search attributes, opens the rebuild and shows its summary and timeline', async () => {
+    const lws = new LwsClient(controller.kc, namespace);
+    const template = (role: string) => ({
+      spec: { terminationGracePeriodSeconds: 2, containers: [{ name: role, image: 'registry.invalid/ai:1' }] },
+    });
+    await lws.create({
+      apiVersion: 'leaderworkerset.x-k8s.io/v1',
+      kind: 'LeaderWorkerSet',
+      metadata: { name: 'ui-demo' },
+      spec: {
+        podTerminationPolicy: 'Parallel',
+        replicas: 1,
+        leaderWorkerTemplate: { size: 2, workerTemplate: template('worker') },
+      },
+    });
+    await lws.waitForGroups('ui-demo', 1, 2);
+    const leader = (await lws.pod('ui-demo-0'))!;
+    await lws.core.deleteNamespacedPod({ name: 'ui-demo-0', namespace });
+    const workflowId = `lws/${namespace}/ui-demo/group-0/rebuild/${leader.metadata!.uid}`;
+    await controller.env.client.workflow.getHandle(workflowId).result();
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const query = `LwsNamespace = "${namespace}" AND LwsName = "ui-demo" AND Lifecycle = "rebuild" AND TerminationPolicy = "Parallel"`;
+    await page.goto(`${controller.uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
+    const row = page.getByText(workflowId).first();
+    await row.waitFor({ timeout: 60_000 });
+    // Only the rebuild matches: the provisioning runs of the same LWS are filtered out by the query.
+    assert.equal(await page.getByText(`lws/${namespace}/ui-demo/group-0/provision/`, { exact: false }).count(), 0);
+    await row.click();
+    await page.getByText(`rebuild group 0 of ${namespace}/ui-demo`).first().waitFor({ timeout: 60_000 });
+    await page.getByText('leader terminating', { exact: false }).first().waitFor({ timeout: 60_000 });
+    await page.getByText('new group ready', { exact: false }).first().waitFor({ timeout: 60_000 });
+    await page.screenshot({ path: join(repoRoot, 'docs', 'web-ui-rebuild.png'), fullPage: false });
+  });
+});
