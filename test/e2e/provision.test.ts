@@ -118,29 +118,7 @@ describe('controller: LeaderWorkerSet provisioning (real cluster, dev server, wo
   it('RecreateGroupOnPodRestart: a worker container restart recreates the whole group', async () => {
     const name = 'leaderworkerset-parallel-termination';
     const oldLeader = (await lws.pod(`${name}-1`))!;
-    // What a kubelet reports after a container restart.
-    await lws.core.patchNamespacedPodStatus(
-      {
-        name: `${name}-1-2`,
-        namespace,
-        body: {
-          status: {
-            containerStatuses: [
-              {
-                name: 'worker',
-                image: 'nginx:latest',
-                ready: true,
-                restartCount: 1,
-                imageID: '',
-                containerID: '',
-                state: { running: {} },
-              },
-            ],
-          },
-        },
-      },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch),
-    );
+    await lws.reportContainerRestart(`${name}-1-2`);
     const newLeader = await waitFor(
       'a new leader for group 1',
       async () => {
@@ -168,28 +146,7 @@ describe('controller: LeaderWorkerSet provisioning (real cluster, dev server, wo
     const name = created.metadata.name!;
     await lws.waitForGroups(name, 1, 2);
     const leader = (await lws.pod(`${name}-0`))!;
-    await lws.core.patchNamespacedPodStatus(
-      {
-        name: `${name}-0-1`,
-        namespace,
-        body: {
-          status: {
-            containerStatuses: [
-              {
-                name: 'worker',
-                image: 'nginx:latest',
-                ready: true,
-                restartCount: 1,
-                imageID: '',
-                containerID: '',
-                state: { running: {} },
-              },
-            ],
-          },
-        },
-      },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch),
-    );
+    await lws.reportContainerRestart(`${name}-0-1`);
     await new Promise((r) => setTimeout(r, 4000));
     assert.equal((await lws.pod(`${name}-0`))?.metadata?.uid, leader.metadata?.uid);
   });

@@ -227,28 +227,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
   it('(f) a worker container restart under Parallel rebuilds the whole group in about 1 x grace', async () => {
     const pods = await readyLws('restart', 'Parallel', 1, 4);
     const t0 = Date.now();
-    await lws.core.patchNamespacedPodStatus(
-      {
-        name: 'restart-0-2',
-        namespace,
-        body: {
-          status: {
-            containerStatuses: [
-              {
-                name: 'worker',
-                image: 'registry.invalid/ai:1',
-                ready: true,
-                restartCount: 1,
-                imageID: '',
-                containerID: '',
-                state: { running: {} },
-              },
-            ],
-          },
-        },
-      },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch),
-    );
+    await lws.reportContainerRestart('restart-0-2');
     const records = await groupGone(pods);
     const teardown = Math.max(...records.map((r) => r.goneAt!)) - t0;
     assert.ok(teardown < 1.8 * GMS, `restart teardown took ${teardown} ms`);
