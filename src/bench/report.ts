@@ -89,6 +89,8 @@ One group rebuilt, first round: when the leader was gone, when the workers start
 when the new group was Ready.
 
 ![Sequential and Parallel group timelines](${chartFile})
+
+Where the time and memory went, what was changed, and what is still open: [profiling.md](profiling.md).
 `;
 }
 

@@ -43,7 +43,7 @@ export function scenarios(quick: boolean): Scenario[] {
       id: 'rebuild-50',
       title: '50 groups rebuilt at once',
       kind: 'rebuild',
-      groups: quick ? 20 : 50,
+      groups: quick ? 12 : 50,
       size: 4,
       rounds: 1,
     },
@@ -59,7 +59,7 @@ export function scenarios(quick: boolean): Scenario[] {
     { id: 'size-2', title: 'one group of size 2 rebuilt', kind: 'rebuild', groups: 1, size: 2, rounds: quick ? 1 : 3 },
     { id: 'size-8', title: 'one group of size 8 rebuilt', kind: 'rebuild', groups: 1, size: 8, rounds: quick ? 1 : 3 },
   ];
-  if (quick) all[2]!.title = '20 groups rebuilt at once';
+  if (quick) all[2]!.title = '12 groups rebuilt at once';
   return all;
 }
 
