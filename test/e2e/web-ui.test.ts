@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { repoRoot } from '../../src/stack/paths.js';
+import { waitFor } from '../../src/stack/processes.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
@@ -31,7 +30,6 @@ describe('the Temporal Web UI in a real browser', function () {
         '--disable-background-networking',
         '--disable-component-update',
         '--disable-sync',
-        `--user-data-dir=${mkdtempSync(join(tmpdir(), 'chromium-'))}`,
       ],
     });
   });
@@ -61,7 +59,9 @@ describe('the Temporal Web UI in a real browser', function () {
     const leader = (await lws.pod('ui-demo-0'))!;
     await lws.core.deleteNamespacedPod({ name: 'ui-demo-0', namespace });
     const workflowId = `lws/${namespace}/ui-demo/group-0/rebuild/${leader.metadata!.uid}`;
-    await controller.env.client.workflow.getHandle(workflowId).result();
+    const handle = controller.env.client.workflow.getHandle(workflowId);
+    await waitFor('the trigger to start the rebuild', () => handle.describe().then(() => true), { timeoutMs: 30_000 });
+    await handle.result();
 
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const query = `LwsNamespace = "${namespace}" AND LwsName = "ui-demo" AND Lifecycle = "rebuild" AND TerminationPolicy = "Parallel"`;
@@ -71,9 +71,30 @@ describe('the Temporal Web UI in a real browser', function () {
     // Only the rebuild matches: the provisioning runs of the same LWS are filtered out by the query.
     assert.equal(await page.getByText(`lws/${namespace}/ui-demo/group-0/provision/`, { exact: false }).count(), 0);
     await row.click();
-    await page.getByText(`rebuild group 0 of ${namespace}/ui-demo`).first().waitFor({ timeout: 60_000 });
-    await page.getByText('leader terminating', { exact: false }).first().waitFor({ timeout: 60_000 });
-    await page.getByText('new group ready', { exact: false }).first().waitFor({ timeout: 60_000 });
-    await page.screenshot({ path: join(repoRoot, 'docs', 'web-ui-rebuild.png'), fullPage: false });
+    // The run's result holds the timeline; the Web UI shows its start on the run's page (the viewer renders only the
+    // lines in view).
+    await page.getByText('"leader terminating"', { exact: false }).first().waitFor({ timeout: 60_000 });
+    await page.getByText('"workers terminating"', { exact: false }).first().waitFor({ timeout: 60_000 });
+    // The static summary and the live timeline (the run's current details) are under User Metadata; the UI renders
+    // them as Markdown in frames of their own.
+    await page.getByText('User Metadata').first().click();
+    const frameText = async () =>
+      (
+        await Promise.all(
+          page.frames().map((f) => f.evaluate<string>('document.body ? document.body.innerText : ""').catch(() => '')),
+        )
+      ).join('\n');
+    await waitFor(
+      'the summary and the timeline under User Metadata',
+      async () => {
+        const text = await frameText();
+        return text.includes(`rebuild group 0 of ${namespace}/ui-demo`) &&
+          /workers terminating[\s\S]*new group ready/.test(text)
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    await page.screenshot({ path: join(repoRoot, 'docs', 'web-ui-rebuild.png') });
   });
 });
