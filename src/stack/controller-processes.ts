@@ -45,6 +45,10 @@ export function startControllerProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const file = createWriteStream(join(logDir, `${role}.log`), { flags: 'a' });
+  // Never outlive the process that started it (a test runner that exits early, a Ctrl-C).
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const proc: ControllerProcess = {
     role,
