@@ -9,6 +9,7 @@ import { deletePod, deleteWorkersIfParallel, deleteWorkerStatefulSet } from './d
 import { recordEvent } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
 import { annotateLeaderPods } from './leader-pods.js';
+import { labelWorkerPods } from './worker-pods.js';
 import { ensureLeaderStatefulSet } from './leader-statefulset.js';
 import { getLeaderWorkerSet, getPod, getStatefulSet, listGroupPods, listGroups } from './reads.js';
 import { ensureHeadlessService } from './services.js';
@@ -33,6 +34,7 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     deletePod: (input) => deletePod(c, input),
     deleteWorkersIfParallel: (input) => deleteWorkersIfParallel(c, input),
     annotateLeaderPods: (input) => annotateLeaderPods(c, input),
+    labelWorkerPods: (input) => labelWorkerPods(c, input),
     waitForPodGone: (input) => waitForPodGone(c, input),
     waitForStatefulSetGone: (input) => waitForStatefulSetGone(c, input),
     waitForPodReady: (input) => waitForPodReady(c, input),

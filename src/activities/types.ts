@@ -199,4 +199,6 @@ export interface LeaderPodActivities {
    * policy change applies to the next teardown without rolling any group. Returns how many pods were patched.
    */
   annotateLeaderPods(input: { ref: LwsRef; podTerminationPolicy: PodTerminationPolicy }): Promise<number>;
+  /** Patch the worker-index label onto the pods of this worker StatefulSet (a shared template cannot carry it). */
+  labelWorkerPods(input: { lwsName: string; statefulSet: ObjectIdentity }): Promise<number>;
 }

@@ -36,6 +36,7 @@ export async function provisionGroup({ ref, groupIndex, leader }: ProvisionGroup
   }
 
   const workers = { namespace: ref.namespace, name: workerStatefulSetName(ref.name, groupIndex) };
+  let createdUid: string | undefined;
   for (;;) {
     const pod = await kube.getPod(leader);
     if (pod === null || pod.uid !== leader.uid || pod.deletionTimestamp) return done('leader-gone');
@@ -44,6 +45,7 @@ export async function provisionGroup({ ref, groupIndex, leader }: ProvisionGroup
     if (result.outcome === 'not-needed') break;
     if (result.outcome !== 'blocked') {
       if (result.outcome === 'exists') return done('already-provisioned', 'this leader already has its workers');
+      createdUid = result.uid;
       break;
     }
     // Safe rebuild: an old group's StatefulSet holds the name; its pods would collide with ours.
@@ -55,6 +57,15 @@ export async function provisionGroup({ ref, groupIndex, leader }: ProvisionGroup
     if (lws === null || lws.metadata.deletionTimestamp) return done('lws-gone');
   }
   timeline.add('workers created', undefined, spec.leaderWorkerTemplate.size > 1 ? workers.name : 'size 1: no workers');
+  if (createdUid) {
+    // Once the workers exist, each gets its worker-index label (the shared pod template cannot carry it).
+    const statefulSet = { ...workers, uid: createdUid };
+    const ready = await wait.waitForStatefulSetReady(statefulSet);
+    if ('readyAt' in ready) {
+      await kube.labelWorkerPods({ lwsName: ref.name, statefulSet });
+      timeline.add('new group ready', ready.readyAt);
+    }
+  }
 
   await kube.recordEvent({
     lws: { ...ref, uid: lws.metadata.uid ?? '' },

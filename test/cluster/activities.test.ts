@@ -11,7 +11,6 @@ import { createActivities } from '../../src/activities/index.js';
 import { ANNOTATION_APPLIED_HASH } from '../../src/activities/leader-statefulset.js';
 import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../src/activities/kube-errors.js';
 import type { AllActivities, LeaderPodActivities, ObjectIdentity } from '../../src/activities/types.js';
-import { watchOnce } from '../../src/activities/watch.js';
 import {
   ANNOTATION_POD_TERMINATION_POLICY,
   API_GROUP,
@@ -566,21 +565,6 @@ describe('activities against the cluster', function () {
         act.updateLeaderWorkerSetStatus({ ref: { namespace, name: 'no-such-lws' }, status: { replicas: 1 } }),
       );
       assertPermanent(err, 404, `${PLURAL}.${API_GROUP} "no-such-lws" not found`);
-    });
-
-    it('a watch from an expired resourceVersion ends with 410 Gone (the waits then read again)', async () => {
-      const end = await watchOnce(
-        kc,
-        {
-          listPath: `/api/v1/namespaces/${namespace}/pods`,
-          fieldSelector: 'metadata.name=x',
-          resourceVersion: '1',
-          signal: new AbortController().signal,
-        },
-        () => true,
-      );
-      assert.ok('error' in end, JSON.stringify(end));
-      assert.equal((end.error as { code?: number }).code, 410);
     });
 
     it('an unreachable API server is an ordinary, retryable error', async () => {

@@ -93,6 +93,41 @@ describe('controller: LeaderWorkerSet provisioning (real cluster, dev server, wo
     );
   });
 
+  it('labels each worker pod with its worker-index once the group is up', async () => {
+    const name = 'leaderworkerset-parallel-termination';
+    await waitFor(
+      'worker-index labels on every worker pod',
+      async () => {
+        const workers = (await lws.pods(name)).filter((p) => p.metadata!.name!.split('-').length === 5);
+        return workers.length === 6 &&
+          workers.every(
+            (p) =>
+              p.metadata?.labels?.['leaderworkerset.sigs.k8s.io/worker-index'] === p.metadata!.name!.split('-').pop(),
+          )
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+  });
+
+  it('scaling to 3 adds a group', async () => {
+    const name = 'leaderworkerset-parallel-termination';
+    await lws.patchSpec(name, { replicas: 3 });
+    const pods = await lws.waitForGroups(name, 3, 4);
+    assert.equal(pods.length, 12);
+    assert.equal((await lws.statefulSet(`${name}-2`))?.spec?.replicas, 3);
+    await waitFor(
+      'status readyReplicas 3',
+      async () => ((await lws.get(name))?.status?.readyReplicas === 3 ? true : undefined),
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    await lws.patchSpec(name, { replicas: 2 });
+    await lws.waitForGroups(name, 2, 4, 120_000);
+  });
+
   it('runs each provisioning as a workflow with a readable ID and summary, once per leader', async () => {
     const name = 'leaderworkerset-parallel-termination';
     const leader0 = (await lws.pod(`${name}-0`))!;

@@ -53,7 +53,17 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     );
     assert.deepEqual(
       result.timeline.map((e) => e.event),
-      ['new leader', 'workers created'],
+      ['new leader', 'workers created', 'new group ready'],
+    );
+    // Once the workers are up, each gets its worker-index label (a shared template cannot carry it).
+    assert.deepEqual(
+      fake.callsOf('labelWorkerPods').map((c) => c.args[0]),
+      [
+        {
+          lwsName: 'demo',
+          statefulSet: { namespace: 'default', name: 'demo-0', uid: fake.createdStatefulSets[0]!.uid },
+        },
+      ],
     );
   });
 
@@ -92,7 +102,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     assert.ok(Date.parse(result.timeline.at(-1)!.at) - now >= GRACE);
     assert.deepEqual(
       result.timeline.map((e) => e.event),
-      ['new leader', 'waiting for old StatefulSet', 'old StatefulSet gone', 'workers created'],
+      ['new leader', 'waiting for old StatefulSet', 'old StatefulSet gone', 'workers created', 'new group ready'],
     );
     assert.ok(Math.abs(at(result.timeline, 'old StatefulSet gone') - oldGone) < 100);
   });

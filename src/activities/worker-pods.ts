@@ -1,0 +1,41 @@
+// The worker-index label on worker pods. A StatefulSet's pod template is shared by all its pods, so the per-pod index
+// (which upstream sets with a webhook) is patched on once the pods exist: the ordinal of `<lws>-<i>-<j>` is j.
+import { LABEL_NAME, LABEL_WORKER_INDEX, parsePodName } from '../model/index.js';
+import { mergePatch, type KubeClients } from './clients.js';
+import { classify, kube, statusCode } from './kube-errors.js';
+import type { ObjectIdentity } from './types.js';
+
+/** Labels every pod of this worker StatefulSet (by owner uid) that lacks its worker-index; returns how many. */
+export async function labelWorkerPods(
+  c: KubeClients,
+  input: { lwsName: string; statefulSet: ObjectIdentity },
+): Promise<number> {
+  const { namespace, uid } = input.statefulSet;
+  const pods = await kube(() =>
+    c.core.listNamespacedPod({ namespace, labelSelector: `${LABEL_NAME}=${input.lwsName}` }),
+  );
+  let patched = 0;
+  for (const pod of pods.items) {
+    const m = pod.metadata;
+    if (!m?.name || !m.uid || !m.ownerReferences?.some((o) => o.controller && o.uid === uid)) continue;
+    const index = parsePodName(input.lwsName, m.name)?.workerIndex;
+    if (index === undefined || m.labels?.[LABEL_WORKER_INDEX] === String(index)) continue;
+    try {
+      // The uid in the body makes the API server refuse a newer pod of the same name (uid is immutable).
+      await c.core.patchNamespacedPod(
+        {
+          namespace,
+          name: m.name,
+          body: { metadata: { uid: m.uid, labels: { [LABEL_WORKER_INDEX]: String(index) } } },
+        },
+        mergePatch,
+      );
+      patched++;
+    } catch (err) {
+      const code = statusCode(err);
+      if (code === 404 || code === 422) continue; // gone or replaced meanwhile: its successor gets labelled next time
+      throw classify(err);
+    }
+  }
+  return patched;
+}
