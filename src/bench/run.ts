@@ -5,11 +5,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { formatDuration } from '../log.js';
-import { API_GROUP, API_VERSION, PLURAL, type LeaderWorkerSet, type PodTerminationPolicy } from '../model/index.js';
+import { API_GROUP, API_VERSION, PLURAL, type PodTerminationPolicy } from '../model/index.js';
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
 import { startControllerProcess, type ControllerProcess } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
 import { startDevServer } from '../stack/dev-server.js';
+import { sampleLeaderWorkerSet } from '../stack/sample-lws.js';
 import { kubeconfigPath, repoRoot, stateDir } from '../stack/paths.js';
 import { waitFor } from '../stack/processes.js';
 import { isProvisioned, provision } from '../stack/provision.js';
@@ -65,28 +66,6 @@ export function scenarios(quick: boolean): Scenario[] {
 
 const policies: PodTerminationPolicy[] = ['Sequential', 'Parallel'];
 
-function manifest(
-  name: string,
-  policy: PodTerminationPolicy,
-  replicas: number,
-  size: number,
-  grace: number,
-): LeaderWorkerSet {
-  const template = (role: string) => ({
-    spec: { terminationGracePeriodSeconds: grace, containers: [{ name: role, image: 'registry.invalid/inference:1' }] },
-  });
-  return {
-    apiVersion: `${API_GROUP}/${API_VERSION}`,
-    kind: 'LeaderWorkerSet',
-    metadata: { name },
-    spec: {
-      podTerminationPolicy: policy,
-      replicas,
-      leaderWorkerTemplate: { size, leaderTemplate: template('leader'), workerTemplate: template('worker') },
-    },
-  };
-}
-
 export interface BenchOptions {
   graceSeconds: number;
   quick: boolean;
@@ -128,7 +107,14 @@ async function runScenario(
   const timeout = (20 * graceSeconds + 60 + g * 2) * 1000;
   try {
     for (const policy of policies) {
-      const body = manifest(names[policy], policy, g, scenario.size, graceSeconds);
+      const body = sampleLeaderWorkerSet({
+        name: names[policy],
+        policy,
+        replicas: g,
+        size: scenario.size,
+        graceSeconds,
+        image: 'registry.invalid/inference:1',
+      });
       await custom.createNamespacedCustomObject({
         group: API_GROUP,
         version: API_VERSION,

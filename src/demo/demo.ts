@@ -6,11 +6,12 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { createLogger, formatDuration } from '../log.js';
-import { API_GROUP, API_VERSION, PLURAL, type LeaderWorkerSet, type PodTerminationPolicy } from '../model/index.js';
+import { API_GROUP, API_VERSION, PLURAL, type PodTerminationPolicy } from '../model/index.js';
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
 import { startControllerProcess, type ControllerProcess } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
 import { startDevServer, type DevServer } from '../stack/dev-server.js';
+import { sampleLeaderWorkerSet } from '../stack/sample-lws.js';
 import { kubeconfigPath, stateDir } from '../stack/paths.js';
 import { waitFor } from '../stack/processes.js';
 import { isProvisioned, provision } from '../stack/provision.js';
@@ -30,23 +31,6 @@ const demos: { name: string; policy: PodTerminationPolicy }[] = [
   { name: 'leaderworkerset-sequential-termination', policy: 'Sequential' },
   { name: 'leaderworkerset-parallel-termination', policy: 'Parallel' },
 ];
-
-function manifest(name: string, policy: PodTerminationPolicy, grace: number): LeaderWorkerSet {
-  // The sample manifests of the spec, with a grace period long enough to see the difference.
-  const template = (role: string) => ({
-    spec: { terminationGracePeriodSeconds: grace, containers: [{ name: role, image: 'nginx:latest' }] },
-  });
-  return {
-    apiVersion: `${API_GROUP}/${API_VERSION}`,
-    kind: 'LeaderWorkerSet',
-    metadata: { name },
-    spec: {
-      podTerminationPolicy: policy,
-      replicas: 2,
-      leaderWorkerTemplate: { size: 4, leaderTemplate: template('leader'), workerTemplate: template('worker') },
-    },
-  };
-}
 
 type Phase = 'ready' | 'leader terminating' | 'leader+workers terminating' | 'workers terminating' | 'provisioning';
 
@@ -135,7 +119,14 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
         version: API_VERSION,
         plural: PLURAL,
         namespace: ns,
-        body: manifest(d.name, d.policy, opts.graceSeconds),
+        body: sampleLeaderWorkerSet({
+          name: d.name,
+          policy: d.policy,
+          replicas: 2,
+          size: 4,
+          graceSeconds: opts.graceSeconds,
+          image: 'nginx:latest',
+        }),
       });
       say(
         `applied ${d.name} (podTerminationPolicy ${d.policy}, replicas 2, size 4, terminationGracePeriodSeconds ${opts.graceSeconds})`,
