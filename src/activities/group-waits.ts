@@ -1,58 +1,12 @@
 // Waits over a whole group, for the teardown timeline: its old pods going away, and its replacement coming up.
-// Each builds on one-object waits (GET, then watch from that resourceVersion), heartbeating throughout.
+// Each builds on observeByName (GET, then watch from that resourceVersion, heartbeating throughout).
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { cancellationSignal, heartbeat, throwIfCancelled } from './activity-context.js';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
 import { isPodReady, isoTime } from './summaries.js';
 import type { ObjectIdentity, PodsGoneResult, ReplacementGroupResult } from './types.js';
-import { watchOnce } from './watch.js';
-
-const HEARTBEAT_MS = 5_000;
-const RETRY_PAUSE_MS = 1_000;
-const now = () => new Date().toISOString();
-
-/**
- * GET `name` and evaluate it; if that gives no answer, watch it from the GET's resourceVersion until `evaluate`
- * does. `evaluate` sees null when no object of that name exists.
- */
-async function observe<T extends { metadata?: { resourceVersion?: string } }, R>(
-  c: KubeClients,
-  what: string,
-  listPath: string,
-  name: string,
-  read: () => Promise<T | null>,
-  evaluate: (obj: T | null) => R | undefined,
-): Promise<R> {
-  const signal = cancellationSignal();
-  heartbeat(what);
-  const beat = setInterval(() => heartbeat(what), HEARTBEAT_MS);
-  try {
-    for (;;) {
-      throwIfCancelled(signal);
-      const current = await read();
-      const reached = evaluate(current);
-      if (reached !== undefined) return reached;
-      const end = await watchOnce(
-        c.kc,
-        {
-          listPath,
-          fieldSelector: `metadata.name=${name}`,
-          resourceVersion: current?.metadata?.resourceVersion,
-          signal,
-        },
-        (type, obj) => evaluate(type === 'DELETED' ? null : (obj as T)),
-      );
-      if ('result' in end) return end.result;
-      if ('error' in end) await new Promise((r) => setTimeout(r, RETRY_PAUSE_MS));
-    }
-  } finally {
-    clearInterval(beat);
-  }
-}
-
-const podsPath = (ns: string) => `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`;
-const statefulSetsPath = (ns: string) => `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/statefulsets`;
+import { now, podsPath, statefulSetsPath } from './wait-support.js';
+import { observeByName } from './waits.js';
 
 function readPod(c: KubeClients, namespace: string, name: string) {
   return orNull(() => c.core.readNamespacedPod({ namespace, name }));
@@ -69,18 +23,17 @@ export async function waitForPodsGone(
   let terminatingAt: string | undefined;
   const ours = (pod: V1Pod | null, uid: string) => (pod !== null && pod.metadata?.uid === uid ? pod : null);
   for (const target of input.pods) {
-    await observe(
-      c,
-      `gone: pod ${target.namespace}/${target.name}`,
-      podsPath(input.namespace),
-      target.name,
-      () => readPod(c, input.namespace, target.name),
-      (pod) => {
+    await observeByName<V1Pod, true>(c, {
+      what: `gone: pod ${target.namespace}/${target.name}`,
+      listPath: podsPath(input.namespace),
+      name: target.name,
+      read: () => readPod(c, input.namespace, target.name),
+      evaluate: (pod) => {
         const mine = ours(pod, target.uid);
         if (mine?.metadata?.deletionTimestamp || mine === null) terminatingAt ??= now();
         return mine === null ? true : undefined;
       },
-    );
+    });
   }
   return { goneAt: now(), terminatingAt };
 }
@@ -97,35 +50,33 @@ export async function waitForReplacementGroupReady(
   },
 ): Promise<ReplacementGroupResult> {
   const { namespace } = input;
-  const leader = await observe(
-    c,
-    `ready: replacement of ${namespace}/${input.leaderName}`,
-    podsPath(namespace),
-    input.leaderName,
-    () => readPod(c, namespace, input.leaderName),
-    (pod) =>
+  const leader = await observeByName<V1Pod, V1Pod>(c, {
+    what: `ready: replacement of ${namespace}/${input.leaderName}`,
+    listPath: podsPath(namespace),
+    name: input.leaderName,
+    read: () => readPod(c, namespace, input.leaderName),
+    evaluate: (pod) =>
       pod !== null &&
       pod.metadata?.uid !== input.previousLeaderUid &&
       !pod.metadata?.deletionTimestamp &&
       isPodReady(pod)
         ? pod
         : undefined,
-  );
+  });
   const identity: ObjectIdentity = { namespace, name: input.leaderName, uid: leader.metadata?.uid ?? '' };
   const leaderCreatedAt = isoTime(leader.metadata?.creationTimestamp) ?? now();
   if (input.size <= 1) return { leader: identity, leaderCreatedAt, readyAt: now() };
-  await observe<V1StatefulSet, true>(
-    c,
-    `ready: workers of ${namespace}/${input.leaderName}`,
-    statefulSetsPath(namespace),
-    input.workerStatefulSetName,
-    () => orNull(() => c.apps.readNamespacedStatefulSet({ namespace, name: input.workerStatefulSetName })),
-    (sts) =>
+  await observeByName<V1StatefulSet, true>(c, {
+    what: `ready: workers of ${namespace}/${input.leaderName}`,
+    listPath: statefulSetsPath(namespace),
+    name: input.workerStatefulSetName,
+    read: () => orNull(() => c.apps.readNamespacedStatefulSet({ namespace, name: input.workerStatefulSetName })),
+    evaluate: (sts) =>
       sts !== null &&
       sts.metadata?.ownerReferences?.some((o) => o.controller && o.uid === identity.uid) &&
       (sts.status?.readyReplicas ?? 0) >= input.size - 1
         ? true
         : undefined,
-  );
+  });
   return { leader: identity, leaderCreatedAt, readyAt: now() };
 }

@@ -15,6 +15,42 @@ interface Watched {
   metadata?: { uid?: string; resourceVersion?: string };
 }
 
+/**
+ * GET the object of `name`, and if `evaluate` gives no answer yet, watch it from that GET's resourceVersion until it
+ * does. `evaluate` sees null when no object of that name exists. Shared by the one-uid waits below and the group waits.
+ */
+export function observeByName<T extends Watched, R>(
+  c: KubeClients,
+  spec: {
+    what: string;
+    name: string;
+    listPath: string;
+    read(): Promise<T | null>;
+    evaluate(obj: T | null): R | undefined;
+  },
+): Promise<R> {
+  return withHeartbeats(spec.what, async (signal) => {
+    for (;;) {
+      throwIfCancelled(signal);
+      const current = await spec.read();
+      const reached = spec.evaluate(current);
+      if (reached !== undefined) return reached;
+      const end = await watchOnce(
+        c.kc,
+        {
+          listPath: spec.listPath,
+          fieldSelector: `metadata.name=${spec.name}`,
+          resourceVersion: current?.metadata?.resourceVersion,
+          signal,
+        },
+        (type, obj) => spec.evaluate(type === 'DELETED' ? null : (obj as T)),
+      );
+      if ('result' in end) return end.result;
+      if ('error' in end) await pause(RETRY_PAUSE_MS, signal);
+    }
+  });
+}
+
 interface WaitSpec<T extends Watched, R> {
   what: string;
   target: ObjectIdentity;
@@ -27,27 +63,7 @@ interface WaitSpec<T extends Watched, R> {
 function waitUntil<T extends Watched, R>(c: KubeClients, spec: WaitSpec<T, R>): Promise<R> {
   // The target only: another incarnation of the name counts as "ours is absent".
   const ours = (obj: T | null) => (obj !== null && obj.metadata?.uid === spec.target.uid ? obj : null);
-  return withHeartbeats(spec.what, async (signal) => {
-    for (;;) {
-      throwIfCancelled(signal);
-      const current = ours(await spec.read());
-      const reached = spec.evaluate(current);
-      if (reached !== undefined) return reached;
-      // Not reached means `current` exists (absent always settles a wait), so its resourceVersion is there.
-      const end = await watchOnce(
-        c.kc,
-        {
-          listPath: spec.listPath,
-          fieldSelector: `metadata.name=${spec.target.name}`,
-          resourceVersion: current?.metadata?.resourceVersion,
-          signal,
-        },
-        (type, obj) => spec.evaluate(type === 'DELETED' ? null : ours(obj as T)),
-      );
-      if ('result' in end) return end.result;
-      if ('error' in end) await pause(RETRY_PAUSE_MS, signal);
-    }
-  });
+  return observeByName<T, R>(c, { ...spec, name: spec.target.name, evaluate: (obj) => spec.evaluate(ours(obj)) });
 }
 
 function waitForPod<R>(
