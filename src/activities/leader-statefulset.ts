@@ -14,7 +14,7 @@ import {
   type LeaderWorkerSet,
 } from '../model/index.js';
 import { rawStatefulSets, type KubeClients } from './clients.js';
-import { classify, isConflict, isNotFound, kube } from './kube-errors.js';
+import { classify, isConflict, isNotFound } from './kube-errors.js';
 import { holder, nameTaken, stillHeld } from './ownership.js';
 import type { EnsureOutcome } from './types.js';
 
@@ -58,20 +58,26 @@ export async function ensureLeaderStatefulSet(
   const name = built.metadata.name ?? '';
   const what = `StatefulSet ${namespace}/${name}`;
   const statefulSets = rawStatefulSets(c);
+  let conflicts = 0;
+  let tryCreate = true;
   for (;;) {
-    try {
-      await statefulSets.create(namespace, built);
-      return 'created';
-    } catch (err) {
-      if (!isConflict(err)) throw classify(err);
+    if (tryCreate) {
+      try {
+        await statefulSets.create(namespace, built);
+        return 'created';
+      } catch (err) {
+        if (!isConflict(err)) throw classify(err);
+      }
     }
     let live: V1StatefulSet;
     try {
       live = await statefulSets.read(namespace, name);
     } catch (err) {
-      if (isNotFound(err)) continue; // deleted in between: create again
+      tryCreate = isNotFound(err); // deleted in between: create again
+      if (tryCreate) continue;
       throw classify(err);
     }
+    tryCreate = false;
     const who = holder(live.metadata, { kind: KIND, uid: lws.metadata.uid ?? '' });
     if (who === 'previous') throw stillHeld(what, live.metadata);
     if (who === 'foreign') throw nameTaken(what, live.metadata, `LeaderWorkerSet ${namespace}/${lws.metadata.name}`);
@@ -86,7 +92,16 @@ export async function ensureLeaderStatefulSet(
     const { replicas, template, updateStrategy } = built.spec ?? {};
     if (live.spec === undefined || template === undefined) throw new Error(`${what} has no spec`);
     live.spec = { ...live.spec, replicas, template, updateStrategy };
-    await kube(() => statefulSets.replace(namespace, name, live));
-    return 'updated';
+    try {
+      await statefulSets.replace(namespace, name, live);
+      return 'updated';
+    } catch (err) {
+      // The StatefulSet controller writes status all the time, and every write bumps the resourceVersion; a 409
+      // here is usually that, so read again and retry a few times before handing it to Temporal's retry.
+      if (!isConflict(err) || ++conflicts > MAX_LOCAL_CONFLICT_RETRIES) throw classify(err);
+    }
   }
 }
+
+/** Conflicting replaces retried in place before the activity fails and Temporal retries it. */
+const MAX_LOCAL_CONFLICT_RETRIES = 5;
