@@ -13,19 +13,22 @@ import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } fro
  * A local Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager (every default
  * controller, so the garbage collector and the StatefulSet controller run), kube-scheduler, and KWOK as the kubelet
  * of a few fake Nodes. The processes are started directly rather than through kwokctl so that state lives under
- * .lws-temporal/cluster, the pod-delete stage honours grace periods, and no flag table of kwokctl's has to match
+ * .lws-temporal/cluster, terminating pods end exactly when their grace period does (pod-finisher.ts), and no flag table of kwokctl's has to match
  * the Kubernetes release we build.
  */
 
 export const fakeNodeCount = 3;
 const components = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
 type ComponentName = (typeof components)[number];
+/** Every process of the cluster: the binaries, then the pod finisher (ours, run by Node: see pod-finisher.ts). */
+const processNames = [...components, 'pod-finisher'] as const;
+type ProcessName = (typeof processNames)[number];
 
 export interface ClusterState {
   kubeconfig: string;
   server: string;
   ports: Record<'etcdClient' | 'etcdPeer' | 'apiserver' | 'controllerManager' | 'scheduler' | 'kwok', number>;
-  pids: Partial<Record<ComponentName, number>>;
+  pids: Partial<Record<ProcessName, number>>;
   startedAt: string;
 }
 
@@ -42,7 +45,7 @@ export async function readClusterState(): Promise<ClusterState | undefined> {
 }
 
 function allAlive(state: ClusterState): boolean {
-  return components.every((c) => state.pids[c] !== undefined && isAlive(state.pids[c]!));
+  return processNames.every((c) => state.pids[c] !== undefined && isAlive(state.pids[c]!));
 }
 
 /** GET on the apiserver with the cluster's CA and token; resolves with the status code. */
@@ -286,6 +289,18 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
         // Renew node leases so the node lifecycle controller never marks the fake nodes NotReady.
         '--node-lease-duration-seconds=40',
       ]);
+      step('pod-finisher');
+      state.pids['pod-finisher'] = spawnDaemon(
+        process.execPath,
+        [
+          '--import',
+          import.meta.resolve('tsx'),
+          join(repoRoot, 'src', 'stack', 'pod-finisher-main.ts'),
+          componentKubeconfig,
+        ],
+        join(logDir, 'pod-finisher.log'),
+      );
+      await save();
       await writeFile(kubeconfigPath, kubeconfigYaml(server, ca, token, 'lws-admin'), { mode: 0o600 });
 
       const kc = new k8s.KubeConfig();
@@ -348,7 +363,7 @@ async function createFakeNode(core: k8s.CoreV1Api, name: string): Promise<void> 
 
 async function stopPids(state: ClusterState): Promise<void> {
   // Clients first, etcd last, so nothing logs errors about a vanished backend while stopping.
-  for (const name of [...components].reverse()) {
+  for (const name of [...processNames].reverse()) {
     const pid = state.pids[name];
     if (pid !== undefined) await stopProcessGroup(pid);
   }

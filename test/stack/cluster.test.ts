@@ -3,6 +3,7 @@ import { silentLogger } from '../../src/log.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as k8s from '@kubernetes/client-node';
 import { localKubeConfig, startCluster } from '../../src/stack/cluster.js';
+import { PodFinisher } from '../../src/stack/pod-finisher.js';
 import { waitFor } from '../../src/stack/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
@@ -167,6 +168,32 @@ describe('local cluster (etcd, kube-apiserver, kube-controller-manager, kube-sch
     }
     return seen;
   }
+
+  it('the final delete of a terminating pod never removes a replacement under the same name', async () => {
+    const create = async () =>
+      (
+        await core.createNamespacedPod({
+          namespace,
+          body: {
+            metadata: { name: 'same-name' },
+            spec: { terminationGracePeriodSeconds: 1, containers: [container] },
+          },
+        })
+      ).metadata!.uid!;
+    const oldUid = await create();
+    await core.deleteNamespacedPod({ name: 'same-name', namespace });
+    await waitFor('the old pod gone', async () => ((await podExists('same-name')) ? undefined : true), {
+      timeoutMs: 10_000,
+    });
+    const newUid = await create();
+    // What KWOK's own delete stage did: a late, repeated delete for the old pod, after its replacement was created.
+    const finisher = new PodFinisher(localKubeConfig(), silentLogger);
+    await finisher.removeNow({ namespace, name: 'same-name', uid: oldUid });
+    await sleep(500);
+    const live = await core.readNamespacedPod({ name: 'same-name', namespace });
+    assert.equal(live.metadata?.uid, newUid);
+    assert.equal(live.metadata?.deletionTimestamp, undefined, 'the replacement is not terminating');
+  });
 
   it('background propagation: the garbage collector deletes the dependent only after the owner is gone', async () => {
     await ownerWithDependent('bg-owner');

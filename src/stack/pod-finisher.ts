@@ -1,0 +1,96 @@
+// The last step of a kubelet for KWOK's fake nodes: once a terminating pod's grace period is over, delete it for
+// good (grace period 0) with its UID as a precondition, as the kubelet does.
+//
+// Why not KWOK's own delete stage: it deletes by name, and it sometimes plays the stage twice for one pod. The late
+// second delete then hit the replacement pod a StatefulSet had just created under the same name, so a fresh worker
+// pod vanished, the restart policy saw a deleted worker, and the new group was recreated again and again.
+import * as k8s from '@kubernetes/client-node';
+import type { Logger } from '../log.js';
+import { watchResource, type RunningWatch } from '../trigger/watch.js';
+
+interface Pending {
+  timer: NodeJS.Timeout;
+  dueAt: number;
+}
+
+export class PodFinisher {
+  private readonly pending = new Map<string, Pending>();
+  private watch?: RunningWatch;
+  private readonly core: k8s.CoreV1Api;
+
+  constructor(
+    private readonly kc: k8s.KubeConfig,
+    private readonly log: Logger,
+  ) {
+    this.core = kc.makeApiClient(k8s.CoreV1Api);
+  }
+
+  async start(): Promise<void> {
+    this.watch = watchResource<k8s.V1Pod>({
+      kc: this.kc,
+      log: this.log,
+      what: 'pods',
+      path: '/api/v1/pods',
+      list: () => this.core.listPodForAllNamespaces(),
+      handlers: { upsert: (pod) => this.onPod(pod), remove: (pod) => this.forget(pod.metadata?.uid) },
+    });
+    await this.watch.synced;
+  }
+
+  async stop(): Promise<void> {
+    for (const p of this.pending.values()) clearTimeout(p.timer);
+    this.pending.clear();
+    await this.watch?.stop();
+  }
+
+  /** Terminating pods waiting for their grace period to end (for tests). */
+  get waiting(): number {
+    return this.pending.size;
+  }
+
+  private onPod(pod: k8s.V1Pod): void {
+    const m = pod.metadata;
+    // Unscheduled pods are removed by the API server itself; pods with no deletion are not ours to touch.
+    if (!m?.uid || !m.name || !m.namespace || !m.deletionTimestamp || !pod.spec?.nodeName) return;
+    // Counted from when the deletion is seen: deletionTimestamp has whole seconds, which would end pods up to 1 s
+    // early. A later delete may shorten the grace period, never lengthen it.
+    const dueAt = Date.now() + (m.deletionGracePeriodSeconds ?? 0) * 1000;
+    const existing = this.pending.get(m.uid);
+    if (existing && existing.dueAt <= dueAt) return;
+    if (existing) clearTimeout(existing.timer);
+    const target = { namespace: m.namespace, name: m.name, uid: m.uid };
+    const timer = setTimeout(() => void this.removeNow(target), Math.max(0, dueAt - Date.now()));
+    this.pending.set(m.uid, { timer, dueAt });
+  }
+
+  private forget(uid: string | undefined): void {
+    const p = uid ? this.pending.get(uid) : undefined;
+    if (!p || !uid) return;
+    clearTimeout(p.timer);
+    this.pending.delete(uid);
+  }
+
+  /** The final delete of one pod incarnation; a pod that now has another UID under that name is left alone. */
+  async removeNow(pod: { namespace: string; name: string; uid: string }): Promise<void> {
+    try {
+      await this.core.deleteNamespacedPod({
+        namespace: pod.namespace,
+        name: pod.name,
+        gracePeriodSeconds: 0,
+        body: { gracePeriodSeconds: 0, preconditions: { uid: pod.uid } },
+      });
+      this.log.debug('pod removed after its grace period', pod);
+      this.pending.delete(pod.uid);
+    } catch (err) {
+      const code = (err as { code?: number }).code;
+      // 404: already gone. 409: the name now belongs to another pod (the precondition did its job).
+      if (code === 404 || code === 409) {
+        this.pending.delete(pod.uid);
+        return;
+      }
+      this.log.warn('could not remove a terminating pod; retrying in 1 s', { ...pod, error: String(err) });
+      const timer = setTimeout(() => void this.removeNow(pod), 1000);
+      this.pending.set(pod.uid, { timer, dueAt: Date.now() + 1000 });
+    }
+  }
+}
