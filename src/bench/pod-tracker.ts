@@ -1,12 +1,16 @@
 // Follows every pod of one namespace through a watch and answers, per group, when its old pods were gone and when a
 // new set of pods was Ready: the two times the benchmark reports, measured from the API rather than the controller.
 import * as k8s from '@kubernetes/client-node';
+import { createLogger } from '../log.js';
 import { LABEL_NAME, parsePodName } from '../model/index.js';
+import { watchResource, type RunningWatch } from '../trigger/watch.js';
 
 interface PodState {
   uid: string;
   lws: string;
   groupIndex: number;
+  leader: boolean;
+  seenAt: number;
   ready: boolean;
   deleting: boolean;
   gone?: number;
@@ -15,7 +19,7 @@ interface PodState {
 
 export class PodTracker {
   private readonly pods = new Map<string, PodState>();
-  private abort?: AbortController;
+  private watch?: RunningWatch;
   private waiters: (() => void)[] = [];
 
   constructor(
@@ -23,17 +27,26 @@ export class PodTracker {
     private readonly namespace: string,
   ) {}
 
+  /** List + watch, listing again after any error: a silently ended watch would stall the benchmark. */
   async start(): Promise<void> {
-    this.abort = await new k8s.Watch(this.kc).watch(
-      `/api/v1/namespaces/${this.namespace}/pods`,
-      { labelSelector: LABEL_NAME },
-      (type: string, pod: k8s.V1Pod) => this.onEvent(type, pod),
-      () => undefined,
-    );
+    const core = this.kc.makeApiClient(k8s.CoreV1Api);
+    this.watch = watchResource<k8s.V1Pod>({
+      kc: this.kc,
+      log: createLogger('bench-pod-tracker'),
+      what: `pods of ${this.namespace}`,
+      path: `/api/v1/namespaces/${this.namespace}/pods`,
+      labelSelector: LABEL_NAME,
+      list: () => core.listNamespacedPod({ namespace: this.namespace, labelSelector: LABEL_NAME }),
+      handlers: {
+        upsert: (pod) => this.onEvent('MODIFIED', pod),
+        remove: (pod) => this.onEvent('DELETED', pod),
+      },
+    });
+    await this.watch.synced;
   }
 
   stop(): void {
-    this.abort?.abort();
+    void this.watch?.stop();
   }
 
   private onEvent(type: string, pod: k8s.V1Pod): void {
@@ -47,6 +60,8 @@ export class PodTracker {
       uid: m.uid,
       lws,
       groupIndex: parsed.groupIndex,
+      leader: parsed.workerIndex === 0,
+      seenAt: now,
       ready: false,
       deleting: false,
     };
@@ -106,6 +121,13 @@ export class PodTracker {
       (p) => p.lws === lws && p.groupIndex === groupIndex && !p.gone && !p.deleting && !old.has(p.uid) && p.ready,
     );
     return fresh.length >= size;
+  }
+
+  /** Leader pods of a group, other than the `old` ones, that appeared since `since` (gone or not). */
+  newLeaders(lws: string, groupIndex: number, old: Set<string>, since: number): number {
+    return [...this.pods.values()].filter(
+      (p) => p.lws === lws && p.groupIndex === groupIndex && p.leader && !old.has(p.uid) && p.seenAt >= since,
+    ).length;
   }
 
   /** `replicas` groups of `size` Ready pods each. */

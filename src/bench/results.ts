@@ -9,6 +9,8 @@ export interface GroupSample {
   workersTerminatingMs: number;
   /** -> a new group of `size` Ready pods (rebuilds only). */
   recoveryMs?: number;
+  /** Leader pods the group had from the deletion until it was Ready again: 1 unless something rebuilt it twice. */
+  newLeaders?: number;
 }
 
 export interface ScenarioResult {

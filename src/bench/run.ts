@@ -180,6 +180,10 @@ async function runScenario(
                 `replacement of ${leader}`,
               );
               sample.recoveryMs = ready - t0;
+              sample.newLeaders = tracker.newLeaders(names[p], i, oldSet, t0);
+              if (sample.newLeaders !== 1) {
+                progress(`  WARNING ${leader} got ${sample.newLeaders} new leader pods; one rebuild should make one`);
+              }
             }
             samples[p].push(sample);
           }),

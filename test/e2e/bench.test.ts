@@ -38,7 +38,15 @@ describe('npm run bench -- --quick', function () {
         assert.ok(r, `no ${policy} result for ${scenario.id}`);
         assert.equal(r.samples.length, scenario.groups * scenario.rounds, `${scenario.id} ${policy} samples`);
         assert.ok(r.teardownP50Ms > 0 && r.teardownP95Ms >= r.teardownP50Ms);
-        if (scenario.kind === 'rebuild') assert.ok((r.recoveryP50Ms ?? 0) >= r.teardownP50Ms * 0.5);
+        if (scenario.kind === 'rebuild') {
+          assert.ok((r.recoveryP50Ms ?? 0) >= r.teardownP50Ms * 0.5);
+          // Each group rebuilt exactly once: one deleted leader, one new leader, no recreation storm.
+          assert.deepEqual(
+            r.samples.map((s) => s.newLeaders),
+            r.samples.map(() => 1),
+            `${scenario.id} ${policy}: new leader pods per group`,
+          );
+        }
       }
     }
     assert.ok(result.trigger.reactions > 0);
