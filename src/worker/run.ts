@@ -35,6 +35,12 @@ export async function runWorker(temporal: TemporalConfig, kc: k8s.KubeConfig, lo
     // Most activities are waits on a watch: cheap, but each holds a slot for a grace period or more. With the SDK's
     // default of 100 slots, 50 concurrent rebuilds starved the short calls (deletes, creates) behind the waits.
     maxConcurrentActivityTaskExecutions: 2000,
+    // A workflow task keeps its slot while its local activities (the short API calls) run, a second or more under
+    // load. With the default of 40 slots, 50 teardowns started at once queued for seconds behind each other before
+    // their first call, the worker StatefulSet's delete.
+    maxConcurrentWorkflowTaskExecutions: 200,
+    maxConcurrentWorkflowTaskPolls: 20,
+    maxConcurrentLocalActivityExecutions: 1000,
     interceptors: { activity: [(ctx) => ({ inbound: countActivityErrors(metrics, () => ctx.info.activityType) })] },
   });
   const server = await serveMetrics({

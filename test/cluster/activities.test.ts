@@ -394,6 +394,15 @@ describe('activities against the cluster', function () {
         deleting.metadata?.finalizers?.includes('foregroundDeletion'),
         `finalizers ${deleting.metadata?.finalizers}`,
       );
+      // Its pods are terminating as soon as the call returns, not when the garbage collector gets to them.
+      const workerPods = (await act.listGroupPods({ namespace, lwsName: 'demo', groupIndex: 0 })).filter(
+        (p) => p.ownerUid === workersUid,
+      );
+      assert.ok(workerPods.length > 0, 'the group has worker pods');
+      assert.ok(
+        workerPods.every((p) => p.deletionTimestamp),
+        `terminating: ${workerPods.map((p) => `${p.name}=${p.deletionTimestamp ?? 'no'}`).join(' ')}`,
+      );
       assert.equal(await act.deleteWorkerStatefulSet({ ...base, uid: workersUid }), 'already-deleting');
       assert.equal((await act.getStatefulSet({ namespace, name: 'demo-0' }))?.deletionTimestamp !== undefined, true);
 
