@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { dirname } from 'node:path';
 import { allSearchAttributes } from '../workflows/search-attributes.js';
 import { binPath } from './paths.js';
-import { freePort, waitFor } from './processes.js';
+import { freePort, GiveUp, waitFor } from './processes.js';
 
 export interface DevServer {
   address: string;
@@ -26,9 +26,25 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-export async function startDevServer(
-  opts: { dbFilename?: string; port?: number; uiPort?: number } = {},
-): Promise<DevServer> {
+type DevServerOptions = { dbFilename?: string; port?: number; uiPort?: number };
+
+/**
+ * Starts a dev server. Ports are picked free, but another process can take one before the server binds it (the
+ * CLI also picks its HTTP API and metrics ports itself): a start that fails with "address already in use" is
+ * tried again on fresh ports.
+ */
+export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServerOnce(opts);
+    } catch (err) {
+      const fixedPorts = opts.port !== undefined || opts.uiPort !== undefined;
+      if (fixedPorts || attempt >= 3 || !/address already in use/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const port = opts.port ?? (await freePort());
   const uiPort = opts.uiPort ?? (await freePort());
   const args = [
@@ -57,7 +73,7 @@ export async function startDevServer(
   await waitFor(
     `the Temporal dev server on 127.0.0.1:${port}`,
     async () => {
-      if (child.exitCode !== null) throw new Error(`temporal exited: ${stderr}`);
+      if (child.exitCode !== null) throw new GiveUp(`temporal exited: ${stderr}`);
       return (await portOpen(port)) && (await portOpen(uiPort)) ? true : undefined;
     },
     { timeoutMs: 60_000, hint: 'run `npm run provision` if .lws-temporal/bin/temporal is missing' },
