@@ -292,13 +292,11 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
       step('pod-finisher');
       state.pids['pod-finisher'] = spawnDaemon(
         process.execPath,
-        [
-          '--import',
-          import.meta.resolve('tsx'),
-          join(repoRoot, 'src', 'stack', 'pod-finisher-main.ts'),
-          componentKubeconfig,
-        ],
+        // `--import tsx` resolves from the working directory: the repo, where tsx is installed.
+        ['--import', 'tsx', join(repoRoot, 'src', 'stack', 'pod-finisher-main.ts'), componentKubeconfig],
         join(logDir, 'pod-finisher.log'),
+        process.env,
+        repoRoot,
       );
       await save();
       await writeFile(kubeconfigPath, kubeconfigYaml(server, ca, token, 'lws-admin'), { mode: 0o600 });

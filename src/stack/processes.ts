@@ -9,10 +9,11 @@ export function spawnDaemon(
   args: string[],
   logFile: string,
   env: NodeJS.ProcessEnv = process.env,
+  cwd?: string,
 ): number {
   const out = openSync(logFile, 'a');
   try {
-    const child = spawn(cmd, args, { detached: true, stdio: ['ignore', out, out], env });
+    const child = spawn(cmd, args, { detached: true, stdio: ['ignore', out, out], env, cwd });
     if (child.pid === undefined) throw new Error(`could not start ${cmd}; see ${logFile}`);
     child.unref();
     return child.pid;
