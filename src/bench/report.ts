@@ -1,5 +1,5 @@
 // docs/benchmarks.md and the timeline chart (SVG) from a BenchResult.
-import type { BenchResult, ScenarioResult } from './results.js';
+import { percentile, type BenchResult, type ScenarioResult } from './results.js';
 
 const s = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(2)} s`);
 
@@ -53,6 +53,16 @@ export function markdown(result: BenchResult, chartFile: string): string {
     const rratio = seq?.recoveryP50Ms && par?.recoveryP50Ms ? (par.recoveryP50Ms / seq.recoveryP50Ms).toFixed(2) : '-';
     return `| ${seq?.title ?? id} | ${seq?.groups} x ${seq?.size} | ${seq?.samples.length ?? 0} | ${s(seq?.teardownP50Ms)} / ${s(seq?.teardownP95Ms)} | ${s(par?.teardownP50Ms)} / ${s(par?.teardownP95Ms)} | ${ratio} | ${s((par?.teardownP50Ms ?? G) - G)} | ${s(seq?.recoveryP50Ms)} / ${s(seq?.recoveryP95Ms)} | ${s(par?.recoveryP50Ms)} / ${s(par?.recoveryP95Ms)} | ${rratio} |`;
   });
+  // The controller's own share of a Parallel teardown: from the leader's deletion to its workers' (the rest is G).
+  const reactionRows = ids(result).flatMap((id) => {
+    const { par } = pair(result.scenarios, id);
+    const times = (par?.samples ?? []).map((x) => x.workersTerminatingMs);
+    if (!par || times.length === 0) return [];
+    const leaders = par.samples.map((x) => x.newLeaders).filter((n): n is number => n !== undefined);
+    const rebuiltOnce =
+      leaders.length === 0 ? '-' : leaders.every((n) => n === 1) ? 'yes' : `no (up to ${Math.max(...leaders)})`;
+    return [`| ${par.title} | ${s(percentile(times, 50))} / ${s(percentile(times, 95))} | ${rebuiltOnce} |`];
+  });
   const t = targets(result);
   const v = result.versions;
   return `# Benchmarks
@@ -72,6 +82,13 @@ teardown p50 above it. Each group of each round is one sample.
 | scenario | groups x size | samples | Sequential teardown p50 / p95 | Parallel teardown p50 / p95 | ratio P/S | Parallel overhead above G | Sequential recovery p50 / p95 | Parallel recovery p50 / p95 | recovery ratio |
 |---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
+
+Parallel, the controller's share: leader deletion to the first worker terminating (the trigger's reaction, the
+workflow start and the delete), and whether every rebuilt group got exactly one new leader.
+
+| scenario | leader deletion -> workers terminating p50 / p95 | each group rebuilt once |
+|---|---|---|
+${reactionRows.join('\n')}
 
 Trigger reaction (watch event to workflow started, ${result.trigger.reactions} starts): p50 ${result.trigger.reactionP50Ms} ms,
 p99 ${result.trigger.reactionP99Ms} ms.
