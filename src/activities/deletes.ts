@@ -1,11 +1,17 @@
 // Deletes that can only ever hit the incarnation the caller means: read first (to answer "absent", "not ours",
 // "already going" without side effects), then DELETE with preconditions.uid, so that a newer object that took the
 // name in between is refused by the API server itself (409) rather than deleted.
-import type { V1ObjectMeta, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1ObjectMeta, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { KubeClients } from './clients.js';
 import { classify, isConflict, isNotFound } from './kube-errors.js';
 import { controllerUid } from './summaries.js';
-import { resolvePodTerminationPolicy, workerStatefulSetName, type LwsRef } from '../model/index.js';
+import {
+  LABEL_GROUP_INDEX,
+  LABEL_NAME,
+  resolvePodTerminationPolicy,
+  workerStatefulSetName,
+  type LwsRef,
+} from '../model/index.js';
 import { getLeaderWorkerSet } from './reads.js';
 import type { DeleteOutcome, ObjectIdentity, ObjectKey } from './types.js';
 
@@ -55,11 +61,17 @@ export function deleteWorkerStatefulSet(c: KubeClients, input: DeleteWorkersInpu
   );
 }
 
-/** `readFirst`: the StatefulSet's read, possibly already under way (deleteWorkersIfParallel starts it early). */
+type PodList = { items: V1Pod[] };
+
+/**
+ * `readFirst`: the StatefulSet's read, possibly already under way; `listedPods`: the group's pods, listed before the
+ * delete (deleteWorkersIfParallel starts both early, together with its other reads).
+ */
 async function deleteWorkers(
   c: KubeClients,
   input: DeleteWorkersInput,
   readFirst: () => Promise<V1StatefulSet>,
+  listedPods?: Promise<PodList | undefined>,
 ): Promise<DeleteOutcome> {
   const { namespace, name } = input;
   let read: V1StatefulSet | undefined;
@@ -73,7 +85,9 @@ async function deleteWorkers(
     (meta) => (controllerUid(meta) === input.ownerUid ? undefined : 'not-owned'),
     input.propagationPolicy,
   );
-  if (outcome === 'deleted' && input.propagationPolicy === 'Foreground' && read) await deleteOwnedPods(c, read);
+  if (outcome === 'deleted' && input.propagationPolicy === 'Foreground' && read) {
+    await deleteOwnedPods(c, read, listedPods);
+  }
   return outcome;
 }
 
@@ -83,14 +97,15 @@ async function deleteWorkers(
  * Only after the StatefulSet's own delete (a StatefulSet not yet deleting would create them again), and only its
  * own pods, each with its UID as a precondition. Best effort: whatever is missed, the garbage collector deletes.
  */
-async function deleteOwnedPods(c: KubeClients, sts: V1StatefulSet): Promise<void> {
+async function deleteOwnedPods(
+  c: KubeClients,
+  sts: V1StatefulSet,
+  listedPods: Promise<PodList | undefined> = listPodsOf(c, sts),
+): Promise<void> {
   const namespace = sts.metadata?.namespace ?? '';
-  const matchLabels = sts.spec?.selector?.matchLabels ?? {};
-  if (!sts.metadata?.uid || Object.keys(matchLabels).length === 0) return;
-  const labelSelector = Object.entries(matchLabels)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
-  const pods = await c.core.listNamespacedPod({ namespace, labelSelector }).catch(() => undefined);
+  if (!sts.metadata?.uid) return;
+  // A list from before the delete can miss a pod created just before it: the garbage collector deletes that one.
+  const pods = await listedPods;
   const owned = (pods?.items ?? []).filter(
     (p) => controllerUid(p.metadata) === sts.metadata?.uid && p.metadata?.uid && !p.metadata.deletionTimestamp,
   );
@@ -105,6 +120,15 @@ async function deleteOwnedPods(c: KubeClients, sts: V1StatefulSet): Promise<void
         .catch(() => undefined),
     ),
   );
+}
+
+function listPodsOf(c: KubeClients, sts: V1StatefulSet): Promise<PodList | undefined> {
+  const matchLabels = sts.spec?.selector?.matchLabels ?? {};
+  if (Object.keys(matchLabels).length === 0) return Promise.resolve(undefined);
+  const labelSelector = Object.entries(matchLabels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  return c.core.listNamespacedPod({ namespace: sts.metadata?.namespace ?? '', labelSelector }).catch(() => undefined);
 }
 
 export function deletePod(c: KubeClients, input: ObjectIdentity): Promise<DeleteOutcome> {
@@ -128,6 +152,8 @@ export async function deleteWorkersIfParallel(
   // Every millisecond here is teardown time: the StatefulSet is read together with the LWS and the leader.
   const stsRead = c.apps.readNamespacedStatefulSet(workers);
   stsRead.catch(() => undefined); // its error, if any, is handled where it is awaited
+  const labelSelector = `${LABEL_NAME}=${ref.name},${LABEL_GROUP_INDEX}=${input.groupIndex}`;
+  const podsList = c.core.listNamespacedPod({ namespace: ref.namespace, labelSelector }).catch(() => undefined);
   const [lws, pod] = await Promise.all([
     getLeaderWorkerSet(c, ref),
     c.core.readNamespacedPod({ namespace: leader.namespace, name: leader.name }).catch((err: unknown) => {
@@ -143,5 +169,10 @@ export async function deleteWorkersIfParallel(
     leaderPod: ours ? { metadata: { annotations: ours.metadata?.annotations } } : null,
   });
   if (policy !== 'Parallel') return 'refused';
-  return deleteWorkers(c, { ...workers, ownerUid: leader.uid, propagationPolicy: 'Foreground' }, () => stsRead);
+  return deleteWorkers(
+    c,
+    { ...workers, ownerUid: leader.uid, propagationPolicy: 'Foreground' },
+    () => stsRead,
+    podsList,
+  );
 }

@@ -436,6 +436,44 @@ describe('activities against the cluster', function () {
     });
   });
 
+  describe('deleteWorkersIfParallel', () => {
+    /** A group of 3 (leader pod + worker StatefulSet of 2) of a fresh LWS, its workers Ready. */
+    async function group(name: string, policy: 'Parallel' | 'Sequential') {
+      const lws = await createLws(name, { podTerminationPolicy: policy });
+      const leader = await createPod(`${name}-0`, { labels: leaderLabels(name), grace: 5 });
+      const made = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+      const uid = (made as { uid: string }).uid;
+      await act.waitForStatefulSetReady({ namespace, name: `${name}-0`, uid });
+      return { ref: { namespace, name }, groupIndex: 0, leader, stsUid: uid };
+    }
+    const workerPods = async (name: string, stsUid: string) =>
+      (await act.listGroupPods({ namespace, lwsName: name, groupIndex: 0 })).filter((p) => p.ownerUid === stsUid);
+
+    it('refuses while the leader is not terminating, and under Sequential; deletes workers and their pods at once under Parallel', async () => {
+      const par = await group('par', 'Parallel');
+      assert.equal(await act.deleteWorkersIfParallel(par), 'refused', 'the leader is not terminating');
+      assert.equal((await readSts('par-0')).metadata?.deletionTimestamp, undefined);
+
+      const seq = await group('seq', 'Sequential');
+      await core.deleteNamespacedPod({ namespace, name: 'seq-0' });
+      assert.equal(await act.deleteWorkersIfParallel(seq), 'refused', 'Sequential');
+      assert.ok((await workerPods('seq', seq.stsUid)).every((p) => !p.deletionTimestamp));
+
+      await core.deleteNamespacedPod({ namespace, name: 'par-0' });
+      assert.equal(await act.deleteWorkersIfParallel(par), 'deleted');
+      const sts = await readSts('par-0');
+      assert.ok(sts.metadata?.finalizers?.includes('foregroundDeletion'), 'a foreground delete');
+      const pods = await workerPods('par', par.stsUid);
+      assert.equal(pods.length, 2);
+      assert.ok(
+        pods.every((p) => p.deletionTimestamp),
+        'both worker pods terminating when the call returns, while the leader still is',
+      );
+      assert.ok((await act.getPod(par.leader))?.deletionTimestamp, 'the leader is still terminating');
+      assert.equal(await act.deleteWorkersIfParallel(par), 'already-deleting');
+    });
+  });
+
   describe('deletePod and the pod waits', () => {
     it('deletePod with a wrong uid is absent and leaves the pod alone', async () => {
       const pod = await createPod('keep-me');
