@@ -48,6 +48,11 @@ export class WorkflowTestEnv {
     return this.env.currentTimeMs();
   }
 
+  /** Lets `ms` of workflow time pass (skipped, not waited). */
+  sleep(ms: number): Promise<void> {
+    return this.env.sleep(ms);
+  }
+
   /** Runs `fn` while a worker serves a fresh task queue with the fake's activities. */
   async withWorker<T>(fake: FakeCluster, fn: (run: Run) => Promise<T>): Promise<T> {
     const taskQueue = `workflow-test-${randomUUID()}`;
@@ -123,4 +128,29 @@ export function at(timeline: TimelineEntry[], event: TimelineEvent): number {
 export function describeTimeline(timeline: TimelineEntry[]): string {
   const t0 = timeline[0] ? Date.parse(timeline[0].at) : 0;
   return timeline.map((e) => `+${Date.parse(e.at) - t0}ms ${e.event}${e.detail ? ` (${e.detail})` : ''}`).join('; ');
+}
+
+/**
+ * One time-skipping server for the enclosing describe block: started in its before hook, stopped in its after hook.
+ * The object returned forwards to it, so tests call `t.fake()`, `t.withWorker()` as on the environment itself.
+ */
+export function useWorkflowTestEnv(): Pick<WorkflowTestEnv, 'fake' | 'now' | 'sleep' | 'withWorker'> {
+  let env: WorkflowTestEnv | undefined;
+  before(async function () {
+    this.timeout(120_000);
+    env = await WorkflowTestEnv.start();
+  });
+  after(async () => {
+    await env?.teardown();
+  });
+  const started = (): WorkflowTestEnv => {
+    if (!env) throw new Error('the time-skipping environment is not started: use it inside a test of this block');
+    return env;
+  };
+  return {
+    fake: (options) => started().fake(options),
+    now: () => started().now(),
+    sleep: (ms) => started().sleep(ms),
+    withWorker: (fake, fn) => started().withWorker(fake, fn),
+  };
 }

@@ -2,30 +2,20 @@
 // an old group's StatefulSet still holds the name (safe rebuild), and only for a leader that is still there.
 import assert from 'node:assert/strict';
 import type { ProvisionGroupInput, provisionGroup } from '../../src/workflows/provision-group.js';
-import type { FakeCluster, FakePod } from '../fixtures/fake-activities.js';
-import { WorkflowTestEnv, at } from './harness.js';
+import { identityOf, type FakeCluster, type FakePod } from '../fixtures/fake-activities.js';
+import { useWorkflowTestEnv, at } from './harness.js';
 
 const GRACE = 60_000;
 
-const identity = (p: FakePod) => ({ namespace: p.namespace, name: p.name, uid: p.uid });
 const inputFor = (fake: FakeCluster, leader: FakePod): ProvisionGroupInput => ({
   ref: fake.ref,
   groupIndex: 0,
-  leader: identity(leader),
+  leader: identityOf(leader),
 });
 
 describe('provisionGroup (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
-  let t: WorkflowTestEnv;
-
-  before(async function () {
-    this.timeout(120_000);
-    t = await WorkflowTestEnv.start();
-  });
-
-  after(async () => {
-    await t?.teardown();
-  });
+  const t = useWorkflowTestEnv();
 
   const provision = (fake: FakeCluster, input: ProvisionGroupInput) =>
     t.withWorker(fake, async (run) => (await run.start<typeof provisionGroup>('provisionGroup', input)).result());
@@ -40,7 +30,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const ensures = fake.callsOf('ensureWorkerStatefulSet');
     assert.equal(ensures.length, 1);
     assert.equal((ensures[0]!.result as { outcome: string }).outcome, 'created');
-    assert.deepEqual((ensures[0]!.args[0] as { leader: unknown }).leader, identity(leader));
+    assert.deepEqual((ensures[0]!.args[0] as { leader: unknown }).leader, identityOf(leader));
     assert.deepEqual(
       fake.createdStatefulSets.map((s) => [s.name, s.ownerUid]),
       [['demo-0', leader.uid]],
@@ -142,7 +132,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
 
     assert.equal(result.outcome, 'provisioned');
     const [ready] = fake.callsOf('waitForPodReady');
-    assert.deepEqual(ready?.args, [identity(leader)]);
+    assert.deepEqual(ready?.args, [identityOf(leader)]);
     assert.deepEqual(ready?.result, { readyAt: new Date(now + 30_000).toISOString() });
     const ensures = fake.callsOf('ensureWorkerStatefulSet');
     assert.equal(ensures.length, 1);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { hpaPodSelector, type LeaderWorkerSetStatus } from '../../src/model/index.js';
 import type { ReconcileInput, ReconcileResult, reconcileLeaderWorkerSet } from '../../src/workflows/reconcile.js';
 import type { ActivityName, FakeCluster } from '../fixtures/fake-activities.js';
-import { WorkflowTestEnv, eventually } from './harness.js';
+import { useWorkflowTestEnv, eventually } from './harness.js';
 
 const RESYNC = 5 * 60_000;
 
@@ -36,16 +36,7 @@ const namesFrom = (fake: FakeCluster, from: number): ActivityName[] => fake.call
 
 describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
-  let t: WorkflowTestEnv;
-
-  before(async function () {
-    this.timeout(120_000);
-    t = await WorkflowTestEnv.start();
-  });
-
-  after(async () => {
-    await t?.teardown();
-  });
+  const t = useWorkflowTestEnv();
 
   it('applies the Service and leader StatefulSet once, writes status, and follows `changed` signals', async () => {
     const fake = t.fake();
@@ -130,13 +121,13 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         generation: 3,
       });
       await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
-      await t.env.sleep(RESYNC + 1_000);
+      await t.sleep(RESYNC + 1_000);
       const looks = fake.completed('listGroups');
       assert.equal(looks.length, 2, 'a resync after 5 minutes');
       const gap = looks[1]!.at - looks[0]!.at;
       assert.ok(gap >= RESYNC && gap < RESYNC + 2_000, `resync after ${gap} ms`);
       fake.lws = null;
-      await t.env.sleep(RESYNC + 1_000);
+      await t.sleep(RESYNC + 1_000);
       return handle.result();
     });
     assert.equal(result, 'deleted');

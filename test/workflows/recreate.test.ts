@@ -3,23 +3,12 @@
 import assert from 'node:assert/strict';
 import type { RestartPolicy } from '../../src/model/index.js';
 import type { RecreateGroupInput, recreateGroup } from '../../src/workflows/recreate-group.js';
-import type { FakeCluster, FakePod } from '../fixtures/fake-activities.js';
-import { WorkflowTestEnv } from './harness.js';
-
-const identity = (p: FakePod) => ({ namespace: p.namespace, name: p.name, uid: p.uid });
+import { identityOf, type FakeCluster } from '../fixtures/fake-activities.js';
+import { useWorkflowTestEnv } from './harness.js';
 
 describe('recreateGroup (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
-  let t: WorkflowTestEnv;
-
-  before(async function () {
-    this.timeout(120_000);
-    t = await WorkflowTestEnv.start();
-  });
-
-  after(async () => {
-    await t?.teardown();
-  });
+  const t = useWorkflowTestEnv();
 
   const recreate = (fake: FakeCluster, input: RecreateGroupInput) =>
     t.withWorker(fake, async (run) => (await run.start<typeof recreateGroup>('recreateGroup', input)).result());
@@ -57,7 +46,7 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
       const result = await recreate(fake, {
         ref: fake.ref,
         groupIndex: 0,
-        leader: identity(leader),
+        leader: identityOf(leader),
         reason: 'container worker of demo-0-2 restarted',
         groupHadStarted: c.groupHadStarted,
       });
@@ -68,7 +57,7 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
         // Exactly this incarnation of the leader, by uid; its workers follow through the teardown.
         assert.deepEqual(
           deletes.map((d) => [d.args[0], d.result]),
-          [[identity(leader), 'deleted']],
+          [[identityOf(leader), 'deleted']],
         );
         assert.ok(leader.deletedAt !== undefined && leader.deletedAt >= now);
         assert.equal(fake.callsOf('deleteWorkerStatefulSet').length, 0);
@@ -100,14 +89,14 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
     const result = await recreate(fake, {
       ref: fake.ref,
       groupIndex: 0,
-      leader: identity(leader),
+      leader: identityOf(leader),
       reason: 'pod demo-0-1 deleted',
       groupHadStarted: true,
     });
     assert.equal(result.outcome, 'ignored');
     assert.deepEqual(
       fake.callsOf('deletePod').map((d) => [d.args[0], d.result]),
-      [[identity(leader), 'absent']],
+      [[identityOf(leader), 'absent']],
     );
     assert.equal(fake.pod('demo-0')?.uid, newer.uid);
     assert.equal(newer.deletionTimestamp, undefined);
@@ -120,7 +109,7 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
     const result = await recreate(fake, {
       ref: fake.ref,
       groupIndex: 0,
-      leader: identity(leader),
+      leader: identityOf(leader),
       reason: 'pod demo-0-1 deleted',
       groupHadStarted: true,
     });
@@ -139,7 +128,7 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
     const result = await recreate(fake, {
       ref,
       groupIndex: 0,
-      leader: identity(leader),
+      leader: identityOf(leader),
       reason: 'container leader of demo-0 restarted',
       groupHadStarted: true,
     });

@@ -7,7 +7,7 @@ import type { PodTerminationPolicy } from '../../src/model/index.js';
 import type { TeardownGroupInput, teardownGroup } from '../../src/workflows/teardown-group.js';
 import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.js';
 import type { ActivityName, FakeCluster } from '../fixtures/fake-activities.js';
-import { WorkflowTestEnv, at, describeTimeline, eventually } from './harness.js';
+import { useWorkflowTestEnv, at, describeTimeline, eventually } from './harness.js';
 
 /** Pod grace period: long, as in the AI/ML workloads the policy is for. */
 const GRACE = 60_000;
@@ -89,16 +89,7 @@ function assertChronological(timeline: TimelineEntry[], order: TimelineEvent[]) 
 
 describe('teardownGroup (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
-  let t: WorkflowTestEnv;
-
-  before(async function () {
-    this.timeout(120_000);
-    t = await WorkflowTestEnv.start();
-  });
-
-  after(async () => {
-    await t?.teardown();
-  });
+  const t = useWorkflowTestEnv();
 
   const teardown = (fake: FakeCluster, input: TeardownGroupInput) =>
     t.withWorker(fake, async (run) => (await run.start<typeof teardownGroup>('teardownGroup', input)).result());
@@ -374,7 +365,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     const { result, deletedAt } = await t.withWorker(fake, async (run) => {
       const handle = await run.start<typeof teardownGroup>('teardownGroup', input);
       await eventually('the leader wait', () => fake.callsOf('waitForPodGone').length > 0);
-      await t.env.sleep(10 * 60_000); // ten minutes of workflow time: nothing is deleted
+      await t.sleep(10 * 60_000); // ten minutes of workflow time: nothing is deleted
       assert.equal(fake.callsOf('deleteWorkerStatefulSet').length, 0);
       assert.equal(fake.statefulSet('demo-0')?.deletedAt, undefined);
       // Only now is the leader deleted. The decision was taken at the start ("not terminating"), so the workflow
