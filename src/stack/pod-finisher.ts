@@ -43,11 +43,6 @@ export class PodFinisher {
     await this.watch?.stop();
   }
 
-  /** Terminating pods waiting for their grace period to end (for tests). */
-  get waiting(): number {
-    return this.pending.size;
-  }
-
   private onPod(pod: k8s.V1Pod): void {
     const m = pod.metadata;
     // Unscheduled pods are removed by the API server itself; pods with no deletion are not ours to touch.
