@@ -17,6 +17,8 @@ export interface StarterOptions {
   /** Called after every start attempt, with the time from the watch event to the server's answer. */
   onStarted?: (action: StartAction, outcome: 'started' | 'deduplicated' | 'signalled', latencyMs: number) => void;
   onError?: (action: StartAction, err: unknown) => void;
+  /** The first retry's pause; each further one doubles it, up to 10 s. */
+  retryBaseMs?: number;
 }
 
 const maxAttempts = 6;
@@ -26,6 +28,7 @@ export class WorkflowStarter {
   /** IDs the server already has: skip them without a round trip (a cache; the server stays the authority). */
   private readonly known = new Set<string>();
   private readonly inFlightSignals = new Map<string, { again: boolean }>();
+  private readonly inFlightStarts = new Set<string>();
 
   constructor(private readonly opts: StarterOptions) {}
 
@@ -41,8 +44,13 @@ export class WorkflowStarter {
       void this.signalLoop(action, observedAt);
       return;
     }
-    if (this.known.has(action.workflowId)) return;
-    void this.withRetry(action, () => this.start(action, observedAt));
+    if (this.known.has(action.workflowId) || this.inFlightStarts.has(action.workflowId)) return;
+    // A burst of events about one group (its leader and workers all change at once) makes one start, not several
+    // that the server would reject as duplicates after doing the work of checking.
+    this.inFlightStarts.add(action.workflowId);
+    void this.withRetry(action, () => this.start(action, observedAt)).finally(() =>
+      this.inFlightStarts.delete(action.workflowId),
+    );
   }
 
   private async signalLoop(action: StartAction, observedAt: number): Promise<void> {
@@ -139,7 +147,7 @@ export class WorkflowStarter {
           attempt,
           error: err instanceof Error ? err.message : String(err),
         });
-        await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 10_000)));
+        await new Promise((r) => setTimeout(r, Math.min((this.opts.retryBaseMs ?? 400) * 2 ** (attempt - 1), 10_000)));
       }
     }
   }

@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'mocha';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { silentLogger } from '../../src/log.js';
+import type { StartAction } from '../../src/trigger/decide.js';
+import { WorkflowStarter } from '../../src/trigger/starter.js';
+
+type Call = { op: 'start' | 'signalWithStart'; workflowId: string };
+
+/** A Temporal client stand-in: records calls and answers each with what `answer` says, after `delayMs`. */
+function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'fail', delayMs = 20) {
+  const calls: Call[] = [];
+  const respond = async (call: Call) => {
+    calls.push(call);
+    const n = calls.filter((c) => c.workflowId === call.workflowId).length;
+    await new Promise((r) => setTimeout(r, delayMs));
+    const a = answer(call, n);
+    if (a === 'exists') throw new WorkflowExecutionAlreadyStartedError('exists', call.workflowId, 'teardownGroup');
+    if (a === 'fail') throw new Error('unavailable');
+  };
+  const client = {
+    workflow: {
+      start: (_type: string, o: { workflowId: string }) => respond({ op: 'start', workflowId: o.workflowId }),
+      signalWithStart: (_type: string, o: { workflowId: string }) =>
+        respond({ op: 'signalWithStart', workflowId: o.workflowId }),
+    },
+  } as unknown as Client;
+  return { client, calls };
+}
+
+function action(workflowId: string, kind: StartAction['kind'] = 'start'): StartAction {
+  return {
+    kind,
+    workflowType: kind === 'start' ? 'teardownGroup' : 'reconcileLeaderWorkerSet',
+    workflowId,
+    args: [],
+    summary: workflowId,
+    ref: { namespace: 'default', name: 'demo' },
+    reason: 'test',
+  };
+}
+
+function starterWith(client: Client, outcomes: string[], errors: string[] = []) {
+  return new WorkflowStarter({
+    client,
+    taskQueue: 'q',
+    log: silentLogger,
+    searchAttributes: false,
+    retryBaseMs: 5,
+    onStarted: (a, outcome) => outcomes.push(`${a.workflowId}:${outcome}`),
+    onError: (a) => errors.push(a.workflowId),
+  });
+}
+
+const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
+
+describe('trigger: WorkflowStarter', () => {
+  it('makes one start for a burst of identical decisions, and none once the server has the workflow', async () => {
+    const { client, calls } = fakeClient(() => 'ok');
+    const outcomes: string[] = [];
+    const starter = starterWith(client, outcomes);
+    for (let i = 0; i < 5; i++) starter.submit(action('wf-a'));
+    await settle();
+    starter.submit(action('wf-a'));
+    await settle();
+    assert.deepEqual(calls, [{ op: 'start', workflowId: 'wf-a' }]);
+    assert.deepEqual(outcomes, ['wf-a:started']);
+  });
+
+  it('takes "already started" as done: no retry, no error', async () => {
+    const { client, calls } = fakeClient(() => 'exists');
+    const outcomes: string[] = [];
+    const errors: string[] = [];
+    const starter = starterWith(client, outcomes, errors);
+    starter.submit(action('wf-b'));
+    await settle();
+    starter.submit(action('wf-b'));
+    await settle();
+    assert.equal(calls.length, 1);
+    assert.deepEqual(outcomes, ['wf-b:deduplicated']);
+    assert.deepEqual(errors, []);
+  });
+
+  it('retries a failed start until it lands', async () => {
+    const { client, calls } = fakeClient((_c, n) => (n < 3 ? 'fail' : 'ok'), 1);
+    const outcomes: string[] = [];
+    const starter = starterWith(client, outcomes);
+    starter.submit(action('wf-c'));
+    await settle(300);
+    assert.equal(calls.length, 3);
+    assert.deepEqual(outcomes, ['wf-c:started']);
+  });
+
+  it('after giving up, starts again on the next decision (nothing stays marked in flight)', async () => {
+    let down = true;
+    const { client, calls } = fakeClient(() => (down ? 'fail' : 'ok'), 1);
+    const outcomes: string[] = [];
+    const errors: string[] = [];
+    const starter = starterWith(client, outcomes, errors);
+    starter.submit(action('wf-d'));
+    await settle(800);
+    assert.deepEqual(errors, ['wf-d'], 'gave up after its attempts');
+    const attempts = calls.length;
+    assert.ok(attempts >= 2, `retried (${attempts} attempts)`);
+    down = false;
+    starter.submit(action('wf-d'));
+    await settle();
+    assert.equal(calls.length, attempts + 1);
+    assert.deepEqual(outcomes, ['wf-d:started']);
+  });
+
+  it('coalesces signals that arrive while one is in flight into one more signal', async () => {
+    const { client, calls } = fakeClient(() => 'ok', 30);
+    const outcomes: string[] = [];
+    const starter = starterWith(client, outcomes);
+    for (let i = 0; i < 10; i++) starter.submit(action('wf-r', 'signal-with-start'));
+    await settle(900);
+    assert.deepEqual(
+      calls.map((c) => c.op),
+      ['signalWithStart', 'signalWithStart'],
+    );
+    assert.deepEqual(outcomes, ['wf-r:signalled', 'wf-r:signalled']);
+  });
+});
