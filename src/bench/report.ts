@@ -55,14 +55,19 @@ export function markdown(result: BenchResult, chartFile: string): string {
   });
   // The controller's own share of a Parallel teardown: from the leader's deletion to its workers' (the rest is G).
   const reactionRows = ids(result).flatMap((id) => {
-    const { par } = pair(result.scenarios, id);
+    const { seq, par } = pair(result.scenarios, id);
     const times = (par?.samples ?? []).map((x) => x.workersTerminatingMs);
     if (!par || times.length === 0) return [];
     const leaders = par.samples.map((x) => x.newLeaders).filter((n): n is number => n !== undefined);
     const rebuiltOnce =
       leaders.length === 0 ? '-' : leaders.every((n) => n === 1) ? 'yes' : `no (up to ${Math.max(...leaders)})`;
-    return [`| ${par.title} | ${s(percentile(times, 50))} / ${s(percentile(times, 95))} | ${rebuiltOnce} |`];
+    const reactions = [...(seq?.reactionsMs ?? []), ...par.reactionsMs];
+    const reaction = reactions.length ? `${percentile(reactions, 50)} / ${percentile(reactions, 99)} ms` : '-';
+    return [
+      `| ${par.title} | ${reactions.length} | ${reaction} | ${s(percentile(times, 50))} / ${s(percentile(times, 95))} | ${rebuiltOnce} |`,
+    ];
   });
+  const floor = result.temporalStartFloor;
   const t = targets(result);
   const v = result.versions;
   return `# Benchmarks
@@ -83,15 +88,19 @@ teardown p50 above it. Each group of each round is one sample.
 |---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
 
-Parallel, the controller's share: leader deletion to the first worker terminating (the trigger's reaction, the
-workflow start and the delete), and whether every rebuilt group got exactly one new leader.
+The controller's share. **Trigger reaction**: watch event to workflow started, every start about the scenario's two
+LeaderWorkerSets (provisioning included). **Leader deletion -> workers terminating** (Parallel): the trigger's
+reaction, the workflow start and the delete. **Each group rebuilt once**: every rebuilt group got exactly one new
+leader.
 
-| scenario | leader deletion -> workers terminating p50 / p95 | each group rebuilt once |
-|---|---|---|
+| scenario | workflow starts | trigger reaction p50 / p99 | leader deletion -> workers terminating p50 / p95 | each group rebuilt once |
+|---|---|---|---|---|
 ${reactionRows.join('\n')}
 
-Trigger reaction (watch event to workflow started, ${result.trigger.reactions} starts): p50 ${result.trigger.reactionP50Ms} ms,
-p99 ${result.trigger.reactionP99Ms} ms.
+Trigger reaction over the whole run (${result.trigger.reactions} starts): p50 ${result.trigger.reactionP50Ms} ms,
+p99 ${result.trigger.reactionP99Ms} ms. The floor under it, the same Temporal dev server idle before the scenarios (no
+worker, no cluster load): one start at a time takes ${floor.singleP50Ms} ms (p50); ${floor.burst} starts sent at once, as
+many as the largest scenario's groups of both LeaderWorkerSets, take ${floor.burstP50Ms} ms p50 and ${floor.burstP99Ms} ms p99 each.
 
 | process | peak RSS | CPU time |
 |---|---|---|

@@ -1,4 +1,5 @@
 // The benchmark's result document (docs/benchmarks.json) and the statistics it uses.
+import type { StartFloor } from './temporal-floor.js';
 
 export interface GroupSample {
   /** Leader deletion (or scale-down / LWS deletion) -> last old pod of the group gone. */
@@ -25,6 +26,8 @@ export interface ScenarioResult {
   teardownP95Ms: number;
   recoveryP50Ms?: number;
   recoveryP95Ms?: number;
+  /** The trigger's reaction (watch event -> workflow started) for every start about this LWS, in ms. */
+  reactionsMs: number[];
 }
 
 export interface ProcessStats {
@@ -46,6 +49,8 @@ export interface BenchResult {
   durationMs: number;
   scenarios: ScenarioResult[];
   trigger: { reactions: number; reactionP50Ms: number; reactionP99Ms: number };
+  /** Workflow starts on the idle Temporal server, before the scenarios: the floor under the trigger's reaction. */
+  temporalStartFloor: StartFloor;
   processes: { worker: ProcessStats; trigger: ProcessStats };
 }
 

@@ -18,6 +18,7 @@ import { createLogger } from '../log.js';
 import { PodTracker } from './pod-tracker.js';
 import { percentile, type BenchResult, type GroupSample, type ScenarioResult } from './results.js';
 import { processStats } from './process-stats.js';
+import { measureStartFloor } from './temporal-floor.js';
 
 export interface Scenario {
   id: string;
@@ -83,6 +84,7 @@ async function runScenario(
   kc: k8s.KubeConfig,
   scenario: Scenario,
   graceSeconds: number,
+  trigger: ControllerProcess,
   progress: (line: string) => void,
 ): Promise<ScenarioResult[]> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -224,6 +226,7 @@ async function runScenario(
     size: scenario.size,
     policy,
     samples: samples[policy],
+    reactionsMs: reactionTimes(trigger, `lws/${namespace}/${names[policy]}/`),
     teardownP50Ms: percentile(
       samples[policy].map((s) => s.teardownMs),
       50,
@@ -249,14 +252,19 @@ async function runScenario(
   }));
 }
 
-/** Trigger reaction times (watch event -> workflow started) from its JSON log lines. */
-function reactionTimes(trigger: ControllerProcess): number[] {
+/** Trigger reaction times (watch event -> workflow started) from its JSON log lines, of the workflow IDs given. */
+function reactionTimes(trigger: ControllerProcess, workflowIdPrefix = ''): number[] {
   const out: number[] = [];
   for (const line of trigger.lines) {
     if (!line.startsWith('{')) continue;
     try {
-      const entry = JSON.parse(line) as { msg?: string; latencyMs?: number };
-      if (entry.msg === 'workflow started' && typeof entry.latencyMs === 'number') out.push(entry.latencyMs);
+      const entry = JSON.parse(line) as { msg?: string; latencyMs?: number; workflowId?: string };
+      if (
+        entry.msg === 'workflow started' &&
+        typeof entry.latencyMs === 'number' &&
+        entry.workflowId?.startsWith(workflowIdPrefix)
+      )
+        out.push(entry.latencyMs);
     } catch {
       /* not a log object */
     }
@@ -272,6 +280,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const kc = localKubeConfig();
   await installCrd(kc);
   const server = await startDevServer();
+  const list = scenarios(opts.quick).filter((s) => opts.only.length === 0 || opts.only.includes(s.id));
+  const largestBurst = 2 * Math.max(...list.map((s) => s.groups));
+  opts.progress(`measuring workflow starts on the idle Temporal server (one at a time, then ${largestBurst} at once)`);
+  const temporalStartFloor = await measureStartFloor(server.address, largestBurst);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     KUBECONFIG: kubeconfigPath,
@@ -289,12 +301,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   ]);
   const results: ScenarioResult[] = [];
   try {
-    const list = scenarios(opts.quick).filter((s) => opts.only.length === 0 || opts.only.includes(s.id));
     for (const [i, scenario] of list.entries()) {
       opts.progress(
         `[${i + 1}/${list.length}] ${scenario.title} (groups ${scenario.groups}, size ${scenario.size}, G ${opts.graceSeconds}s, elapsed ${formatDuration(Date.now() - started)})`,
       );
-      results.push(...(await runScenario(kc, scenario, opts.graceSeconds, opts.progress)));
+      results.push(...(await runScenario(kc, scenario, opts.graceSeconds, trigger, opts.progress)));
     }
     const reactions = reactionTimes(trigger);
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
@@ -316,6 +327,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         reactionP50Ms: percentile(reactions, 50),
         reactionP99Ms: percentile(reactions, 99),
       },
+      temporalStartFloor,
       processes: { worker: processStats(worker.child.pid!), trigger: processStats(trigger.child.pid!) },
     };
   } finally {

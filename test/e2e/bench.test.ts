@@ -38,6 +38,8 @@ describe('npm run bench -- --quick', function () {
         assert.ok(r, `no ${policy} result for ${scenario.id}`);
         assert.equal(r.samples.length, scenario.groups * scenario.rounds, `${scenario.id} ${policy} samples`);
         assert.ok(r.teardownP50Ms > 0 && r.teardownP95Ms >= r.teardownP50Ms);
+        // At least one trigger start per group (its provisioning), attributed to this scenario's LWS.
+        assert.ok(r.reactionsMs.length >= scenario.groups, `${scenario.id} ${policy}: ${r.reactionsMs.length} starts`);
         if (scenario.kind === 'rebuild') {
           assert.ok((r.recoveryP50Ms ?? 0) >= r.teardownP50Ms * 0.5);
           // Each group rebuilt exactly once: one deleted leader, one new leader, no recreation storm.
@@ -50,6 +52,9 @@ describe('npm run bench -- --quick', function () {
       }
     }
     assert.ok(result.trigger.reactions > 0);
+    const floor = result.temporalStartFloor;
+    assert.equal(floor.burst, 2 * Math.max(...scenarios(true).map((s) => s.groups)), 'burst = the largest scenario');
+    assert.ok(floor.singleP50Ms > 0 && floor.burstP99Ms >= floor.burstP50Ms && floor.burstP50Ms > 0);
     assert.ok(result.processes.worker.peakRssMb > 0 && result.processes.trigger.cpuSeconds > 0);
     assert.ok(existsSync(join(out, 'bench-timeline.svg')));
     assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /\| one group rebuilt \| 1 x 4 \|/);
