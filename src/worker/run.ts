@@ -38,8 +38,11 @@ export async function runWorker(temporal: TemporalConfig, kc: k8s.KubeConfig, lo
     // A workflow task keeps its slot while its local activities (the short API calls) run, a second or more under
     // load. With the default of 40 slots, 50 teardowns started at once queued for seconds behind each other before
     // their first call, the worker StatefulSet's delete.
-    maxConcurrentWorkflowTaskExecutions: 200,
+    maxConcurrentWorkflowTaskExecutions: 100,
     maxConcurrentWorkflowTaskPolls: 20,
+    // Set, not derived: the SDK's default follows the heap limit (about 50 workflows at the Deployment's 256 MB) and
+    // then lowers the workflow task slots to it. Our workflows are small (about 0.2 MB each in the cache).
+    maxCachedWorkflows: 200,
     maxConcurrentLocalActivityExecutions: 1000,
     interceptors: { activity: [(ctx) => ({ inbound: countActivityErrors(metrics, () => ctx.info.activityType) })] },
   });

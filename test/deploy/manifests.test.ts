@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { memorySettings } from '../../src/stack/controller-processes.js';
 import { repoRoot } from '../../src/stack/paths.js';
 import { allSearchAttributes } from '../../src/workflows/search-attributes.js';
 import {
@@ -453,6 +454,20 @@ describe('deployment files', function () {
           for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe]) {
             assert.deepEqual(probe?.httpGet, { path: '/healthz', port: 'metrics' });
           }
+        });
+
+        it(`${name}: runs with the memory settings the benchmark measures, a heap limit inside its memory limit`, () => {
+          const c = container(name);
+          const role = name as keyof typeof memorySettings;
+          for (const [key, value] of Object.entries(memorySettings[role])) {
+            assert.equal(c.env?.find((e) => e.name === key)?.value, value, key);
+          }
+          const heapMb = Number(/--max-old-space-size=(\d+)/.exec(memorySettings[role].NODE_OPTIONS)?.[1]);
+          const limit = /^(\d+)(Mi|Gi)$/.exec(c.resources?.limits?.memory ?? '');
+          assert.ok(limit, `memory limit ${c.resources?.limits?.memory} in Mi or Gi`);
+          const limitMb = Number(limit[1]) * (limit[2] === 'Gi' ? 1024 : 1);
+          // The rest of the process (code, the Temporal core, buffers, a workflow thread) needs room beside the heap.
+          assert.ok(heapMb > 0 && heapMb <= limitMb / 2, `heap ${heapMb} MB within half the limit ${limitMb} MB`);
         });
 
         it(`${name}: has requests and limits, and a restricted security context matching the image's user`, () => {
