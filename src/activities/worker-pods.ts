@@ -1,6 +1,6 @@
 // The worker-index label on worker pods. A StatefulSet's pod template is shared by all its pods, so the per-pod index
 // (which upstream sets with a webhook) is patched on once the pods exist: the ordinal of `<lws>-<i>-<j>` is j.
-import { LABEL_NAME, LABEL_WORKER_INDEX, parsePodName } from '../model/index.js';
+import { LABEL_GROUP_INDEX, LABEL_NAME, LABEL_WORKER_INDEX, parsePodName } from '../model/index.js';
 import { mergePatch, type KubeClients } from './clients.js';
 import { classify, kube, statusCode } from './kube-errors.js';
 import type { ObjectIdentity } from './types.js';
@@ -10,10 +10,15 @@ export async function labelWorkerPods(
   c: KubeClients,
   input: { lwsName: string; statefulSet: ObjectIdentity },
 ): Promise<number> {
-  const { namespace, uid } = input.statefulSet;
-  const pods = await kube(() =>
-    c.core.listNamespacedPod({ namespace, labelSelector: `${LABEL_NAME}=${input.lwsName}` }),
-  );
+  const { namespace, uid, name } = input.statefulSet;
+  // The group's pods only (the worker StatefulSet `<lws>-<i>` is named after its leader): listing the whole LWS made
+  // each of 100 concurrent provisionings fetch and decode all 400 pods.
+  const groupIndex = parsePodName(input.lwsName, name)?.groupIndex;
+  const labelSelector =
+    groupIndex === undefined
+      ? `${LABEL_NAME}=${input.lwsName}`
+      : `${LABEL_NAME}=${input.lwsName},${LABEL_GROUP_INDEX}=${groupIndex}`;
+  const pods = await kube(() => c.core.listNamespacedPod({ namespace, labelSelector }));
   let patched = 0;
   for (const pod of pods.items) {
     const m = pod.metadata;

@@ -276,6 +276,23 @@ describe('activities against the cluster', function () {
       assert.equal((await act.getPod({ namespace, name: 'demo-0-1' }))?.ownerUid, workersUid);
     });
 
+    it("labelWorkerPods gives each of the group's workers its worker-index, once", async () => {
+      assert.equal(
+        await act.labelWorkerPods({ lwsName: 'demo', statefulSet: { namespace, name: 'demo-0', uid: workersUid } }),
+        2,
+      );
+      for (const [name, index] of [
+        ['demo-0-1', '1'],
+        ['demo-0-2', '2'],
+      ]) {
+        assert.equal((await readPod(name!)).metadata?.labels?.[LABEL_WORKER_INDEX], index, name);
+      }
+      assert.equal(
+        await act.labelWorkerPods({ lwsName: 'demo', statefulSet: { namespace, name: 'demo-0', uid: workersUid } }),
+        0,
+      );
+    });
+
     it('listGroups finds the leader and its worker StatefulSet; listGroupPods the whole group', async () => {
       const groups = await act.listGroups({ namespace, name: 'demo' });
       assert.deepEqual(
