@@ -120,15 +120,19 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
       message: `group ${groupIndex} (${lifecycle}, ${policy}): ${event}${detail ? `: ${detail}` : ''}`,
     });
   };
-  await step('leader terminating', started, `${leader.name}; policy ${policy} from ${source}`);
-  if (workersDeletedAt)
-    await step('workers terminating', workersDeletedAt, 'foreground delete of the worker StatefulSet');
-
-  const workerPods = ownSts
-    ? (await kube.listGroupPods({ namespace: ref.namespace, lwsName: ref.name, groupIndex })).filter(
-        (p) => p.ownerUid === ownSts.uid,
-      )
-    : [];
+  // One round trip for the two Events and the pods to follow, not three: a workflow task holds its worker slot while
+  // its local activities run, and in a burst of teardowns each round trip is a second that others wait for a slot.
+  const [workerPods] = await Promise.all([
+    ownSts
+      ? kube
+          .listGroupPods({ namespace: ref.namespace, lwsName: ref.name, groupIndex })
+          .then((pods) => pods.filter((p) => p.ownerUid === ownSts.uid))
+      : [],
+    step('leader terminating', started, `${leader.name}; policy ${policy} from ${source}`),
+    workersDeletedAt
+      ? step('workers terminating', workersDeletedAt, 'foreground delete of the worker StatefulSet')
+      : undefined,
+  ]);
   await Promise.all([
     wait.waitForPodGone(leader).then((r) => step('leader gone', r.goneAt)),
     workerPods.length > 0
