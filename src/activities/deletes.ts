@@ -13,7 +13,7 @@ import {
   type LwsRef,
 } from '../model/index.js';
 import { getLeaderWorkerSet } from './reads.js';
-import type { DeleteOutcome, ObjectIdentity, ObjectKey } from './types.js';
+import type { DeleteOutcome, ObjectIdentity, ObjectKey, SeenWorkers } from './types.js';
 
 interface Target {
   read(): Promise<{ metadata?: V1ObjectMeta }>;
@@ -175,4 +175,33 @@ export async function deleteWorkersIfParallel(
     () => stsRead,
     podsList,
   );
+}
+
+/**
+ * Under Parallel, every round trip before the workers' delete is teardown time, and in a burst of rebuilds each one
+ * costs a second. What the trigger saw is enough to act on, as a controller acts on its informer's cache: a leader
+ * seen terminating stays terminating, and the uid preconditions make the API server refuse any other incarnation.
+ * The pods go at the same time as their StatefulSet: its controller never replaces a pod that is still terminating,
+ * and by the time one is gone the StatefulSet is long marked for deletion.
+ */
+export async function deleteSeenWorkers(c: KubeClients, input: SeenWorkers): Promise<DeleteOutcome> {
+  const { namespace, name, uid } = input.statefulSet;
+  const podDeletes = input.pods.map((p) =>
+    c.core
+      .deleteNamespacedPod({ namespace: p.namespace, name: p.name, body: { preconditions: { uid: p.uid } } })
+      // Best effort: a pod missed here is deleted by the garbage collector (the StatefulSet goes in the foreground).
+      .catch(() => undefined),
+  );
+  const stsDelete = c.apps
+    .deleteNamespacedStatefulSet({ namespace, name, body: { preconditions: { uid }, propagationPolicy: 'Foreground' } })
+    .then(
+      (): DeleteOutcome => 'deleted',
+      (err: unknown): DeleteOutcome => {
+        // 409: the uid precondition failed (another incarnation holds the name); 404: gone meanwhile.
+        if (isNotFound(err) || isConflict(err)) return 'absent';
+        throw classify(err);
+      },
+    );
+  const [outcome] = await Promise.all([stsDelete, ...podDeletes]);
+  return outcome;
 }

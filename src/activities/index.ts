@@ -5,7 +5,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { WorkerMetrics } from '../observability/metrics.js';
 import { makeClients } from './clients.js';
 import { reportTeardown } from './report.js';
-import { deletePod, deleteWorkersIfParallel, deleteWorkerStatefulSet } from './deletes.js';
+import { deletePod, deleteSeenWorkers, deleteWorkersIfParallel, deleteWorkerStatefulSet } from './deletes.js';
 import { recordEvent } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
 import { annotateLeaderPods } from './leader-pods.js';
@@ -33,6 +33,7 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     deleteWorkerStatefulSet: (input) => deleteWorkerStatefulSet(c, input),
     deletePod: (input) => deletePod(c, input),
     deleteWorkersIfParallel: (input) => deleteWorkersIfParallel(c, input),
+    deleteSeenWorkers: (input) => deleteSeenWorkers(c, input),
     annotateLeaderPods: (input) => annotateLeaderPods(c, input),
     labelWorkerPods: (input) => labelWorkerPods(c, input),
     waitForPodGone: (input) => waitForPodGone(c, input),

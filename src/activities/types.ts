@@ -66,6 +66,13 @@ export type DeleteOutcome =
   /** Refused: the group's policy is not Parallel, or its leader is not terminating (deleteWorkersIfParallel). */
   | 'refused';
 
+/** A group's worker StatefulSet and its pods as a watch showed them (the trigger's view), by incarnation. */
+export interface SeenWorkers {
+  statefulSet: ObjectIdentity;
+  /** Its pods that were not yet terminating. */
+  pods: ObjectIdentity[];
+}
+
 export interface GoneResult {
   /** When the activity saw it gone (RFC 3339 with milliseconds). */
   goneAt: string;
@@ -127,6 +134,13 @@ export interface LwsActivities {
    * StatefulSet it controls; otherwise 'refused'.
    */
   deleteWorkersIfParallel(input: { ref: LwsRef; groupIndex: number; leader: ObjectIdentity }): Promise<DeleteOutcome>;
+  /**
+   * The Parallel fast path when the trigger saw the group: no read, one round of deletes. The trigger saw the leader
+   * terminating (which cannot be undone) and controlling this StatefulSet, which controls these pods. Foreground-
+   * deletes the StatefulSet and deletes the pods at the same time, each with its uid as precondition, so only those
+   * incarnations can be hit. The outcome is the StatefulSet's.
+   */
+  deleteSeenWorkers(input: SeenWorkers): Promise<DeleteOutcome>;
   /** Delete a pod with `preconditions.uid`. */
   deletePod(input: ObjectIdentity): Promise<DeleteOutcome>;
 

@@ -2,6 +2,7 @@
 // rebuilt from a list after every restart, so losing it loses nothing.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { applyDefaults, LABEL_NAME, LABEL_WORKER_INDEX, type LeaderWorkerSet, type LwsRef } from '../model/index.js';
+import type { SeenWorkers } from '../activities/types.js';
 import type { Knowledge, PodView, StatefulSetView } from './decide.js';
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -32,6 +33,7 @@ export function statefulSetView(sts: V1StatefulSet): StatefulSetView | undefined
     uid: m.uid,
     labels: m.labels ?? {},
     readyReplicas: sts.status?.readyReplicas ?? 0,
+    deleting: Boolean(m.deletionTimestamp),
     ownerUid: m.ownerReferences?.find((r) => r.controller)?.uid,
   };
 }
@@ -61,6 +63,19 @@ export class ClusterView implements Knowledge {
 
   groupStarted(leaderUid: string): boolean {
     return this.started.has(leaderUid);
+  }
+
+  workersOf(leaderUid: string): SeenWorkers | undefined {
+    const sts = [...this.statefulSets.values()].find((s) => s.ownerUid === leaderUid);
+    // Already being deleted: someone else acts on it; the workflow's checked path says so.
+    if (!sts || sts.deleting) return undefined;
+    const identity = (o: { namespace: string; name: string; uid: string }) => ({
+      namespace: o.namespace,
+      name: o.name,
+      uid: o.uid,
+    });
+    const pods = [...this.pods.values()].filter((p) => p.ownerUid === sts.uid && !p.deleting);
+    return { statefulSet: identity(sts), pods: pods.map(identity) };
   }
 
   setLws(lws: LeaderWorkerSet): void {

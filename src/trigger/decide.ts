@@ -14,6 +14,7 @@ import {
   type LwsRef,
   type WorkflowOp,
 } from '../model/index.js';
+import type { SeenWorkers } from '../activities/types.js';
 import type { Lifecycle } from '../workflows/teardown-group.js';
 
 /** The facts of a pod the trigger decides on (a trimmed V1Pod). */
@@ -36,6 +37,8 @@ export interface StatefulSetView {
   uid: string;
   labels: Record<string, string>;
   readyReplicas: number;
+  /** It has a deletionTimestamp. */
+  deleting?: boolean;
   /** Controlling owner: the leader pod for a worker StatefulSet. */
   ownerUid?: string;
 }
@@ -50,6 +53,8 @@ export interface Knowledge {
   leaderOfWorker(worker: PodView): PodView | undefined;
   /** Whether the group of this leader uid has been fully ready at least once (RecreateGroupAfterStart). */
   groupStarted(leaderUid: string): boolean;
+  /** The worker StatefulSet this leader uid controls and its pods not yet terminating, if the watches showed one. */
+  workersOf(leaderUid: string): SeenWorkers | undefined;
 }
 
 export type WorkflowType = 'reconcileLeaderWorkerSet' | 'provisionGroup' | 'teardownGroup' | 'recreateGroup';
@@ -115,11 +120,13 @@ export function podActions(pod: PodView, know: Knowledge, searchAttributes: bool
   if (workerIndex === 0) {
     if (pod.deleting) {
       const lifecycle = lifecycleOf(lws, groupIndex, pod);
-      // The policy as known now, so that under Parallel the workflow's first call is the delete.
+      // The policy as known now, so that under Parallel the workflow's first call is the delete; with the workers
+      // as seen, that delete needs no read first.
       const { policy } = resolvePodTerminationPolicy({
         lws,
         leaderPod: { metadata: { annotations: pod.annotations } },
       });
+      const workers = policy === 'Parallel' ? know.workersOf(pod.uid) : undefined;
       actions.push({
         kind: 'start',
         groupIndex,
@@ -128,7 +135,7 @@ export function podActions(pod: PodView, know: Knowledge, searchAttributes: bool
           ref,
           { kind: 'rebuild', groupIndex, oldLeaderUid: pod.uid },
           'teardownGroup',
-          [{ ref, groupIndex, leader: identity, lifecycle, searchAttributes, policy }],
+          [{ ref, groupIndex, leader: identity, lifecycle, searchAttributes, policy, ...(workers ? { workers } : {}) }],
           `leader ${pod.name} is terminating (${lifecycle})`,
         ),
       });

@@ -13,7 +13,7 @@ import {
   type LwsRef,
   type PodTerminationPolicy,
 } from '../model/index.js';
-import type { ObjectIdentity, PodInfo, StatefulSetInfo } from '../activities/types.js';
+import type { ObjectIdentity, PodInfo, SeenWorkers, StatefulSetInfo } from '../activities/types.js';
 import { kube, wait } from './activities.js';
 import { TerminationPolicy } from './search-attributes.js';
 import { Timeline, type TimelineEntry, type TimelineEvent } from './timeline.js';
@@ -33,6 +33,11 @@ export interface TeardownGroupInput {
    * anything else (the activity still refuses a StatefulSet this leader does not control).
    */
   policy?: PodTerminationPolicy;
+  /**
+   * Parallel: the worker StatefulSet this leader controlled and its pods, as the trigger saw them. The workflow's
+   * first call then deletes them without reading anything first; without it, the delete reads and checks first.
+   */
+  workers?: SeenWorkers;
 }
 
 export interface TeardownGroupResult {
@@ -81,22 +86,30 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
     });
     if (outcome === 'deleted') workersDeletedAt = new Date().toISOString();
   };
-  // Under Parallel every millisecond before the delete is teardown time: one call that checks and deletes, then the
-  // reads. The activity re-checks the policy and that the leader is terminating; the trigger's hint only saves time.
-  if (input.policy === 'Parallel') {
-    const outcome = await kube.deleteWorkersIfParallel({ ref, groupIndex, leader });
-    if (outcome === 'deleted') workersDeletedAt = new Date().toISOString();
-  }
-  const [lws, leaderPod, sts] = await Promise.all([
+  // Under Parallel every millisecond before the delete is teardown time, so it goes out first, in the same round as
+  // the reads: a workflow task holds its slot while its local activities run, and in a burst of teardowns each round
+  // is a second that other workflows wait. With the workers the trigger saw, the delete reads nothing (uid
+  // preconditions keep it to those incarnations); without, it re-checks the policy and that the leader is terminating.
+  const parallelDelete =
+    input.policy !== 'Parallel'
+      ? undefined
+      : input.workers
+        ? kube.deleteSeenWorkers(input.workers)
+        : kube.deleteWorkersIfParallel({ ref, groupIndex, leader });
+  const [deleted, lws, leaderPod, sts, groupPods] = await Promise.all([
+    parallelDelete,
     kube.getLeaderWorkerSet(ref),
     kube.getPod(leader),
     kube.getStatefulSet(workerKey),
+    kube.listGroupPods({ namespace: ref.namespace, lwsName: ref.name, groupIndex }),
   ]);
+  if (deleted === 'deleted') workersDeletedAt = new Date().toISOString();
   // Once the LWS is gone the policy is still on the terminating leader pod's annotation.
   const { policy, source } = resolvePodTerminationPolicy({ lws, leaderPod: asState(leaderPod) });
   if (input.searchAttributes) upsertSearchAttributes([{ key: TerminationPolicy, value: policy }]);
   // Only this leader's workers are ours to follow; a replacement group's StatefulSet is never touched.
   const ownSts = sts !== null && sts.ownerUid === leader.uid ? sts : null;
+  const workerPods = ownSts ? groupPods.filter((p) => p.ownerUid === ownSts.uid) : [];
 
   if (ownSts && !workersDeletedAt) {
     const decision = decideWorkerTeardown({
@@ -120,17 +133,17 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
       message: `group ${groupIndex} (${lifecycle}, ${policy}): ${event}${detail ? `: ${detail}` : ''}`,
     });
   };
-  // One round trip for the two Events and the pods to follow, not three: a workflow task holds its worker slot while
-  // its local activities run, and in a burst of teardowns each round trip is a second that others wait for a slot.
-  const [workerPods] = await Promise.all([
-    ownSts
-      ? kube
-          .listGroupPods({ namespace: ref.namespace, lwsName: ref.name, groupIndex })
-          .then((pods) => pods.filter((p) => p.ownerUid === ownSts.uid))
-      : [],
+  // Both Events in one round.
+  await Promise.all([
     step('leader terminating', started, `${leader.name}; policy ${policy} from ${source}`),
     workersDeletedAt
-      ? step('workers terminating', workersDeletedAt, 'foreground delete of the worker StatefulSet')
+      ? step(
+          'workers terminating',
+          workersDeletedAt,
+          input.workers
+            ? `foreground delete of the worker StatefulSet and its ${input.workers.pods.length} pods, as the trigger saw them`
+            : 'foreground delete of the worker StatefulSet',
+        )
       : undefined,
   ]);
   await Promise.all([

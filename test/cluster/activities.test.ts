@@ -489,6 +489,44 @@ describe('activities against the cluster', function () {
       assert.ok((await act.getPod(par.leader))?.deletionTimestamp, 'the leader is still terminating');
       assert.equal(await act.deleteWorkersIfParallel(par), 'already-deleting');
     });
+
+    it('deleteSeenWorkers: one round of deletes by uid; a stale uid touches nothing', async () => {
+      const seen = await group('seen', 'Parallel');
+      const id = (o: { namespace: string; name: string; uid: string }) => ({
+        namespace: o.namespace,
+        name: o.name,
+        uid: o.uid,
+      });
+      const pods = await workerPods('seen', seen.stsUid);
+      assert.equal(pods.length, 2);
+      const stale = {
+        statefulSet: { namespace, name: 'seen-0', uid: '00000000-0000-0000-0000-000000000000' },
+        pods: pods.map((p) => ({ ...id(p), uid: '00000000-0000-0000-0000-000000000001' })),
+      };
+      assert.equal(await act.deleteSeenWorkers(stale), 'absent');
+      assert.equal((await readSts('seen-0')).metadata?.deletionTimestamp, undefined);
+      assert.ok(
+        (await workerPods('seen', seen.stsUid)).every((p) => !p.deletionTimestamp),
+        'no pod touched',
+      );
+
+      await core.deleteNamespacedPod({ namespace, name: 'seen-0' });
+      const workers = { statefulSet: { namespace, name: 'seen-0', uid: seen.stsUid }, pods: pods.map(id) };
+      assert.equal(await act.deleteSeenWorkers(workers), 'deleted');
+      assert.ok((await readSts('seen-0')).metadata?.finalizers?.includes('foregroundDeletion'), 'a foreground delete');
+      const after = await workerPods('seen', seen.stsUid);
+      assert.deepEqual(
+        after.map((p) => p.uid).sort(),
+        pods.map((p) => p.uid).sort(),
+        'the same pods: none was replaced',
+      );
+      assert.ok(
+        after.every((p) => p.deletionTimestamp),
+        'both worker pods terminating when the call returns',
+      );
+      // A retry after a lost response is harmless.
+      assert.equal(await act.deleteSeenWorkers(workers), 'deleted');
+    });
   });
 
   describe('deletePod and the pod waits', () => {

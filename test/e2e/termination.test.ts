@@ -153,9 +153,9 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
       for (const e of expected) assert.ok(events.includes(e), `timeline lacks "${e}": ${events.join(', ')}`);
     }
     // The same story as Kubernetes Events on the LWS (what `kubectl describe lws` shows).
-    const reasons = (
-      await lws.core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=par' })
-    ).items.map((e) => e.reason);
+    const lwsEvents = (await lws.core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=par' }))
+      .items;
+    const reasons = lwsEvents.map((e) => e.reason);
     for (const r of [
       'GroupLeaderTerminating',
       'GroupWorkersTerminating',
@@ -165,6 +165,11 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     ]) {
       assert.ok(reasons.includes(r), `no ${r} event: ${reasons.join(', ')}`);
     }
+    // The trigger handed over the workers it saw, so the delete read nothing first.
+    const terminating = lwsEvents.find(
+      (e) => e.reason === 'GroupWorkersTerminating' && /group 0 /.test(e.message ?? ''),
+    );
+    assert.match(terminating?.message ?? '', /its 3 pods, as the trigger saw them/);
   });
 
   it("exports the rebuild on the worker's and the trigger's Prometheus endpoints", async () => {

@@ -171,8 +171,17 @@ describe('trigger/cluster-view', () => {
           metadata: { ...base.metadata, labels: { a: 'b' }, ownerReferences: [owner('x', false), owner('l0', true)] },
           status: { replicas: 3, readyReplicas: 2 },
         }),
-        { namespace: 'default', name: 'demo-0', uid: 's0', labels: { a: 'b' }, readyReplicas: 2, ownerUid: 'l0' },
+        {
+          namespace: 'default',
+          name: 'demo-0',
+          uid: 's0',
+          labels: { a: 'b' },
+          readyReplicas: 2,
+          deleting: false,
+          ownerUid: 'l0',
+        },
       );
+      assert.equal(statefulSetView({ metadata: { ...base.metadata, deletionTimestamp: new Date() } })?.deleting, true);
       assert.equal(statefulSetView(base)?.readyReplicas, 0);
       assert.equal(statefulSetView({ ...base, status: { replicas: 3 } })?.readyReplicas, 0);
       assert.equal(statefulSetView(base)?.ownerUid, undefined);
@@ -287,6 +296,45 @@ describe('trigger/cluster-view', () => {
       view.setPod(leader(0, { deleting: true }));
       assert.deepEqual(podActions(restarted, view, false), []);
     });
+  });
+
+  describe('ClusterView: workersOf', () => {
+    const id = (o: { namespace: string; name: string; uid: string }) => ({
+      namespace: o.namespace,
+      name: o.name,
+      uid: o.uid,
+    });
+    it("gives the leader's worker StatefulSet and its pods not yet terminating, by the owner chain", () => {
+      const view = viewWith();
+      view.setPod(leader(0));
+      view.setPod(leader(1));
+      view.setStatefulSet(workerSet(0, 3));
+      view.setStatefulSet(workerSet(1, 3));
+      for (const i of [1, 2, 3]) view.setPod(worker(0, i, i === 3 ? { deleting: true } : {}));
+      view.setPod(worker(1, 1));
+      // Same name as group 0's worker, another incarnation's StatefulSet: not group 0's.
+      view.setPod(worker(0, 4, { ownerUid: 'sts-old' }));
+      assert.deepEqual(view.workersOf('leader-0'), {
+        statefulSet: id(workerSet(0, 3)),
+        pods: [id(worker(0, 1)), id(worker(0, 2))],
+      });
+      assert.deepEqual(view.workersOf('leader-1')?.pods, [id(worker(1, 1))]);
+    });
+
+    // [what, StatefulSets known]
+    const none: Array<[string, StatefulSetView[]]> = [
+      ['no StatefulSet seen', []],
+      ["only another leader's", [workerSet(1, 3)]],
+      ['its StatefulSet already being deleted', [workerSet(0, 3, { deleting: true })]],
+    ];
+    for (const [what, sets] of none) {
+      it(`gives nothing when ${what}`, () => {
+        const view = viewWith();
+        for (const s of sets) view.setStatefulSet(s);
+        view.setPod(worker(0, 1));
+        assert.equal(view.workersOf('leader-0'), undefined);
+      });
+    }
   });
 
   describe('ClusterView: groupStarted', () => {

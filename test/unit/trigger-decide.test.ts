@@ -16,6 +16,7 @@ import {
   type PodView,
   type StartAction,
 } from '../../src/trigger/decide.js';
+import type { SeenWorkers } from '../../src/activities/types.js';
 import { sampleLws } from './model-fixtures.js';
 
 // sampleLws: default/demo, generation 3, replicas 2, size 4.
@@ -70,6 +71,8 @@ interface World {
   /** Worker StatefulSet uid -> the leader pod that owns it (the owner chain, never names). */
   stsOwners?: Record<string, PodView>;
   started?: string[];
+  /** Leader uid -> its worker StatefulSet and pods as the watches showed them. */
+  workers?: Record<string, SeenWorkers>;
 }
 
 function fakeKnowledge(world: World = {}): Knowledge {
@@ -80,6 +83,7 @@ function fakeKnowledge(world: World = {}): Knowledge {
         : undefined,
     leaderOfWorker: (w) => (w.ownerUid ? world.stsOwners?.[w.ownerUid] : undefined),
     groupStarted: (uid) => world.started?.includes(uid) ?? false,
+    workersOf: (uid) => world.workers?.[uid],
   };
 }
 
@@ -329,6 +333,31 @@ describe('trigger/decide', () => {
       it(`passes teardownGroup the policy ${what}`, () => {
         const [action] = podActions(pod, fakeKnowledge({ lws: known }), false);
         assert.equal((action?.args[0] as { policy?: string }).policy, policy);
+      });
+    }
+
+    // Under Parallel the workers as seen ride along, so that the workflow's delete reads nothing first.
+    const seen: SeenWorkers = {
+      statefulSet: { namespace: 'default', name: 'demo-0', uid: 'sts-0' },
+      pods: [1, 2, 3].map((i) => ({ namespace: 'default', name: `demo-0-${i}`, uid: `worker-0-${i}` })),
+    };
+    const workersCases: [string, LeaderWorkerSet | undefined, Record<string, SeenWorkers>, SeenWorkers | undefined][] =
+      [
+        ['Parallel, workers seen', sampleLws({ podTerminationPolicy: 'Parallel' }), { 'leader-0': seen }, seen],
+        ['Parallel, no worker StatefulSet seen', sampleLws({ podTerminationPolicy: 'Parallel' }), {}, undefined],
+        ['Sequential: never', sampleLws({ podTerminationPolicy: 'Sequential' }), { 'leader-0': seen }, undefined],
+        [
+          "another leader's workers: never",
+          sampleLws({ podTerminationPolicy: 'Parallel' }),
+          { 'leader-1': seen },
+          undefined,
+        ],
+      ];
+    for (const [what, known, workers, expected] of workersCases) {
+      it(`passes teardownGroup the workers as seen: ${what}`, () => {
+        const [action] = podActions(leader(0, { deleting: true }), fakeKnowledge({ lws: known, workers }), false);
+        assert.equal(action?.workflowType, 'teardownGroup');
+        assert.deepEqual((action?.args[0] as { workers?: SeenWorkers }).workers, expected);
       });
     }
 

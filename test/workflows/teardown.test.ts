@@ -27,6 +27,7 @@ const near = (actual: number | undefined, expected: number, what: string) =>
 
 /** The teardown's first calls: whichever comes first is the moment the trigger saw the leader terminating. */
 const FIRST_CALLS: ActivityName[] = [
+  'deleteSeenWorkers',
   'deleteWorkersIfParallel',
   'deleteWorkerStatefulSet',
   'getLeaderWorkerSet',
@@ -74,6 +75,11 @@ async function terminatingGroup(
     return deletedAt;
   };
   return { t0, leader, sts, pods, input };
+}
+
+/** Whether the call that started as `seq` started before any call had returned (the workflow's first round). */
+function inFirstRound(fake: FakeCluster, seq: number): boolean {
+  return fake.calls.every((c) => c.endSeq === undefined || seq < c.endSeq);
 }
 
 /** Asserts that the events happen in this order in time (within SLACK), each exactly once. */
@@ -172,8 +178,8 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     const { t0, leader, sts, pods, input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
     const result = await teardown(fake, input);
 
-    const del = fake.calls[0]!;
-    assert.equal(del.name, 'deleteWorkersIfParallel');
+    const [del] = fake.callsOf('deleteWorkersIfParallel');
+    assert.ok(del && inFirstRound(fake, del.seq), 'the delete goes out in the first round of calls');
     // One call that re-checks policy and termination, then deletes what this leader controls.
     assert.deepEqual(del.args, [
       { ref: fake.ref, groupIndex: 0, leader: { namespace: 'default', name: 'demo-0', uid: leader.uid } },
@@ -199,6 +205,64 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       result.timeline.slice(0, 2).map((e) => e.event),
       ['leader terminating', 'workers terminating'],
     );
+  });
+
+  it('Parallel with the workers the trigger saw: the first call deletes them by uid, reading nothing first', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    const { t0, leader, sts, pods, input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+    const id = (o: { namespace: string; name: string; uid: string }) => ({
+      namespace: o.namespace,
+      name: o.name,
+      uid: o.uid,
+    });
+    const workers = { statefulSet: id(sts), pods: pods.map(id) };
+    const result = await teardown(fake, { ...input, workers });
+
+    const [del] = fake.callsOf('deleteSeenWorkers');
+    assert.ok(del && inFirstRound(fake, del.seq), 'the delete goes out in the first round of calls');
+    assert.deepEqual(del.args, [workers]);
+    assert.equal(del.result, 'deleted');
+    assert.deepEqual(fake.callsOf('deleteWorkersIfParallel'), []);
+    assert.deepEqual(fake.callsOf('deleteWorkerStatefulSet'), []);
+    assert.ok(fake.removedAt.get(leader.uid)! - del.at > GRACE / 2, 'deleted while the leader was terminating');
+    for (const p of pods) near(p.deletedAt! - t0(), 0, `worker ${p.name} deletion`);
+    near(result.teardownMs, GRACE, 'teardownMs');
+    assert.equal(result.policy, 'Parallel');
+    assert.deepEqual(
+      result.timeline.slice(0, 2).map((e) => e.event),
+      ['leader terminating', 'workers terminating'],
+    );
+  });
+
+  it("workers seen by uid never reach a replacement group's StatefulSet or pods of the same names", async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ podTerminationPolicy: 'Parallel' });
+    const now = await fake.now();
+    // The old group is gone; the names belong to the replacement group now.
+    const replacement = fake.addLeader({ groupIndex: 0, at: now, readyAt: now });
+    const { sts, pods } = fake.addWorkers({ groupIndex: 0, ownerUid: replacement.uid, at: now });
+    const stale = (o: { namespace: string; name: string }) => ({
+      namespace: o.namespace,
+      name: o.name,
+      uid: `old-${o.name}`,
+    });
+    const result = await teardown(fake, {
+      ref: fake.ref,
+      groupIndex: 0,
+      leader: { namespace: 'default', name: 'demo-0', uid: 'old-leader-uid' },
+      lifecycle: 'scale-down',
+      policy: 'Parallel',
+      workers: { statefulSet: stale(sts), pods: pods.map(stale) },
+    });
+    assert.equal(result.policy, 'Parallel');
+    assert.deepEqual(
+      fake.callsOf('deleteSeenWorkers').map((c) => c.result),
+      ['absent'],
+    );
+    assert.deepEqual(fake.callsOf('deleteWorkerStatefulSet'), []);
+    assert.equal(fake.statefulSet('demo-0')?.deletedAt, undefined);
+    assert.ok(pods.every((p) => p.deletedAt === undefined));
+    assert.equal(fake.pod('demo-0')?.deletionTimestamp, undefined);
   });
 
   it("Parallel without a hint: reads, then deletes with the StatefulSet's uid as precondition, the leader as owner", async () => {
@@ -455,10 +519,6 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
         'deleted',
       ],
     );
-    assert.deepEqual(
-      fake.calls.slice(0, 3).map((c) => c.name),
-      ['deleteWorkersIfParallel', 'deleteWorkersIfParallel', 'deleteWorkersIfParallel'],
-    );
     assert.equal(fake.callsOf('getLeaderWorkerSet').length, 2);
     assert.equal(fake.callsOf('waitForPodGone').length, 4);
     assert.equal(fake.completed('waitForPodGone').length, 1);
@@ -482,11 +542,15 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     assert.ok(failure instanceof ApplicationFailure, String(failure));
     assert.equal(failure.type, 'KubernetesApiError');
     assert.equal(failure.nonRetryable, true);
-    // One attempt, and nothing after it: no read, no wait, no Event; the group is left to the garbage collector.
-    assert.deepEqual(
-      fake.calls.map((c) => c.name),
-      ['deleteWorkersIfParallel'],
-    );
+    // One attempt, and nothing after the first round (the delete and the reads that went with it): no other delete,
+    // no wait, no Event; the group is left to the garbage collector.
+    assert.deepEqual(fake.calls.map((c) => c.name).sort(), [
+      'deleteWorkersIfParallel',
+      'getLeaderWorkerSet',
+      'getPod',
+      'getStatefulSet',
+      'listGroupPods',
+    ]);
     assert.equal(fake.statefulSet('demo-0')?.deletedAt, undefined);
     assert.equal(fake.statefulSet('demo-0')?.uid, sts.uid);
   });
