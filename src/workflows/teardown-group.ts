@@ -15,6 +15,7 @@ import {
 } from '../model/index.js';
 import type { ObjectIdentity, PodInfo, SeenWorkers, StatefulSetInfo } from '../activities/types.js';
 import { kube, wait } from './activities.js';
+import { allSettledOrThrow } from './calls.js';
 import { TerminationPolicy } from './search-attributes.js';
 import { Timeline, type TimelineEntry, type TimelineEvent } from './timeline.js';
 
@@ -96,7 +97,7 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
       : input.workers
         ? kube.deleteSeenWorkers(input.workers)
         : kube.deleteWorkersIfParallel({ ref, groupIndex, leader });
-  const [deleted, lws, leaderPod, sts, groupPods] = await Promise.all([
+  const [deleted, lws, leaderPod, sts, groupPods] = await allSettledOrThrow([
     parallelDelete,
     kube.getLeaderWorkerSet(ref),
     kube.getPod(leader),
@@ -134,7 +135,7 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
     });
   };
   // Both Events in one round.
-  await Promise.all([
+  await allSettledOrThrow([
     step('leader terminating', started, `${leader.name}; policy ${policy} from ${source}`),
     workersDeletedAt
       ? step(
