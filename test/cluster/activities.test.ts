@@ -28,6 +28,7 @@ import { localKubeConfig } from '../../src/stack/cluster.js';
 import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
 import { freePort, waitFor } from '../../src/stack/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
+import { identityOf } from '../fixtures/fake-activities.js';
 import { installCrd } from '../../src/stack/crd.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
@@ -492,16 +493,11 @@ describe('activities against the cluster', function () {
 
     it('deleteSeenWorkers: one round of deletes by uid; a stale uid touches nothing', async () => {
       const seen = await group('seen', 'Parallel');
-      const id = (o: { namespace: string; name: string; uid: string }) => ({
-        namespace: o.namespace,
-        name: o.name,
-        uid: o.uid,
-      });
       const pods = await workerPods('seen', seen.stsUid);
       assert.equal(pods.length, 2);
       const stale = {
         statefulSet: { namespace, name: 'seen-0', uid: '00000000-0000-0000-0000-000000000000' },
-        pods: pods.map((p) => ({ ...id(p), uid: '00000000-0000-0000-0000-000000000001' })),
+        pods: pods.map((p) => ({ ...identityOf(p), uid: '00000000-0000-0000-0000-000000000001' })),
       };
       assert.equal(await act.deleteSeenWorkers(stale), 'absent');
       assert.equal((await readSts('seen-0')).metadata?.deletionTimestamp, undefined);
@@ -511,7 +507,7 @@ describe('activities against the cluster', function () {
       );
 
       await core.deleteNamespacedPod({ namespace, name: 'seen-0' });
-      const workers = { statefulSet: { namespace, name: 'seen-0', uid: seen.stsUid }, pods: pods.map(id) };
+      const workers = { statefulSet: { namespace, name: 'seen-0', uid: seen.stsUid }, pods: pods.map(identityOf) };
       assert.equal(await act.deleteSeenWorkers(workers), 'deleted');
       assert.ok((await readSts('seen-0')).metadata?.finalizers?.includes('foregroundDeletion'), 'a foreground delete');
       const after = await workerPods('seen', seen.stsUid);

@@ -3,6 +3,7 @@ import type { V1ContainerStatus, V1OwnerReference, V1Pod, V1StatefulSet } from '
 import { describe, it } from 'mocha';
 import { LABEL_NAME, LABEL_WORKER_INDEX, type LeaderWorkerSet } from '../../src/model/index.js';
 import { ClusterView, podView, statefulSetView } from '../../src/trigger/cluster-view.js';
+import { identityOf } from '../fixtures/fake-activities.js';
 import { podActions, type PodView, type StatefulSetView } from '../../src/trigger/decide.js';
 import { sampleLws } from './model-fixtures.js';
 
@@ -299,11 +300,6 @@ describe('trigger/cluster-view', () => {
   });
 
   describe('ClusterView: workersOf', () => {
-    const id = (o: { namespace: string; name: string; uid: string }) => ({
-      namespace: o.namespace,
-      name: o.name,
-      uid: o.uid,
-    });
     it("gives the leader's worker StatefulSet and its pods not yet terminating, by the owner chain", () => {
       const view = viewWith();
       view.setPod(leader(0));
@@ -315,10 +311,10 @@ describe('trigger/cluster-view', () => {
       // Same name as group 0's worker, another incarnation's StatefulSet: not group 0's.
       view.setPod(worker(0, 4, { ownerUid: 'sts-old' }));
       assert.deepEqual(view.workersOf('leader-0'), {
-        statefulSet: id(workerSet(0, 3)),
-        pods: [id(worker(0, 1)), id(worker(0, 2))],
+        statefulSet: identityOf(workerSet(0, 3)),
+        pods: [identityOf(worker(0, 1)), identityOf(worker(0, 2))],
       });
-      assert.deepEqual(view.workersOf('leader-1')?.pods, [id(worker(1, 1))]);
+      assert.deepEqual(view.workersOf('leader-1')?.pods, [identityOf(worker(1, 1))]);
     });
 
     // [what, StatefulSets known]

@@ -2,7 +2,10 @@
 // whose activities are a FakeCluster, and the workflow code bundled once per mocha process (bundling takes seconds,
 // so a bundle per test would take most of the suite's time; the bundle is built from the same workflowsPath).
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { temporal } from '@temporalio/proto';
 import type { Workflow, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -11,6 +14,8 @@ import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.
 import { FakeCluster, timeSkippingClock, type FakeOptions } from '../fixtures/fake-activities.js';
 
 export const workflowsPath = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
+/** Histories kept by `Run.keepHistory`, replayed by replay.test.ts against every later version of the workflows. */
+export const historiesDir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
@@ -24,6 +29,11 @@ export interface Run {
   taskQueue: string;
   /** Starts a workflow by name on this test's task queue; it is terminated at the end of the test if still running. */
   start<W extends Workflow>(type: string, ...args: Parameters<W>): Promise<WorkflowHandleWithFirstExecutionRunId<W>>;
+  /**
+   * With RECORD_HISTORIES=1, writes this workflow's history (once the test has passed) to
+   * test/fixtures/histories/<name>.json, which replay.test.ts then replays against later code.
+   */
+  keepHistory(handle: { workflowId: string }, name: string): void;
 }
 
 export class WorkflowTestEnv {
@@ -67,8 +77,10 @@ export class WorkflowTestEnv {
       debugMode: true,
     });
     const started: WorkflowHandleWithFirstExecutionRunId<Workflow>[] = [];
+    const kept = new Map<string, string>();
     const client = this.env.client;
     const run: Run = {
+      keepHistory: (handle, name) => void kept.set(handle.workflowId, name),
       taskQueue,
       async start<W extends Workflow>(type: string, ...args: Parameters<W>) {
         const handle = await client.workflow.start<W>(type, {
@@ -91,8 +103,10 @@ export class WorkflowTestEnv {
       // in flight leaks the test server's time lock (time then passes at wall-clock pace for the rest of the file),
       // so a passing test must let such workflows finish: that case fails it.
       const leftInFlight: string[] = [];
+      const finished: WorkflowHandleWithFirstExecutionRunId<Workflow>[] = [];
       for (const handle of started) {
         const description = await handle.describe();
+        if (description.status.name === 'COMPLETED' || description.status.name === 'FAILED') finished.push(handle);
         if (description.status.name !== 'RUNNING') continue;
         const pending = description.raw.pendingActivities?.length ?? 0;
         await handle.terminate('test finished');
@@ -100,10 +114,44 @@ export class WorkflowTestEnv {
       }
       if ('error' in outcome) throw outcome.error;
       if (leftInFlight.length > 0) throw new Error(`left running: ${leftInFlight.join(', ')}`);
+      await replayOwnHistories(finished, kept);
       return outcome.value;
     });
   }
 }
+
+/**
+ * Every workflow a passing test ran to its end must replay its own history: code that decides differently on replay
+ * (a clock, a random number, a mutable global) fails here rather than on a worker restart in production.
+ */
+async function replayOwnHistories(
+  handles: WorkflowHandleWithFirstExecutionRunId<Workflow>[],
+  kept: Map<string, string>,
+): Promise<void> {
+  if (handles.length === 0) return;
+  const histories = await Promise.all(
+    handles.map(async (h) => ({ workflowId: h.workflowId, history: await h.fetchHistory() })),
+  );
+  const options = { workflowBundle: await workflowBundle(), replayName: 'harness-replay' };
+  for await (const result of Worker.runReplayHistories(options, histories)) {
+    if (result.error) throw new Error(`${result.workflowId} does not replay its own history: ${result.error.message}`);
+  }
+  if (!process.env.RECORD_HISTORIES) return;
+  mkdirSync(historiesDir, { recursive: true });
+  for (const { workflowId, history } of histories) {
+    const name = kept.get(workflowId);
+    if (!name) continue;
+    const file = { workflowId, history: historyToObject(history) };
+    writeFileSync(join(historiesDir, `${name}.json`), JSON.stringify(file, null, 1) + '\n');
+  }
+}
+
+// Plain objects (enums by name, 64-bit numbers as strings, bytes as base64) through the generated message class: the
+// SDK's historyToJSON fails here, as @temporalio/common and @temporalio/proto each bring their own protobufjs.
+const { History } = temporal.api.history.v1;
+const historyToObject = (history: temporal.api.history.v1.IHistory) =>
+  History.toObject(History.fromObject(history), { enums: String, longs: String, bytes: String });
+export const historyFromObject = (object: unknown) => History.fromObject(object as Record<string, unknown>);
 
 /** Polls (in wall time) until `probe` gives a value. */
 export async function eventually<T>(what: string, probe: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {

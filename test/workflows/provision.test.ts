@@ -17,8 +17,13 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
   const t = useWorkflowTestEnv();
 
-  const provision = (fake: FakeCluster, input: ProvisionGroupInput) =>
-    t.withWorker(fake, async (run) => (await run.start<typeof provisionGroup>('provisionGroup', input)).result());
+  /** `keep`: the name under which `RECORD_HISTORIES=1` keeps the history for replay.test.ts. */
+  const provision = (fake: FakeCluster, input: ProvisionGroupInput, keep?: string) =>
+    t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof provisionGroup>('provisionGroup', input);
+      if (keep) run.keepHistory(handle, keep);
+      return handle.result();
+    });
 
   it('creates the worker StatefulSet once, owned by the leader, without waiting for readiness (LeaderCreated)', async () => {
     const fake = t.fake({ graceMs: GRACE });
@@ -67,7 +72,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
     fake.removePodAt(oldLeader.uid, now);
     const leader = fake.addLeader({ groupIndex: 0, at: now });
-    const result = await provision(fake, inputFor(fake, leader));
+    const result = await provision(fake, inputFor(fake, leader), 'provisionGroup-safe-rebuild');
 
     assert.equal(result.outcome, 'provisioned');
     const ensures = fake.callsOf('ensureWorkerStatefulSet');

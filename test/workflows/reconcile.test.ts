@@ -46,6 +46,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         ref: fake.ref,
         generation: 3,
       });
+      run.keepHistory(handle, 'reconcileLeaderWorkerSet-signals');
 
       // First pass: apply, then status.
       await eventually('the first status write', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);

@@ -10,8 +10,13 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
   const t = useWorkflowTestEnv();
 
-  const recreate = (fake: FakeCluster, input: RecreateGroupInput) =>
-    t.withWorker(fake, async (run) => (await run.start<typeof recreateGroup>('recreateGroup', input)).result());
+  /** `keep`: the name under which `RECORD_HISTORIES=1` keeps the history for replay.test.ts. */
+  const recreate = (fake: FakeCluster, input: RecreateGroupInput, keep?: string) =>
+    t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof recreateGroup>('recreateGroup', input);
+      if (keep) run.keepHistory(handle, keep);
+      return handle.result();
+    });
 
   async function readyGroup(restartPolicy: RestartPolicy | undefined) {
     const fake = t.fake();
@@ -43,13 +48,17 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
     const policy = c.restartPolicy ?? 'default';
     it(`${policy}, group ${c.groupHadStarted ? 'had started' : 'had not started'}: ${c.outcome}`, async () => {
       const { fake, leader, now } = await readyGroup(c.restartPolicy);
-      const result = await recreate(fake, {
-        ref: fake.ref,
-        groupIndex: 0,
-        leader: identityOf(leader),
-        reason: 'container worker of demo-0-2 restarted',
-        groupHadStarted: c.groupHadStarted,
-      });
+      const result = await recreate(
+        fake,
+        {
+          ref: fake.ref,
+          groupIndex: 0,
+          leader: identityOf(leader),
+          reason: 'container worker of demo-0-2 restarted',
+          groupHadStarted: c.groupHadStarted,
+        },
+        c.outcome === 'recreated' && c.restartPolicy === undefined ? 'recreateGroup-recreated' : undefined,
+      );
 
       assert.equal(result.outcome, c.outcome);
       const deletes = fake.callsOf('deletePod');

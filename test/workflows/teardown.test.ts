@@ -6,7 +6,7 @@ import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@tempo
 import type { PodTerminationPolicy } from '../../src/model/index.js';
 import type { TeardownGroupInput, teardownGroup } from '../../src/workflows/teardown-group.js';
 import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.js';
-import type { ActivityName, FakeCluster } from '../fixtures/fake-activities.js';
+import { identityOf, type ActivityName, type FakeCluster } from '../fixtures/fake-activities.js';
 import { useWorkflowTestEnv, at, describeTimeline, eventually } from './harness.js';
 
 /** Pod grace period: long, as in the AI/ML workloads the policy is for. */
@@ -77,9 +77,10 @@ async function terminatingGroup(
   return { t0, leader, sts, pods, input };
 }
 
-/** Whether the call that started as `seq` started before any call had returned (the workflow's first round). */
+/** Whether the call that started as `seq` went out in the workflow's first round: before any Event or wait. */
 function inFirstRound(fake: FakeCluster, seq: number): boolean {
-  return fake.calls.every((c) => c.endSeq === undefined || seq < c.endSeq);
+  const later: ActivityName[] = ['recordEvent', 'waitForPodGone', 'waitForPodsGone', 'waitForStatefulSetGone'];
+  return fake.calls.every((c) => !later.includes(c.name) || seq < c.seq);
 }
 
 /** Asserts that the events happen in this order in time (within SLACK), each exactly once. */
@@ -97,8 +98,13 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
   const t = useWorkflowTestEnv();
 
-  const teardown = (fake: FakeCluster, input: TeardownGroupInput) =>
-    t.withWorker(fake, async (run) => (await run.start<typeof teardownGroup>('teardownGroup', input)).result());
+  /** `keep`: the name under which `RECORD_HISTORIES=1` keeps the history for replay.test.ts. */
+  const teardown = (fake: FakeCluster, input: TeardownGroupInput, keep?: string) =>
+    t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof teardownGroup>('teardownGroup', input);
+      if (keep) run.keepHistory(handle, keep);
+      return handle.result();
+    });
 
   const rebuilds: { policy: PodTerminationPolicy; order: TimelineEvent[]; teardown: number; recovery: number }[] = [
     {
@@ -137,7 +143,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     it(`rebuild under ${c.policy}: timeline in order, teardown about ${c.teardown / GRACE} x grace`, async () => {
       const fake = t.fake({ graceMs: GRACE, podReadyAfterMs: READY, leaderController: true, provisioner: true });
       const { t0, leader, sts, pods, input } = await terminatingGroup(fake, { spec: c.policy, hint: c.policy });
-      const result = await teardown(fake, { ...input, lifecycle: 'rebuild' });
+      const result = await teardown(fake, { ...input, lifecycle: 'rebuild' }, `teardownGroup-rebuild-${c.policy}`);
 
       assert.equal(result.policy, c.policy);
       assert.equal(result.lifecycle, 'rebuild');
@@ -210,13 +216,8 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
   it('Parallel with the workers the trigger saw: the first call deletes them by uid, reading nothing first', async () => {
     const fake = t.fake({ graceMs: GRACE });
     const { t0, leader, sts, pods, input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
-    const id = (o: { namespace: string; name: string; uid: string }) => ({
-      namespace: o.namespace,
-      name: o.name,
-      uid: o.uid,
-    });
-    const workers = { statefulSet: id(sts), pods: pods.map(id) };
-    const result = await teardown(fake, { ...input, workers });
+    const workers = { statefulSet: identityOf(sts), pods: pods.map(identityOf) };
+    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-parallel-seen-workers');
 
     const [del] = fake.callsOf('deleteSeenWorkers');
     assert.ok(del && inFirstRound(fake, del.seq), 'the delete goes out in the first round of calls');
@@ -532,7 +533,10 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     const err = await t.withWorker(fake, async (run) => {
       const handle = await run.start<typeof teardownGroup>('teardownGroup', input);
       return handle.result().then(
-        () => assert.fail('the workflow should have failed'),
+        () =>
+          assert.fail(
+            `the workflow should have failed; calls: ${fake.calls.map((c) => `${c.name}=${c.error ?? JSON.stringify(c.result)}`).join(', ')}`,
+          ),
         (e: unknown) => e,
       );
     });
