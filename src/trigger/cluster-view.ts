@@ -6,6 +6,36 @@ import type { SeenWorkers } from '../activities/types.js';
 import type { Knowledge, PodView, StatefulSetView } from './decide.js';
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
+const identity = (o: { namespace: string; name: string; uid: string }) => ({
+  namespace: o.namespace,
+  name: o.name,
+  uid: o.uid,
+});
+
+/** Object uids by the uid of their controlling owner, kept in step with the objects: lookups stay O(group size). */
+class OwnerIndex {
+  private readonly byOwner = new Map<string, Set<string>>();
+
+  update(uid: string, before: string | undefined, after: string | undefined): void {
+    if (before === after) return;
+    if (before !== undefined) this.remove(uid, before);
+    if (after !== undefined) {
+      const owned = this.byOwner.get(after) ?? new Set<string>();
+      owned.add(uid);
+      this.byOwner.set(after, owned);
+    }
+  }
+
+  remove(uid: string, owner: string | undefined): void {
+    const owned = owner === undefined ? undefined : this.byOwner.get(owner);
+    owned?.delete(uid);
+    if (owned?.size === 0) this.byOwner.delete(owner!);
+  }
+
+  of(owner: string): string[] {
+    return [...(this.byOwner.get(owner) ?? [])];
+  }
+}
 
 export function podView(pod: V1Pod): PodView | undefined {
   const m = pod.metadata;
@@ -43,6 +73,8 @@ export class ClusterView implements Knowledge {
   private readonly pods = new Map<string, PodView>();
   private readonly statefulSets = new Map<string, StatefulSetView>();
   private readonly started = new Set<string>();
+  private readonly podsByOwner = new OwnerIndex();
+  private readonly statefulSetsByOwner = new OwnerIndex();
 
   lws(ref: LwsRef): LeaderWorkerSet | undefined {
     return this.lwsByKey.get(key(ref.namespace, ref.name));
@@ -66,16 +98,19 @@ export class ClusterView implements Knowledge {
   }
 
   workersOf(leaderUid: string): SeenWorkers | undefined {
-    const sts = [...this.statefulSets.values()].find((s) => s.ownerUid === leaderUid);
+    const sts = this.workerStatefulSetOf(leaderUid);
     // Already being deleted: someone else acts on it; the workflow's checked path says so.
     if (!sts || sts.deleting) return undefined;
-    const identity = (o: { namespace: string; name: string; uid: string }) => ({
-      namespace: o.namespace,
-      name: o.name,
-      uid: o.uid,
-    });
-    const pods = [...this.pods.values()].filter((p) => p.ownerUid === sts.uid && !p.deleting);
+    const pods = this.podsByOwner
+      .of(sts.uid)
+      .map((uid) => this.pods.get(uid))
+      .filter((p): p is PodView => p !== undefined && !p.deleting);
     return { statefulSet: identity(sts), pods: pods.map(identity) };
+  }
+
+  private workerStatefulSetOf(leaderUid: string): StatefulSetView | undefined {
+    const [uid] = this.statefulSetsByOwner.of(leaderUid);
+    return uid === undefined ? undefined : this.statefulSets.get(uid);
   }
 
   setLws(lws: LeaderWorkerSet): void {
@@ -92,6 +127,7 @@ export class ClusterView implements Knowledge {
   setPod(pod: PodView): PodView | undefined {
     const before = this.pods.get(pod.uid);
     this.pods.set(pod.uid, pod);
+    this.podsByOwner.update(pod.uid, before?.ownerUid, pod.ownerUid);
     this.noteStarted(pod);
     return before;
   }
@@ -99,6 +135,7 @@ export class ClusterView implements Knowledge {
   deletePod(uid: string): PodView | undefined {
     const before = this.pods.get(uid);
     this.pods.delete(uid);
+    this.podsByOwner.remove(uid, before?.ownerUid);
     this.started.delete(uid);
     return before;
   }
@@ -106,6 +143,7 @@ export class ClusterView implements Knowledge {
   setStatefulSet(sts: StatefulSetView): StatefulSetView | undefined {
     const before = this.statefulSets.get(sts.uid);
     this.statefulSets.set(sts.uid, sts);
+    this.statefulSetsByOwner.update(sts.uid, before?.ownerUid, sts.ownerUid);
     const leader = sts.ownerUid ? this.pods.get(sts.ownerUid) : undefined;
     if (leader) this.noteStarted(leader);
     return before;
@@ -114,6 +152,7 @@ export class ClusterView implements Knowledge {
   deleteStatefulSet(uid: string): StatefulSetView | undefined {
     const before = this.statefulSets.get(uid);
     this.statefulSets.delete(uid);
+    this.statefulSetsByOwner.remove(uid, before?.ownerUid);
     return before;
   }
 
@@ -124,7 +163,7 @@ export class ClusterView implements Knowledge {
     const lws = lwsName ? this.lws({ namespace: pod.namespace, name: lwsName }) : undefined;
     if (!lws) return;
     const size = applyDefaults(lws).spec.leaderWorkerTemplate.size;
-    const workers = [...this.statefulSets.values()].find((s) => s.ownerUid === pod.uid);
+    const workers = this.workerStatefulSetOf(pod.uid);
     if (size === 1 || (workers && workers.readyReplicas >= size - 1)) this.started.add(pod.uid);
   }
 }

@@ -317,6 +317,23 @@ describe('trigger/cluster-view', () => {
       assert.deepEqual(view.workersOf('leader-1')?.pods, [identityOf(worker(1, 1))]);
     });
 
+    it('follows the pods and StatefulSets as they change owner, go, and come back', () => {
+      const view = viewWith();
+      view.setStatefulSet(workerSet(0, 3));
+      view.setPod(worker(0, 1));
+      view.setPod(worker(0, 2));
+      view.setPod(worker(0, 2, { ownerUid: undefined })); // released by its StatefulSet
+      view.deletePod(worker(0, 1).uid);
+      assert.deepEqual(view.workersOf('leader-0')?.pods, []);
+      view.setPod(worker(0, 2)); // adopted again
+      assert.deepEqual(view.workersOf('leader-0')?.pods, [identityOf(worker(0, 2))]);
+      view.setStatefulSet(workerSet(0, 3, { ownerUid: 'leader-9' }));
+      assert.equal(view.workersOf('leader-0'), undefined);
+      assert.equal(view.workersOf('leader-9')?.statefulSet.uid, 'sts-0');
+      view.deleteStatefulSet('sts-0');
+      assert.equal(view.workersOf('leader-9'), undefined);
+    });
+
     // [what, StatefulSets known]
     const none: Array<[string, StatefulSetView[]]> = [
       ['no StatefulSet seen', []],
