@@ -1,7 +1,8 @@
 // Several local activities at once, as one round.
 
 /**
- * Like Promise.all, but waits for every call to settle before it throws the first failure. A workflow that fails
+ * Like Promise.all, but waits for every call to settle before it throws (the failure of the first call, in the
+ * order given, that failed). A workflow that fails
  * while one of its local activities is still running does not fail: its workflow task is retried, and the whole
  * round runs again.
  */
