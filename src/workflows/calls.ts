@@ -2,9 +2,8 @@
 
 /**
  * Like Promise.all, but waits for every call to settle before it throws (the failure of the first call, in the
- * order given, that failed). A workflow that fails
- * while one of its local activities is still running does not fail: its workflow task is retried, and the whole
- * round runs again.
+ * order given, that failed). A workflow that fails while one of its local activities is still running does not
+ * fail: its workflow task is retried, and the whole round runs again.
  */
 export async function allSettledOrThrow<T extends readonly unknown[]>(
   calls: readonly [...T],
