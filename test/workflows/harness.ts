@@ -63,6 +63,18 @@ export class WorkflowTestEnv {
     return this.env.sleep(ms);
   }
 
+  /**
+   * Runs one workflow to its end on a worker with the fake's activities and returns its result. `keep`: the name under
+   * which `RECORD_HISTORIES=1` keeps its history for replay.test.ts.
+   */
+  runToEnd<W extends Workflow>(fake: FakeCluster, type: string, input: Parameters<W>[0], keep?: string) {
+    return this.withWorker(fake, async (run) => {
+      const handle = await run.start<W>(type, ...([input] as Parameters<W>));
+      if (keep) run.keepHistory(handle, keep);
+      return (await handle.result()) as Awaited<ReturnType<W>>;
+    });
+  }
+
   /** Runs `fn` while a worker serves a fresh task queue with the fake's activities. */
   async withWorker<T>(fake: FakeCluster, fn: (run: Run) => Promise<T>): Promise<T> {
     const taskQueue = `workflow-test-${randomUUID()}`;
@@ -182,7 +194,7 @@ export function describeTimeline(timeline: TimelineEntry[]): string {
  * One time-skipping server for the enclosing describe block: started in its before hook, stopped in its after hook.
  * The object returned forwards to it, so tests call `t.fake()`, `t.withWorker()` as on the environment itself.
  */
-export function useWorkflowTestEnv(): Pick<WorkflowTestEnv, 'fake' | 'now' | 'sleep' | 'withWorker'> {
+export function useWorkflowTestEnv(): Pick<WorkflowTestEnv, 'fake' | 'now' | 'sleep' | 'withWorker' | 'runToEnd'> {
   let env: WorkflowTestEnv | undefined;
   before(async function () {
     this.timeout(120_000);
@@ -200,5 +212,6 @@ export function useWorkflowTestEnv(): Pick<WorkflowTestEnv, 'fake' | 'now' | 'sl
     now: () => started().now(),
     sleep: (ms) => started().sleep(ms),
     withWorker: (fake, fn) => started().withWorker(fake, fn),
+    runToEnd: (fake, type, input, keep) => started().runToEnd(fake, type, input, keep),
   };
 }

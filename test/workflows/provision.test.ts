@@ -17,13 +17,8 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
   const t = useWorkflowTestEnv();
 
-  /** `keep`: the name under which `RECORD_HISTORIES=1` keeps the history for replay.test.ts. */
   const provision = (fake: FakeCluster, input: ProvisionGroupInput, keep?: string) =>
-    t.withWorker(fake, async (run) => {
-      const handle = await run.start<typeof provisionGroup>('provisionGroup', input);
-      if (keep) run.keepHistory(handle, keep);
-      return handle.result();
-    });
+    t.runToEnd<typeof provisionGroup>(fake, 'provisionGroup', input, keep);
 
   it('creates the worker StatefulSet once, owned by the leader, without waiting for readiness (LeaderCreated)', async () => {
     const fake = t.fake({ graceMs: GRACE });

@@ -10,13 +10,8 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
   const t = useWorkflowTestEnv();
 
-  /** `keep`: the name under which `RECORD_HISTORIES=1` keeps the history for replay.test.ts. */
   const recreate = (fake: FakeCluster, input: RecreateGroupInput, keep?: string) =>
-    t.withWorker(fake, async (run) => {
-      const handle = await run.start<typeof recreateGroup>('recreateGroup', input);
-      if (keep) run.keepHistory(handle, keep);
-      return handle.result();
-    });
+    t.runToEnd<typeof recreateGroup>(fake, 'recreateGroup', input, keep);
 
   async function readyGroup(restartPolicy: RestartPolicy | undefined) {
     const fake = t.fake();

@@ -98,13 +98,8 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
   const t = useWorkflowTestEnv();
 
-  /** `keep`: the name under which `RECORD_HISTORIES=1` keeps the history for replay.test.ts. */
   const teardown = (fake: FakeCluster, input: TeardownGroupInput, keep?: string) =>
-    t.withWorker(fake, async (run) => {
-      const handle = await run.start<typeof teardownGroup>('teardownGroup', input);
-      if (keep) run.keepHistory(handle, keep);
-      return handle.result();
-    });
+    t.runToEnd<typeof teardownGroup>(fake, 'teardownGroup', input, keep);
 
   const rebuilds: { policy: PodTerminationPolicy; order: TimelineEvent[]; teardown: number; recovery: number }[] = [
     {
