@@ -109,14 +109,21 @@ async function deleteOwnedPods(
   const owned = (pods?.items ?? []).filter(
     (p) => controllerUid(p.metadata) === sts.metadata?.uid && p.metadata?.uid && !p.metadata.deletionTimestamp,
   );
-  await Promise.all(
-    owned.map((p) =>
+  await deletePodsByUid(
+    c,
+    owned.map((p) => ({ namespace, name: p.metadata!.name!, uid: p.metadata!.uid! })),
+  );
+}
+
+/**
+ * Deletes each pod with its uid as precondition. Best effort: a pod missed here (gone, replaced, or an API error) is
+ * deleted by the garbage collector, as its StatefulSet goes in the foreground.
+ */
+function deletePodsByUid(c: KubeClients, pods: ObjectIdentity[]): Promise<unknown> {
+  return Promise.all(
+    pods.map((p) =>
       c.core
-        .deleteNamespacedPod({
-          namespace,
-          name: p.metadata!.name!,
-          body: { preconditions: { uid: p.metadata!.uid! } },
-        })
+        .deleteNamespacedPod({ namespace: p.namespace, name: p.name, body: { preconditions: { uid: p.uid } } })
         .catch(() => undefined),
     ),
   );
@@ -186,12 +193,6 @@ export async function deleteWorkersIfParallel(
  */
 export async function deleteSeenWorkers(c: KubeClients, input: SeenWorkers): Promise<DeleteOutcome> {
   const { namespace, name, uid } = input.statefulSet;
-  const podDeletes = input.pods.map((p) =>
-    c.core
-      .deleteNamespacedPod({ namespace: p.namespace, name: p.name, body: { preconditions: { uid: p.uid } } })
-      // Best effort: a pod missed here is deleted by the garbage collector (the StatefulSet goes in the foreground).
-      .catch(() => undefined),
-  );
   const stsDelete = c.apps
     .deleteNamespacedStatefulSet({ namespace, name, body: { preconditions: { uid }, propagationPolicy: 'Foreground' } })
     .then(
@@ -202,6 +203,6 @@ export async function deleteSeenWorkers(c: KubeClients, input: SeenWorkers): Pro
         throw classify(err);
       },
     );
-  const [outcome] = await Promise.all([stsDelete, ...podDeletes]);
+  const [outcome] = await Promise.all([stsDelete, deletePodsByUid(c, input.pods)]);
   return outcome;
 }

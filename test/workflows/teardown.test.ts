@@ -237,11 +237,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     // The old group is gone; the names belong to the replacement group now.
     const replacement = fake.addLeader({ groupIndex: 0, at: now, readyAt: now });
     const { sts, pods } = fake.addWorkers({ groupIndex: 0, ownerUid: replacement.uid, at: now });
-    const stale = (o: { namespace: string; name: string }) => ({
-      namespace: o.namespace,
-      name: o.name,
-      uid: `old-${o.name}`,
-    });
+    const stale = (o: { namespace: string; name: string; uid: string }) => ({ ...identityOf(o), uid: `old-${o.name}` });
     const result = await teardown(fake, {
       ref: fake.ref,
       groupIndex: 0,
