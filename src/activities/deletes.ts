@@ -3,6 +3,7 @@
 // name in between is refused by the API server itself (409) rather than deleted.
 import type { V1ObjectMeta, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { KubeClients } from './clients.js';
+import type { DeleteBody } from './kube-json.js';
 import { classify, isConflict, isNotFound } from './kube-errors.js';
 import { controllerUid } from './summaries.js';
 import {
@@ -17,7 +18,7 @@ import type { DeleteOutcome, ObjectIdentity, ObjectKey, SeenWorkers } from './ty
 
 interface Target {
   read(): Promise<{ metadata?: V1ObjectMeta }>;
-  remove(body: { preconditions: { uid: string }; propagationPolicy?: string }): Promise<unknown>;
+  remove(body: DeleteBody): Promise<unknown>;
 }
 
 async function deleteIncarnation(
@@ -25,7 +26,7 @@ async function deleteIncarnation(
   /** The incarnation to delete; undefined: whichever exists now (the check and the precondition still apply). */
   uid: string | undefined,
   check: (meta: V1ObjectMeta | undefined) => DeleteOutcome | undefined,
-  propagationPolicy?: string,
+  propagationPolicy?: DeleteBody['propagationPolicy'],
 ): Promise<DeleteOutcome> {
   let meta: V1ObjectMeta | undefined;
   try {
@@ -56,9 +57,7 @@ type DeleteWorkersInput = ObjectKey & {
 };
 
 export function deleteWorkerStatefulSet(c: KubeClients, input: DeleteWorkersInput): Promise<DeleteOutcome> {
-  return deleteWorkers(c, input, () =>
-    c.apps.readNamespacedStatefulSet({ namespace: input.namespace, name: input.name }),
-  );
+  return deleteWorkers(c, input, () => c.statefulSets.read(input));
 }
 
 type PodList = { items: V1Pod[] };
@@ -78,7 +77,7 @@ async function deleteWorkers(
   const outcome = await deleteIncarnation(
     {
       read: async () => (read = await readFirst()),
-      remove: (body) => c.apps.deleteNamespacedStatefulSet({ namespace, name, body }),
+      remove: (body) => c.statefulSets.delete({ namespace, name }, body),
     },
     input.uid,
     // Never another group's: only a StatefulSet whose controller is the leader the caller names.
@@ -120,13 +119,7 @@ async function deleteOwnedPods(
  * deleted by the garbage collector, as its StatefulSet goes in the foreground.
  */
 function deletePodsByUid(c: KubeClients, pods: ObjectIdentity[]): Promise<unknown> {
-  return Promise.all(
-    pods.map((p) =>
-      c.core
-        .deleteNamespacedPod({ namespace: p.namespace, name: p.name, body: { preconditions: { uid: p.uid } } })
-        .catch(() => undefined),
-    ),
-  );
+  return Promise.all(pods.map((p) => c.pods.delete(p, { preconditions: { uid: p.uid } }).catch(() => undefined)));
 }
 
 function listPodsOf(c: KubeClients, sts: V1StatefulSet): Promise<PodList | undefined> {
@@ -135,15 +128,15 @@ function listPodsOf(c: KubeClients, sts: V1StatefulSet): Promise<PodList | undef
   const labelSelector = Object.entries(matchLabels)
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
-  return c.core.listNamespacedPod({ namespace: sts.metadata?.namespace ?? '', labelSelector }).catch(() => undefined);
+  return c.pods.list({ namespace: sts.metadata?.namespace ?? '', labelSelector }).catch(() => undefined);
 }
 
 export function deletePod(c: KubeClients, input: ObjectIdentity): Promise<DeleteOutcome> {
   const { namespace, name } = input;
   return deleteIncarnation(
     {
-      read: () => c.core.readNamespacedPod({ namespace, name }),
-      remove: (body) => c.core.deleteNamespacedPod({ namespace, name, body }),
+      read: () => c.pods.read({ namespace, name }),
+      remove: (body) => c.pods.delete({ namespace, name }, body),
     },
     input.uid,
     () => undefined,
@@ -157,13 +150,13 @@ export async function deleteWorkersIfParallel(
   const { ref, leader } = input;
   const workers = { namespace: ref.namespace, name: workerStatefulSetName(ref.name, input.groupIndex) };
   // Every millisecond here is teardown time: the StatefulSet is read together with the LWS and the leader.
-  const stsRead = c.apps.readNamespacedStatefulSet(workers);
+  const stsRead = c.statefulSets.read(workers);
   stsRead.catch(() => undefined); // its error, if any, is handled where it is awaited
   const labelSelector = `${LABEL_NAME}=${ref.name},${LABEL_GROUP_INDEX}=${input.groupIndex}`;
-  const podsList = c.core.listNamespacedPod({ namespace: ref.namespace, labelSelector }).catch(() => undefined);
+  const podsList = c.pods.list({ namespace: ref.namespace, labelSelector }).catch(() => undefined);
   const [lws, pod] = await Promise.all([
     getLeaderWorkerSet(c, ref),
-    c.core.readNamespacedPod({ namespace: leader.namespace, name: leader.name }).catch((err: unknown) => {
+    c.pods.read(leader).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;
       throw classify(err);
     }),
@@ -193,8 +186,8 @@ export async function deleteWorkersIfParallel(
  */
 export async function deleteSeenWorkers(c: KubeClients, input: SeenWorkers): Promise<DeleteOutcome> {
   const { namespace, name, uid } = input.statefulSet;
-  const stsDelete = c.apps
-    .deleteNamespacedStatefulSet({ namespace, name, body: { preconditions: { uid }, propagationPolicy: 'Foreground' } })
+  const stsDelete = c.statefulSets
+    .delete({ namespace, name }, { preconditions: { uid }, propagationPolicy: 'Foreground' })
     .then(
       (): DeleteOutcome => 'deleted',
       (err: unknown): DeleteOutcome => {

@@ -5,11 +5,12 @@ import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
 import { isPodReady, isoTime } from './summaries.js';
 import type { ObjectIdentity, PodsGoneResult, ReplacementGroupResult } from './types.js';
-import { now, podsPath, statefulSetsPath } from './wait-support.js';
+import { podsPath, statefulSetsPath } from './kube-json.js';
+import { now } from './wait-support.js';
 import { observeByName } from './waits.js';
 
 function readPod(c: KubeClients, namespace: string, name: string) {
-  return orNull(() => c.core.readNamespacedPod({ namespace, name }));
+  return orNull(() => c.pods.read({ namespace, name }));
 }
 
 /**
@@ -70,7 +71,7 @@ export async function waitForReplacementGroupReady(
     what: `ready: workers of ${namespace}/${input.leaderName}`,
     listPath: statefulSetsPath(namespace),
     name: input.workerStatefulSetName,
-    read: () => orNull(() => c.apps.readNamespacedStatefulSet({ namespace, name: input.workerStatefulSetName })),
+    read: () => orNull(() => c.statefulSets.read({ namespace, name: input.workerStatefulSetName })),
     evaluate: (sts) =>
       sts !== null &&
       sts.metadata?.ownerReferences?.some((o) => o.controller && o.uid === identity.uid) &&

@@ -9,7 +9,7 @@ import {
   type LwsRef,
   type PodTerminationPolicy,
 } from '../model/index.js';
-import { mergePatch, type KubeClients } from './clients.js';
+import type { KubeClients } from './clients.js';
 import { classify, kube, statusCode } from './kube-errors.js';
 import type { ObjectIdentity } from './types.js';
 
@@ -24,7 +24,7 @@ function applied(pod: V1Pod, patch: MetadataPatch): boolean {
 
 async function readIncarnation(c: KubeClients, pod: ObjectIdentity): Promise<V1Pod | undefined> {
   try {
-    const live = await c.core.readNamespacedPod({ namespace: pod.namespace, name: pod.name });
+    const live = await c.pods.read(pod);
     return live.metadata?.uid === pod.uid ? live : undefined;
   } catch (err) {
     if (statusCode(err) === 404) return undefined;
@@ -47,10 +47,7 @@ export async function patchLeaderPod(
   if (current === undefined) return false;
   if (applied(current, patch)) return true;
   try {
-    await c.core.patchNamespacedPod(
-      { namespace: pod.namespace, name: pod.name, body: { metadata: { ...patch.metadata, uid: pod.uid } } },
-      mergePatch,
-    );
+    await c.pods.mergePatch(pod, { metadata: { ...patch.metadata, uid: pod.uid } });
     return true;
   } catch (err) {
     const code = statusCode(err);
@@ -70,7 +67,7 @@ export async function annotateLeaderPods(
   const { namespace, name } = input.ref;
   const patch = { metadata: { annotations: { [ANNOTATION_POD_TERMINATION_POLICY]: input.podTerminationPolicy } } };
   const leaders = await kube(() =>
-    c.core.listNamespacedPod({ namespace, labelSelector: `${LABEL_NAME}=${name},${LABEL_WORKER_INDEX}=0` }),
+    c.pods.list({ namespace, labelSelector: `${LABEL_NAME}=${name},${LABEL_WORKER_INDEX}=0` }),
   );
   let patched = 0;
   for (const pod of leaders.items) {

@@ -13,7 +13,7 @@ import {
   type LeaderStatefulSetOptions,
   type LeaderWorkerSet,
 } from '../model/index.js';
-import { rawStatefulSets, type KubeClients } from './clients.js';
+import type { KubeClients } from './clients.js';
 import { classify, isConflict, isNotFound } from './kube-errors.js';
 import { holder, nameTaken, stillHeld } from './ownership.js';
 import type { EnsureOutcome } from './types.js';
@@ -57,13 +57,12 @@ export async function ensureLeaderStatefulSet(
   const namespace = built.metadata.namespace ?? '';
   const name = built.metadata.name ?? '';
   const what = `StatefulSet ${namespace}/${name}`;
-  const statefulSets = rawStatefulSets(c);
   let conflicts = 0;
   let tryCreate = true;
   for (;;) {
     if (tryCreate) {
       try {
-        await statefulSets.create(namespace, built);
+        await c.statefulSets.create(namespace, built);
         return 'created';
       } catch (err) {
         if (!isConflict(err)) throw classify(err);
@@ -71,7 +70,7 @@ export async function ensureLeaderStatefulSet(
     }
     let live: V1StatefulSet;
     try {
-      live = await statefulSets.read(namespace, name);
+      live = await c.statefulSets.read({ namespace, name });
     } catch (err) {
       tryCreate = isNotFound(err); // deleted in between: create again
       if (tryCreate) continue;
@@ -93,7 +92,7 @@ export async function ensureLeaderStatefulSet(
     if (live.spec === undefined || template === undefined) throw new Error(`${what} has no spec`);
     live.spec = { ...live.spec, replicas, template, updateStrategy };
     try {
-      await statefulSets.replace(namespace, name, live);
+      await c.statefulSets.replace({ namespace, name }, live);
       return 'updated';
     } catch (err) {
       // The StatefulSet controller writes status all the time, and every write bumps the resourceVersion; a 409

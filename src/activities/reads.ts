@@ -20,12 +20,12 @@ export async function getLeaderWorkerSet(c: KubeClients, ref: LwsRef): Promise<L
 }
 
 export async function getPod(c: KubeClients, key: ObjectKey): Promise<PodInfo | null> {
-  const pod = await orNull(() => c.core.readNamespacedPod({ namespace: key.namespace, name: key.name }));
+  const pod = await orNull(() => c.pods.read(key));
   return pod === null ? null : podInfo(pod);
 }
 
 export async function getStatefulSet(c: KubeClients, key: ObjectKey): Promise<StatefulSetInfo | null> {
-  const sts = await orNull(() => c.apps.readNamespacedStatefulSet({ namespace: key.namespace, name: key.name }));
+  const sts = await orNull(() => c.statefulSets.read(key));
   return sts === null ? null : statefulSetInfo(sts);
 }
 
@@ -39,10 +39,8 @@ export async function listGroups(
 ): Promise<{ leaders: PodInfo[]; workerStatefulSets: StatefulSetInfo[] }> {
   const { namespace, name } = ref;
   const [pods, statefulSets] = await Promise.all([
-    kube(() => c.core.listNamespacedPod({ namespace, labelSelector: `${LABEL_NAME}=${name},${LABEL_WORKER_INDEX}=0` })),
-    kube(() =>
-      c.apps.listNamespacedStatefulSet({ namespace, labelSelector: `${LABEL_NAME}=${name},${LABEL_GROUP_INDEX}` }),
-    ),
+    kube(() => c.pods.list({ namespace, labelSelector: `${LABEL_NAME}=${name},${LABEL_WORKER_INDEX}=0` })),
+    kube(() => c.statefulSets.list({ namespace, labelSelector: `${LABEL_NAME}=${name},${LABEL_GROUP_INDEX}` })),
   ]);
   const byName = <T extends { name: string }>(a: T, b: T) => a.name.localeCompare(b.name, 'en', { numeric: true });
   return {
@@ -57,6 +55,6 @@ export async function listGroupPods(
   input: { namespace: string; lwsName: string; groupIndex: number },
 ): Promise<PodInfo[]> {
   const labelSelector = `${LABEL_NAME}=${input.lwsName},${LABEL_GROUP_INDEX}=${input.groupIndex}`;
-  const pods = await kube(() => c.core.listNamespacedPod({ namespace: input.namespace, labelSelector }));
+  const pods = await kube(() => c.pods.list({ namespace: input.namespace, labelSelector }));
   return pods.items.map(podInfo).sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }));
 }

@@ -36,7 +36,3 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
   });
 }
-
-export const podsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
-export const statefulSetsPath = (namespace: string) =>
-  `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/statefulsets`;

@@ -8,7 +8,8 @@ import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
 import { isPodReady, isStatefulSetReady } from './summaries.js';
 import type { GoneResult, ObjectIdentity, ReadyResult } from './types.js';
-import { now, pause, podsPath, RETRY_PAUSE_MS, statefulSetsPath, withHeartbeats } from './wait-support.js';
+import { podsPath, statefulSetsPath } from './kube-json.js';
+import { now, pause, RETRY_PAUSE_MS, withHeartbeats } from './wait-support.js';
 import { watchOnce } from './watch.js';
 
 interface Watched {
@@ -77,7 +78,7 @@ function waitForPod<R>(
     what: `waiting for pod ${namespace}/${name} (${target.uid}) ${what}`,
     target,
     listPath: podsPath(namespace),
-    read: () => orNull(() => c.core.readNamespacedPod({ namespace, name })),
+    read: () => orNull(() => c.pods.read({ namespace, name })),
     evaluate,
   });
 }
@@ -93,7 +94,7 @@ function waitForStatefulSet<R>(
     what: `waiting for StatefulSet ${namespace}/${name} (${target.uid}) ${what}`,
     target,
     listPath: statefulSetsPath(namespace),
-    read: () => orNull(() => c.apps.readNamespacedStatefulSet({ namespace, name })),
+    read: () => orNull(() => c.statefulSets.read({ namespace, name })),
     evaluate,
   });
 }

@@ -1,7 +1,7 @@
 // The worker-index label on worker pods. A StatefulSet's pod template is shared by all its pods, so the per-pod index
 // (which upstream sets with a webhook) is patched on once the pods exist: the ordinal of `<lws>-<i>-<j>` is j.
 import { LABEL_GROUP_INDEX, LABEL_NAME, LABEL_WORKER_INDEX, parsePodName } from '../model/index.js';
-import { mergePatch, type KubeClients } from './clients.js';
+import type { KubeClients } from './clients.js';
 import { classify, kube, statusCode } from './kube-errors.js';
 import type { ObjectIdentity } from './types.js';
 
@@ -18,7 +18,7 @@ export async function labelWorkerPods(
     groupIndex === undefined
       ? `${LABEL_NAME}=${input.lwsName}`
       : `${LABEL_NAME}=${input.lwsName},${LABEL_GROUP_INDEX}=${groupIndex}`;
-  const pods = await kube(() => c.core.listNamespacedPod({ namespace, labelSelector }));
+  const pods = await kube(() => c.pods.list({ namespace, labelSelector }));
   let patched = 0;
   for (const pod of pods.items) {
     const m = pod.metadata;
@@ -27,13 +27,9 @@ export async function labelWorkerPods(
     if (index === undefined || m.labels?.[LABEL_WORKER_INDEX] === String(index)) continue;
     try {
       // The uid in the body makes the API server refuse a newer pod of the same name (uid is immutable).
-      await c.core.patchNamespacedPod(
-        {
-          namespace,
-          name: m.name,
-          body: { metadata: { uid: m.uid, labels: { [LABEL_WORKER_INDEX]: String(index) } } },
-        },
-        mergePatch,
+      await c.pods.mergePatch(
+        { namespace, name: m.name },
+        { metadata: { uid: m.uid, labels: { [LABEL_WORKER_INDEX]: String(index) } } },
       );
       patched++;
     } catch (err) {

@@ -10,7 +10,7 @@ import {
   leaderPodPatch,
   type LeaderWorkerSet,
 } from '../model/index.js';
-import { rawStatefulSets, type KubeClients } from './clients.js';
+import type { KubeClients } from './clients.js';
 import { classify, isConflict, isNotFound } from './kube-errors.js';
 import { patchLeaderPod } from './leader-pods.js';
 import { ensureService } from './services.js';
@@ -30,17 +30,16 @@ async function createOrInspect(
 ): Promise<EnsureWorkerStatefulSetResult> {
   const namespace = built.metadata?.namespace ?? '';
   const name = built.metadata?.name ?? '';
-  const statefulSets = rawStatefulSets(c);
   for (;;) {
     try {
-      const created = await statefulSets.create(namespace, built);
+      const created = await c.statefulSets.create(namespace, built);
       return { outcome: 'created', uid: created.metadata?.uid ?? '' };
     } catch (err) {
       if (!isConflict(err)) throw classify(err);
     }
     let live: V1StatefulSet;
     try {
-      live = await statefulSets.read(namespace, name);
+      live = await c.statefulSets.read({ namespace, name });
     } catch (err) {
       if (isNotFound(err)) continue; // went away in between: the name is free now
       throw classify(err);

@@ -679,6 +679,21 @@ describe('activities against the cluster', function () {
       assert.equal((err as { code?: string }).code, 'ECONNREFUSED');
     });
 
+    it('the JSON calls fail as typed ones do: a bad selector (400) and a rejected token (401) are permanent', async () => {
+      const badSelector = await failureOf(act.listGroupPods({ namespace, lwsName: 'not a name!', groupIndex: 0 }));
+      assertPermanent(badSelector, 400, /found 'a', expected/);
+      const server = kc.getCurrentCluster()!.server;
+      const stranger = new k8s.KubeConfig();
+      stranger.loadFromOptions({
+        clusters: [{ name: 'c', server, skipTLSVerify: true }],
+        users: [{ name: 'u', token: 'not-a-valid-token' }],
+        contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+        currentContext: 'c',
+      });
+      const unauthorized = await failureOf(createActivities(stranger).getPod({ namespace, name: 'x' }));
+      assertPermanent(unauthorized, 401, /Unauthorized/);
+    });
+
     it('classifies status codes: 429, 5xx and 409 retryable; 400, 401, 403, 404, 405, 422 permanent', () => {
       const status = (code: number) => JSON.stringify({ kind: 'Status', code, message: `message ${code}` });
       for (const code of [409, 429, 500, 503, 504]) {

@@ -104,6 +104,28 @@ export const PATH_CALLS: Record<string, string[]> = {
   makeInformer: ['list', 'watch'],
 };
 
+/**
+ * This project's JSON calls (src/activities/kube-json.ts): a JsonResource method -> its verb. The resource comes from
+ * the JsonResource's type argument (JSON_RESOURCE_TYPES), as `c.pods.read(...)` is a `JsonResource<V1Pod>` call.
+ */
+export const JSON_RESOURCE_CALLS: Record<string, string> = {
+  'JsonResource.read': 'get',
+  'JsonResource.list': 'list',
+  'JsonResource.create': 'create',
+  'JsonResource.replace': 'update',
+  'JsonResource.mergePatch': 'patch',
+  'JsonResource.delete': 'delete',
+};
+
+/** The object type a JsonResource is made for -> its API group and resource. */
+export const JSON_RESOURCE_TYPES: Record<string, [group: string, resource: string]> = {
+  V1Pod: ['', 'pods'],
+  V1StatefulSet: ['apps', 'statefulsets'],
+};
+
+/** The module whose JsonResource methods send the requests; its `kubeCall` is called only there. */
+const KUBE_JSON = join(repoRoot, 'src', 'activities', 'kube-json.ts');
+
 /** client-node functions that send no API request (or whose request is accounted for by another entry). */
 export const NO_REQUEST = new Set([
   'KubeConfig.makeApiClient',
@@ -113,6 +135,8 @@ export const NO_REQUEST = new Set([
   'KubeConfig.loadFromCluster',
   'KubeConfig.loadFromFile',
   'setHeaderOptions',
+  // Prepares the credentials of a request that kube-json.ts sends: counted at its JsonResource method.
+  'KubeConfig.applyToHTTPSOptions',
   // The informer's own methods: its list and watch are counted at makeInformer.
   'Informer.on',
   'Informer.off',
@@ -341,6 +365,7 @@ export function deriveCalls(files: string[]): ProcessCalls {
       let symbol = checker.getSymbolAtLocation(id);
       if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
       const decl = symbol?.declarations?.[0];
+      if (decl && decl.getSourceFile().fileName === KUBE_JSON) return inspectJsonCall(id, decl);
       if (!decl || !isClientNode(decl.getSourceFile().fileName) || !isFunctionLike(decl)) return;
       const api = apiName(decl);
       if (api === undefined) {
@@ -375,6 +400,26 @@ export function deriveCalls(files: string[]): ProcessCalls {
       }
       if (NO_REQUEST.has(api)) return;
       result.unmapped.push(siteAt(id, api));
+    };
+    /** A JsonResource method grants its verb on the resource of its type argument; kubeCall stays inside. */
+    const inspectJsonCall = (id: ts.Identifier, decl: ts.Declaration): void => {
+      const api = apiName(decl);
+      if (api === 'kubeCall' && file !== KUBE_JSON && callOf(id)) {
+        result.unresolved.push({ ...siteAt(id, api), reason: 'a direct kubeCall: call a JsonResource method instead' });
+        return;
+      }
+      const verb = api === undefined ? undefined : JSON_RESOURCE_CALLS[api];
+      const call = callOf(id);
+      if (api === undefined || verb === undefined || !call || !ts.isPropertyAccessExpression(call.expression)) return;
+      const receiver = checker.getTypeAtLocation(call.expression.expression);
+      const [objectType] = checker.getTypeArguments(receiver as ts.TypeReference);
+      const target = JSON_RESOURCE_TYPES[objectType?.getSymbol()?.getName() ?? ''];
+      if (!target) {
+        result.unresolved.push({ ...siteAt(id, api), reason: 'a JsonResource of a type JSON_RESOURCE_TYPES lacks' });
+        return;
+      }
+      const [group, resource] = target;
+      grant({ group, resource, verb }, siteAt(id, api, `${group}/${resource}`));
     };
     visit(sf);
   }

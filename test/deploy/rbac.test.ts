@@ -226,6 +226,7 @@ describe('RBAC in deploy/ matches the Kubernetes calls in src/', function () {
   it('the scanner reports calls missing from its tables and resources it cannot resolve (fixture)', () => {
     const fixture = deriveCalls(fixtureFiles());
     assert.deepEqual([...fixture.permissions.keys()].sort(), [
+      'apps/statefulsets:delete',
       'core/pods:get',
       'example.com/gadgets:watch',
       'example.com/widgets/status:patch',
@@ -236,7 +237,7 @@ describe('RBAC in deploy/ matches the Kubernetes calls in src/', function () {
     );
     assert.deepEqual(
       fixture.unresolved.map((s) => s.api),
-      ['CustomObjectsApi.listClusterCustomObject'],
+      ['CustomObjectsApi.listClusterCustomObject', 'kubeCall'],
     );
   });
 });
