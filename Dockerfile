@@ -3,8 +3,10 @@
 # lws-temporal: one image, two processes.
 #   docker run IMAGE                              -> the Temporal worker  (node dist/worker/main.js, the default)
 #   docker run IMAGE dist/trigger/main.js         -> the trigger          (node dist/trigger/main.js)
+#   docker run IMAGE dist/main.js                 -> both in one process  (what `npm start` runs; needs
+#                                                    TEMPORAL_ADDRESS: the image has no embedded dev server)
 #
-# The TypeScript sources are compiled with tsc in the build stage (docker/tsconfig.build.json: only what the two
+# The TypeScript sources are compiled with tsc in the build stage (docker/tsconfig.build.json: only what the
 # processes run, plus src/workflows), and the workflows are bundled there too (dist/workflow-bundle.js), so the
 # runtime stage needs neither tsx nor any other devDependency: it holds the production node_modules
 # (`npm ci --omit=dev`), dist/ and package.json (for "type": "module"), and runs as the unprivileged uid 1000 (the

@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [--grace <seconds>] [--only <scenario,...>] [--out <dir>]
+// npm run bench [-- --quick] [--grace <seconds>] [--only <scenario,...>] [--out <dir>] [--one-process] [--dev]
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,6 +16,7 @@ try {
       only: { type: 'string', default: '' },
       out: { type: 'string', default: join(repoRoot, 'docs') },
       dev: { type: 'boolean', default: false },
+      'one-process': { type: 'boolean', default: false },
     },
   });
   const graceSeconds = Number(values.grace);
@@ -29,6 +30,7 @@ try {
     quick: values.quick,
     only: values.only.split(',').filter(Boolean),
     compiled: !values.dev,
+    oneProcess: values['one-process'],
     progress: (line) => process.stdout.write(line + '\n'),
   });
   writeFileSync(join(out, 'benchmarks.json'), JSON.stringify(result, null, 2) + '\n');

@@ -46,12 +46,15 @@ export interface BenchResult {
   quick: boolean;
   /** Worker and trigger ran compiled (dist/, workflow bundle built ahead of time), not through tsx. */
   compiled: boolean;
+  /** Worker and trigger ran in one process (`--one-process`, as `npm start` runs them). */
+  oneProcess: boolean;
   durationMs: number;
   scenarios: ScenarioResult[];
   trigger: { reactions: number; reactionP50Ms: number; reactionP99Ms: number };
   /** Workflow starts on the idle Temporal server, before the scenarios: the floor under the trigger's reaction. */
   temporalStartFloor: StartFloor;
-  processes: { worker: ProcessStats; trigger: ProcessStats };
+  /** By process: `worker` and `trigger`, or `worker+trigger` when they ran in one. */
+  processes: Record<string, ProcessStats>;
 }
 
 /** Nearest-rank percentile; 0 for no values. */

@@ -77,6 +77,8 @@ export interface BenchOptions {
    * bundle built ahead of time. false: TypeScript through tsx, webpack at worker start (development).
    */
   compiled: boolean;
+  /** Worker and trigger in one process, as `npm start` runs them, instead of two. */
+  oneProcess: boolean;
   progress: (line: string) => void;
 }
 
@@ -292,13 +294,18 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   };
   if (opts.compiled) {
     opts.progress('building dist/ and the workflow bundle (npm run build)');
-    execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
+    // Without the caller's NODE_OPTIONS: those are for the processes measured (a small heap would fail tsc).
+    const { NODE_OPTIONS: _measured, ...buildEnv } = process.env;
+    execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore', env: buildEnv });
   }
   const logDir = join(stateDir, 'bench-logs');
-  const [worker, trigger] = await Promise.all([
-    startControllerProcess('worker', env, logDir, opts.compiled),
-    startControllerProcess('trigger', env, logDir, opts.compiled),
-  ]);
+  const controllers = await Promise.all(
+    (opts.oneProcess ? (['main'] as const) : (['worker', 'trigger'] as const)).map((role) =>
+      startControllerProcess(role, env, logDir, opts.compiled),
+    ),
+  );
+  // The process whose log has the trigger's starts.
+  const trigger = controllers.find((c) => c.role !== 'worker')!;
   const results: ScenarioResult[] = [];
   try {
     for (const [i, scenario] of list.entries()) {
@@ -313,8 +320,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     };
     const { versions } = await import('../stack/versions.js');
     return {
-      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}`,
+      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}${opts.oneProcess ? ' --one-process' : ''}`,
       compiled: opts.compiled,
+      oneProcess: opts.oneProcess,
       date: new Date().toISOString(),
       machine: machineInfo(),
       versions: { node: process.version, temporalSdk: pkg.dependencies['@temporalio/worker'] ?? '?', ...versions },
@@ -328,10 +336,12 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         reactionP99Ms: percentile(reactions, 99),
       },
       temporalStartFloor,
-      processes: { worker: processStats(worker.child.pid!), trigger: processStats(trigger.child.pid!) },
+      processes: Object.fromEntries(
+        controllers.map((c) => [c.role === 'main' ? 'worker+trigger' : c.role, processStats(c.child.pid!)]),
+      ),
     };
   } finally {
-    await Promise.all([trigger.stop(), worker.stop()]);
+    await Promise.all(controllers.map((c) => c.stop()));
     await server.stop();
     if (!clusterWasRunning) await stopCluster({ log: createLogger('cluster') });
   }

@@ -1,11 +1,12 @@
 // The worker and the trigger as separate OS processes, started exactly as `npm run worker` / `npm run trigger`
-// start them: for the end-to-end tests, the demo and the benchmark.
+// start them (for the end-to-end tests, the demo and the benchmark), or both in one, the entry `npm start` runs.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './paths.js';
 
-export type ControllerRole = 'worker' | 'trigger';
+/** `main`: worker and trigger in one process (src/main.ts). */
+export type ControllerRole = 'worker' | 'trigger' | 'main';
 
 export interface ControllerProcess {
   readonly role: ControllerRole;
@@ -29,26 +30,34 @@ export interface ControllerProcess {
 export const memorySettings: Record<ControllerRole, { NODE_OPTIONS: string; MALLOC_ARENA_MAX: string }> = {
   worker: { NODE_OPTIONS: '--max-old-space-size=256', MALLOC_ARENA_MAX: '2' },
   trigger: { NODE_OPTIONS: '--max-old-space-size=192', MALLOC_ARENA_MAX: '2' },
+  // No Deployment runs both roles (npm start does): the worker's settings, as the trigger adds little to its heap.
+  main: { NODE_OPTIONS: '--max-old-space-size=256', MALLOC_ARENA_MAX: '2' },
 };
 
-/** The line each process logs once it serves, in the human and the JSON log format. */
-const readyLine: Record<ControllerRole, RegExp> = {
-  worker: /\[worker\] running|"component":"worker","msg":"running"/,
-  trigger: /\[trigger\] watching|"component":"trigger","msg":"watching"/,
+/** The line each role logs once it serves, in the human and the JSON log format. */
+const workerReady = /\[worker\] running|"component":"worker","msg":"running"/;
+const triggerReady = /\[trigger\] watching|"component":"trigger","msg":"watching"/;
+/** The lines a process logs once all its roles serve. */
+const readyLines: Record<ControllerRole, RegExp[]> = {
+  worker: [workerReady],
+  trigger: [triggerReady],
+  main: [workerReady, triggerReady],
 };
 
-/** Starts `src/<role>/main.ts`; resolves once it logged that it is serving, appending its output to `logDir`. */
+const entryPoint: Record<ControllerRole, string> = { worker: 'worker/main', trigger: 'trigger/main', main: 'main' };
+
+/** Starts the role's entry point; resolves once it logged that it is serving, appending its output to `logDir`. */
 export function startControllerProcess(
   role: ControllerRole,
   env: NodeJS.ProcessEnv,
   logDir: string,
-  /** Run dist/<role>/main.js (after `npm run build`), as in production, instead of the TypeScript through tsx. */
+  /** Run the compiled entry in dist/ (after `npm run build`), as in production, instead of TypeScript through tsx. */
   compiled = false,
 ): Promise<ControllerProcess> {
   mkdirSync(logDir, { recursive: true });
   const entry = compiled
-    ? [join(repoRoot, 'dist', role, 'main.js')]
-    : ['--import', 'tsx', join(repoRoot, 'src', role, 'main.ts')];
+    ? [join(repoRoot, 'dist', `${entryPoint[role]}.js`)]
+    : ['--import', 'tsx', join(repoRoot, 'src', `${entryPoint[role]}.ts`)];
   const child = spawn(process.execPath, entry, {
     cwd: repoRoot,
     // A free metrics port each, unless the caller chose one: worker and trigger share this host. The caller's
@@ -79,6 +88,7 @@ export function startControllerProcess(
     },
   };
   return new Promise((resolve, reject) => {
+    const waitingFor = new Set(readyLines[role]);
     let buffered = '';
     const onData = (chunk: Buffer) => {
       file.write(chunk);
@@ -88,7 +98,8 @@ export function startControllerProcess(
       for (const line of parts) {
         proc.lines.push(line);
         proc.onLine?.(line);
-        if (readyLine[role].test(line)) resolve(proc);
+        for (const ready of waitingFor) if (ready.test(line)) waitingFor.delete(ready);
+        if (waitingFor.size === 0) resolve(proc);
       }
     };
     child.stdout!.on('data', onData);

@@ -30,7 +30,7 @@ describe('the image build (tsc with docker/tsconfig.build.json)', function () {
   });
 
   it('emits the entry points the image runs', () => {
-    for (const file of ['worker/main.js', 'trigger/main.js', 'workflows/index.js']) {
+    for (const file of ['worker/main.js', 'trigger/main.js', 'main.js', 'workflows/index.js']) {
       assert.ok(existsSync(join(outDir, file)), `dist/${file}`);
     }
   });

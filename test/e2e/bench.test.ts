@@ -11,17 +11,16 @@ import { ensureCluster } from '../fixtures/cluster.js';
 describe('npm run bench -- --quick', function () {
   this.timeout(600_000);
 
-  it('measures every scenario for both policies and writes JSON, Markdown and the chart', async () => {
+  /** Runs `npm run bench -- --quick --grace 2 <args>` into a fresh directory; its output and that directory. */
+  async function quickBench(...args: string[]): Promise<{ text: string; out: string; result: BenchResult }> {
     await ensureCluster();
     const out = mkdtempSync(join(tmpdir(), 'lws-bench-'));
+    const bench = join(repoRoot, 'scripts', 'bench.ts');
     const { code, text } = await new Promise<{ code: number | null; text: string }>((resolve) => {
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', join(repoRoot, 'scripts', 'bench.ts'), '--quick', '--grace', '2', '--out', out],
-        {
-          cwd: repoRoot,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
+        ['--import', 'tsx', bench, '--quick', '--grace', '2', '--out', out, ...args],
+        { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let text = '';
       child.stdout.on('data', (d: Buffer) => (text += d.toString()));
@@ -29,8 +28,12 @@ describe('npm run bench -- --quick', function () {
       child.on('exit', (c) => resolve({ code: c, text }));
     });
     assert.equal(code, 0, text);
+    return { text, out, result: JSON.parse(readFileSync(join(out, 'benchmarks.json'), 'utf8')) as BenchResult };
+  }
+
+  it('measures every scenario for both policies and writes JSON, Markdown and the chart', async () => {
+    const { text, out, result } = await quickBench();
     assert.match(text, /\[1\/\d+\] one group rebuilt/, 'progress is shown');
-    const result = JSON.parse(readFileSync(join(out, 'benchmarks.json'), 'utf8')) as BenchResult;
     assert.equal(result.quick, true);
     for (const scenario of scenarios(true)) {
       for (const policy of ['Sequential', 'Parallel']) {
@@ -55,8 +58,28 @@ describe('npm run bench -- --quick', function () {
     const floor = result.temporalStartFloor;
     assert.equal(floor.burst, 2 * Math.max(...scenarios(true).map((s) => s.groups)), 'burst = the largest scenario');
     assert.ok(floor.singleP50Ms > 0 && floor.burstP99Ms >= floor.burstP50Ms && floor.burstP50Ms > 0);
-    assert.ok(result.processes.worker.peakRssMb > 0 && result.processes.trigger.cpuSeconds > 0);
+    assert.equal(result.oneProcess, false);
+    assert.deepEqual(Object.keys(result.processes).sort(), ['trigger', 'worker']);
+    assert.ok(result.processes.worker!.peakRssMb > 0 && result.processes.trigger!.cpuSeconds > 0);
     assert.ok(existsSync(join(out, 'bench-timeline.svg')));
     assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /\| one group rebuilt \| 1 x 4 \|/);
+  });
+
+  it('--one-process measures worker and trigger in one process, the entry npm start runs', async () => {
+    const { out, result } = await quickBench('--one-process', '--only', 'rebuild-1');
+    assert.equal(result.oneProcess, true);
+    assert.match(result.command, /--one-process/);
+    assert.deepEqual(Object.keys(result.processes), ['worker+trigger']);
+    assert.ok(result.processes['worker+trigger']!.peakRssMb > 0);
+    for (const policy of ['Sequential', 'Parallel']) {
+      const r = result.scenarios.find((x) => x.id === 'rebuild-1' && x.policy === policy);
+      assert.deepEqual(
+        r?.samples.map((x) => x.newLeaders),
+        [1, 1],
+        `${policy}: each round rebuilt the group once`,
+      );
+      assert.ok(r!.reactionsMs.length > 0, `${policy}: the trigger's starts are read from the one process's log`);
+    }
+    assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /ran in one process \(`node dist\/main\.js`/);
   });
 });
