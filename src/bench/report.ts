@@ -49,6 +49,25 @@ export function targets(result: BenchResult): { target: string; measured: string
   ];
 }
 
+/** CPU per scenario: how busy the machine was, and which process of the stack used it. */
+function loadTable(result: BenchResult): string {
+  const order = ['kube-apiserver', 'etcd', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'pod-finisher'];
+  const names = [...new Set(Object.values(result.load).flatMap((l) => Object.keys(l.cpuSeconds)))].sort(
+    (a, b) => (order.indexOf(a) + 1 || order.length + 1) - (order.indexOf(b) + 1 || order.length + 1),
+  );
+  const rows = ids(result)
+    .filter((id) => result.load[id])
+    .map((id) => {
+      const l = result.load[id]!;
+      const title = result.scenarios.find((r) => r.id === id)?.title ?? id;
+      const cells = names.map((n) => (l.cpuSeconds[n] === undefined ? '-' : `${l.cpuSeconds[n]}`));
+      return `| ${title} | ${l.seconds} s | ${l.machineBusyPercent} % | ${cells.join(' | ')} |`;
+    });
+  return `| scenario | wall time | machine busy (${result.machine.cpus} cores) | ${names.join(' | ')} |
+|---|---|---|${names.map(() => '---|').join('')}
+${rows.join('\n')}`;
+}
+
 function processLayout(result: BenchResult): string {
   const run = (entry: string) => (result.compiled ? `node dist/${entry}.js` : `tsx src/${entry}.ts`);
   return result.oneProcess
@@ -113,6 +132,12 @@ Trigger reaction over the whole run (${result.trigger.reactions} starts): p50 ${
 p99 ${result.trigger.reactionP99Ms} ms. The floor under it, the same Temporal dev server idle before the scenarios (no
 worker, no cluster load): one start at a time takes ${floor.singleP50Ms} ms (p50); ${floor.burst} starts sent at once, as
 many as the largest scenario's groups of both LeaderWorkerSets, take ${floor.burstP50Ms} ms p50 and ${floor.burstP99Ms} ms p99 each.
+
+CPU while each scenario's rounds ran (from the first deletion until every group's samples were in), in CPU seconds
+per process of the stack, from \`/proc\`. Everything runs on this one machine; a machine busy near 100 % means every
+process, the controller's among them, waited for a CPU.
+
+${loadTable(result)}
 
 ${processLayout(result)}
 

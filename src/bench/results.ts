@@ -30,6 +30,15 @@ export interface ScenarioResult {
   reactionsMs: number[];
 }
 
+/** CPU while a scenario's rounds ran, from the first deletion until every group's samples were in. */
+export interface ScenarioLoad {
+  seconds: number;
+  /** Share of all CPUs' time that was busy (not idle, not waiting for I/O). */
+  machineBusyPercent: number;
+  /** CPU seconds of each process of the stack (kube-apiserver, etcd, ..., temporal, worker, trigger, bench). */
+  cpuSeconds: Record<string, number>;
+}
+
 export interface ProcessStats {
   /** VmHWM: the most resident memory the process ever had. */
   peakRssMb: number;
@@ -55,6 +64,8 @@ export interface BenchResult {
   temporalStartFloor: StartFloor;
   /** By process: `worker` and `trigger`, or `worker+trigger` when they ran in one. */
   processes: Record<string, ProcessStats>;
+  /** By scenario id (both policies ran at once). */
+  load: Record<string, ScenarioLoad>;
 }
 
 /** Nearest-rank percentile; 0 for no values. */

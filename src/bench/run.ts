@@ -16,7 +16,8 @@ import { waitFor } from '../stack/processes.js';
 import { isProvisioned, provision } from '../stack/provision.js';
 import { createLogger } from '../log.js';
 import { PodTracker } from './pod-tracker.js';
-import { percentile, type BenchResult, type GroupSample, type ScenarioResult } from './results.js';
+import { percentile, type BenchResult, type GroupSample, type ScenarioLoad, type ScenarioResult } from './results.js';
+import { cpuSnapshot, loadBetween, type CpuSnapshot } from './cpu-load.js';
 import { processStats } from './process-stats.js';
 import { measureStartFloor } from './temporal-floor.js';
 
@@ -87,8 +88,10 @@ async function runScenario(
   scenario: Scenario,
   graceSeconds: number,
   trigger: ControllerProcess,
+  /** The processes of the stack, by name, whose CPU the scenario reports. */
+  pids: Record<string, number | undefined>,
   progress: (line: string) => void,
-): Promise<ScenarioResult[]> {
+): Promise<{ results: ScenarioResult[]; load: ScenarioLoad }> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
   const namespace = `bench-${scenario.id}-${Date.now().toString(36)}`;
@@ -109,6 +112,8 @@ async function runScenario(
   >;
   const samples: Record<PodTerminationPolicy, GroupSample[]> = { Sequential: [], Parallel: [] };
   const timeout = (20 * graceSeconds + 60 + g * 2) * 1000;
+  let cpuFrom: CpuSnapshot | undefined;
+  let cpuTo: CpuSnapshot | undefined;
   try {
     for (const policy of policies) {
       const body = sampleLeaderWorkerSet({
@@ -136,6 +141,7 @@ async function runScenario(
       const old = Object.fromEntries(
         policies.map((p) => [p, Array.from({ length: g }, (_, i) => tracker.groupUids(names[p], i))]),
       ) as Record<PodTerminationPolicy, string[][]>;
+      cpuFrom ??= cpuSnapshot(pids);
       const t0 = Date.now();
       await Promise.all(
         policies.map(async (p) => {
@@ -204,6 +210,7 @@ async function runScenario(
         `  ${scenario.id} round ${round}/${scenario.rounds}: teardown p50 Sequential ${p50('Sequential')}, Parallel ${p50('Parallel')}`,
       );
     }
+    cpuTo = cpuSnapshot(pids);
   } finally {
     tracker.stop();
     // Awaited: a namespace still tearing down hundreds of pods in the background loaded the API server during the
@@ -220,7 +227,7 @@ async function runScenario(
       { timeoutMs: 10 * 60_000, intervalMs: 1000 },
     ).catch((err: unknown) => progress(`  WARNING ${(err as Error).message}; going on`));
   }
-  return policies.map((policy) => ({
+  const results = policies.map((policy) => ({
     id: scenario.id,
     title: scenario.title,
     kind: scenario.kind,
@@ -252,6 +259,7 @@ async function runScenario(
           )
         : undefined,
   }));
+  return { results, load: loadBetween(cpuFrom!, cpuTo!) };
 }
 
 /** Trigger reaction times (watch event -> workflow started) from its JSON log lines, of the workflow IDs given. */
@@ -278,7 +286,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const started = Date.now();
   if (!(await isProvisioned())) await provision({ log: createLogger('provision') });
   const clusterWasRunning = Boolean(await isClusterRunning());
-  await startCluster({ log: createLogger('cluster') });
+  const cluster = await startCluster({ log: createLogger('cluster') });
   const kc = localKubeConfig();
   await installCrd(kc);
   const server = await startDevServer();
@@ -306,13 +314,22 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   );
   // The process whose log has the trigger's starts.
   const trigger = controllers.find((c) => c.role !== 'worker')!;
+  const pids: Record<string, number | undefined> = {
+    ...cluster.pids,
+    temporal: server.child.pid,
+    ...Object.fromEntries(controllers.map((c) => [processName(c), c.child.pid])),
+    bench: process.pid,
+  };
   const results: ScenarioResult[] = [];
+  const load: Record<string, ScenarioLoad> = {};
   try {
     for (const [i, scenario] of list.entries()) {
       opts.progress(
         `[${i + 1}/${list.length}] ${scenario.title} (groups ${scenario.groups}, size ${scenario.size}, G ${opts.graceSeconds}s, elapsed ${formatDuration(Date.now() - started)})`,
       );
-      results.push(...(await runScenario(kc, scenario, opts.graceSeconds, trigger, opts.progress)));
+      const measured = await runScenario(kc, scenario, opts.graceSeconds, trigger, pids, opts.progress);
+      results.push(...measured.results);
+      load[scenario.id] = measured.load;
     }
     const reactions = reactionTimes(trigger);
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
@@ -336,15 +353,19 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         reactionP99Ms: percentile(reactions, 99),
       },
       temporalStartFloor,
-      processes: Object.fromEntries(
-        controllers.map((c) => [c.role === 'main' ? 'worker+trigger' : c.role, processStats(c.child.pid!)]),
-      ),
+      processes: Object.fromEntries(controllers.map((c) => [processName(c), processStats(c.child.pid!)])),
+      load,
     };
   } finally {
     await Promise.all(controllers.map((c) => c.stop()));
     await server.stop();
     if (!clusterWasRunning) await stopCluster({ log: createLogger('cluster') });
   }
+}
+
+/** `worker`, `trigger`, or `worker+trigger` for both roles in one process. */
+function processName(c: ControllerProcess): string {
+  return c.role === 'main' ? 'worker+trigger' : c.role;
 }
 
 function machineInfo(): BenchResult['machine'] {

@@ -58,6 +58,16 @@ describe('npm run bench -- --quick', function () {
     const floor = result.temporalStartFloor;
     assert.equal(floor.burst, 2 * Math.max(...scenarios(true).map((s) => s.groups)), 'burst = the largest scenario');
     assert.ok(floor.singleP50Ms > 0 && floor.burstP99Ms >= floor.burstP50Ms && floor.burstP50Ms > 0);
+    for (const scenario of scenarios(true)) {
+      const load = result.load[scenario.id];
+      assert.ok(load, `no CPU load for ${scenario.id}`);
+      assert.ok(load.seconds > 0 && load.machineBusyPercent > 0 && load.machineBusyPercent <= 100, scenario.id);
+      for (const process of ['kube-apiserver', 'etcd', 'temporal', 'worker', 'trigger', 'bench']) {
+        assert.ok(load.cpuSeconds[process] !== undefined, `${scenario.id}: no CPU time for ${process}`);
+      }
+      assert.ok(load.cpuSeconds['kube-apiserver']! > 0 && load.cpuSeconds.worker! > 0, scenario.id);
+    }
+    assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /\| scenario \| wall time \| machine busy/);
     assert.equal(result.oneProcess, false);
     assert.deepEqual(Object.keys(result.processes).sort(), ['trigger', 'worker']);
     assert.ok(result.processes.worker!.peakRssMb > 0 && result.processes.trigger!.cpuSeconds > 0);
@@ -71,6 +81,7 @@ describe('npm run bench -- --quick', function () {
     assert.match(result.command, /--one-process/);
     assert.deepEqual(Object.keys(result.processes), ['worker+trigger']);
     assert.ok(result.processes['worker+trigger']!.peakRssMb > 0);
+    assert.ok(result.load['rebuild-1']!.cpuSeconds['worker+trigger']! > 0, 'CPU of the one process');
     for (const policy of ['Sequential', 'Parallel']) {
       const r = result.scenarios.find((x) => x.id === 'rebuild-1' && x.policy === policy);
       assert.deepEqual(
