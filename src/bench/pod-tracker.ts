@@ -17,10 +17,21 @@ interface PodState {
   terminatingAt?: number;
 }
 
+/** A pending `until`: re-checked on its group's events (every event if it has no group) and once a second. */
+interface Waiter {
+  group?: string;
+  check(): boolean;
+}
+
+const groupKey = (lws: string, groupIndex: number) => `${lws}/${groupIndex}`;
+
 export class PodTracker {
   private readonly pods = new Map<string, PodState>();
+  /** The same pods by group: a check looks at one group's pods, not the namespace's. */
+  private readonly groups = new Map<string, PodState[]>();
+  private readonly waiters = new Set<Waiter>();
   private watch?: RunningWatch;
-  private waiters: (() => void)[] = [];
+  private ticker?: NodeJS.Timeout;
 
   constructor(
     private readonly kc: k8s.KubeConfig,
@@ -42,10 +53,14 @@ export class PodTracker {
         remove: (pod) => this.onEvent('DELETED', pod),
       },
     });
+    // Deadlines, and a safety net: one timer for every waiter.
+    this.ticker = setInterval(() => this.recheck(() => true), 1000);
+    this.ticker.unref();
     await this.watch.synced;
   }
 
   stop(): void {
+    clearInterval(this.ticker);
     void this.watch?.stop();
   }
 
@@ -56,50 +71,68 @@ export class PodTracker {
     const parsed = parsePodName(lws, m.name);
     if (!parsed) return;
     const now = Date.now();
-    const state = this.pods.get(m.uid) ?? {
-      uid: m.uid,
-      lws,
-      groupIndex: parsed.groupIndex,
-      leader: parsed.workerIndex === 0,
-      seenAt: now,
-      ready: false,
-      deleting: false,
-    };
+    let state = this.pods.get(m.uid);
+    if (!state) {
+      state = {
+        uid: m.uid,
+        lws,
+        groupIndex: parsed.groupIndex,
+        leader: parsed.workerIndex === 0,
+        seenAt: now,
+        ready: false,
+        deleting: false,
+      };
+      this.pods.set(m.uid, state);
+      const key = groupKey(lws, parsed.groupIndex);
+      this.groups.set(key, [...(this.groups.get(key) ?? []), state]);
+    }
     state.ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
     state.deleting = Boolean(m.deletionTimestamp);
     if (state.deleting) state.terminatingAt ??= now;
     if (type === 'DELETED') state.gone ??= now;
-    this.pods.set(m.uid, state);
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w();
+    // Times are taken here, so the waiters of other groups (hundreds in a large scenario) are not woken.
+    const key = groupKey(lws, parsed.groupIndex);
+    this.recheck((w) => w.group === undefined || w.group === key);
+  }
+
+  private recheck(which: (w: Waiter) => boolean): void {
+    for (const w of [...this.waiters]) if (which(w) && w.check()) this.waiters.delete(w);
+  }
+
+  private groupPods(lws: string, groupIndex: number): PodState[] {
+    return this.groups.get(groupKey(lws, groupIndex)) ?? [];
   }
 
   /** UIDs of the live pods of a group now. */
   groupUids(lws: string, groupIndex: number): string[] {
-    return [...this.pods.values()]
-      .filter((p) => p.lws === lws && p.groupIndex === groupIndex && !p.gone)
+    return this.groupPods(lws, groupIndex)
+      .filter((p) => !p.gone)
       .map((p) => p.uid);
   }
 
-  /** Resolves when `check` returns a value, re-evaluated on every watch event (and every second). */
-  until<T>(check: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+  /**
+   * Resolves when `check` returns a value, re-evaluated on every watch event of `group` (of any group if none is
+   * given) and every second.
+   */
+  until<T>(
+    check: () => T | undefined,
+    timeoutMs: number,
+    what: string,
+    group?: { lws: string; groupIndex: number },
+  ): Promise<T> {
     return new Promise((resolve, reject) => {
       const deadline = Date.now() + timeoutMs;
-      const tick = () => {
-        const value = check();
-        if (value !== undefined) return resolve(value);
-        if (Date.now() > deadline) return reject(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`));
-        this.waiters.push(tick);
-        setTimeout(() => {
-          const i = this.waiters.indexOf(tick);
-          if (i >= 0) {
-            this.waiters.splice(i, 1);
-            tick();
-          }
-        }, 1000).unref();
+      const waiter: Waiter = {
+        group: group && groupKey(group.lws, group.groupIndex),
+        check: () => {
+          const value = check();
+          if (value !== undefined) resolve(value);
+          else if (Date.now() > deadline) reject(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`));
+          else return false;
+          return true;
+        },
       };
-      tick();
+      if (!waiter.check()) this.waiters.add(waiter);
     });
   }
 
@@ -117,17 +150,13 @@ export class PodTracker {
 
   /** A group of `size` Ready pods, none of them in `old`: the replacement group. */
   replacementReady(lws: string, groupIndex: number, size: number, old: Set<string>): boolean {
-    const fresh = [...this.pods.values()].filter(
-      (p) => p.lws === lws && p.groupIndex === groupIndex && !p.gone && !p.deleting && !old.has(p.uid) && p.ready,
-    );
+    const fresh = this.groupPods(lws, groupIndex).filter((p) => !p.gone && !p.deleting && !old.has(p.uid) && p.ready);
     return fresh.length >= size;
   }
 
   /** Leader pods of a group, other than the `old` ones, that appeared since `since` (gone or not). */
   newLeaders(lws: string, groupIndex: number, old: Set<string>, since: number): number {
-    return [...this.pods.values()].filter(
-      (p) => p.lws === lws && p.groupIndex === groupIndex && p.leader && !old.has(p.uid) && p.seenAt >= since,
-    ).length;
+    return this.groupPods(lws, groupIndex).filter((p) => p.leader && !old.has(p.uid) && p.seenAt >= since).length;
   }
 
   /** `replicas` groups of `size` Ready pods each. */

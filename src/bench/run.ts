@@ -176,7 +176,13 @@ async function runScenario(
         policies.flatMap((p) =>
           old[p].map(async (uids, i) => {
             const leader = `${names[p]}-${i}`;
-            const gone = await tracker.until(() => tracker.goneAt(uids), timeout, `old group ${i} of ${names[p]} gone`);
+            const group = { lws: names[p], groupIndex: i };
+            const gone = await tracker.until(
+              () => tracker.goneAt(uids),
+              timeout,
+              `old group ${i} of ${names[p]} gone`,
+              group,
+            );
             const sample: GroupSample = {
               teardownMs: gone - t0,
               leaderGoneMs: (tracker.goneAt(uids.slice(0, 1)) ?? gone) - t0,
@@ -188,6 +194,7 @@ async function runScenario(
                 () => (tracker.replacementReady(names[p], i, scenario.size, oldSet) ? Date.now() : undefined),
                 timeout,
                 `replacement of ${leader}`,
+                group,
               );
               sample.recoveryMs = ready - t0;
               sample.newLeaders = tracker.newLeaders(names[p], i, oldSet, t0);
