@@ -55,7 +55,7 @@ export interface BenchResult {
   quick: boolean;
   /** Worker and trigger ran compiled (dist/, workflow bundle built ahead of time), not through tsx. */
   compiled: boolean;
-  /** Worker and trigger ran in one process (`--one-process`, as `npm start` runs them). */
+  /** Worker and trigger ran in one process (`--one-process`: `dist/main.js`, the entry `npm start` runs). */
   oneProcess: boolean;
   durationMs: number;
   scenarios: ScenarioResult[];

@@ -79,7 +79,7 @@ export interface BenchOptions {
    * bundle built ahead of time. false: TypeScript through tsx, webpack at worker start (development).
    */
   compiled: boolean;
-  /** Worker and trigger in one process, as `npm start` runs them, instead of two. */
+  /** Worker and trigger in one process (`dist/main.js`, the entry `npm start` runs), instead of two. */
   oneProcess: boolean;
   progress: (line: string) => void;
 }

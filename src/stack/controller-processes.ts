@@ -29,11 +29,12 @@ export interface ControllerProcess {
  * and about 70 MB of RSS less per process (docs/profiling.md). glibc's default of one malloc arena per thread adds
  * more for the Temporal core's threads.
  */
+const workerMemory = { NODE_OPTIONS: '--max-old-space-size=256 --max-semi-space-size=1', MALLOC_ARENA_MAX: '2' };
 export const memorySettings: Record<ControllerRole, { NODE_OPTIONS: string; MALLOC_ARENA_MAX: string }> = {
-  worker: { NODE_OPTIONS: '--max-old-space-size=256 --max-semi-space-size=1', MALLOC_ARENA_MAX: '2' },
+  worker: workerMemory,
   trigger: { NODE_OPTIONS: '--max-old-space-size=192 --max-semi-space-size=1', MALLOC_ARENA_MAX: '2' },
   // No Deployment runs both roles (npm start does): the worker's settings, as the trigger adds little to its heap.
-  main: { NODE_OPTIONS: '--max-old-space-size=256 --max-semi-space-size=1', MALLOC_ARENA_MAX: '2' },
+  main: workerMemory,
 };
 
 /** The line each role logs once it serves, in the human and the JSON log format. */
