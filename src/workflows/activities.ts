@@ -24,7 +24,8 @@ export const kube = proxyLocalActivities<AllActivities>({
  */
 export const wait = proxyActivities<AllActivities>({
   startToCloseTimeout: '2 hours',
-  // 30 s: the SDK sends at most one heartbeat per 0.8 x this, and hundreds of waits run during a mass rebuild.
+  // 30 s: the SDK sends at most one heartbeat per 0.8 x this, and hundreds of waits run during a mass rebuild. The
+  // waits beat every 10 s (HEARTBEAT_INTERVAL_MS in activities/wait-support.ts): keep that under half of 0.8 x this.
   heartbeatTimeout: '30s',
   retry,
 });
