@@ -1,4 +1,5 @@
-// npm run bench [-- --quick] [--grace <seconds>] [--only <scenario,...>] [--out <dir>] [--one-process] [--dev]
+// npm run bench [-- --quick] [--grace <seconds>] [--only <scenario,...>] [--out <dir>] [--one-process] [--together]
+//   [--dev]
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,6 +18,7 @@ try {
       out: { type: 'string', default: join(repoRoot, 'docs') },
       dev: { type: 'boolean', default: false },
       'one-process': { type: 'boolean', default: false },
+      together: { type: 'boolean', default: false },
     },
   });
   const graceSeconds = Number(values.grace);
@@ -31,6 +33,7 @@ try {
     only: values.only.split(',').filter(Boolean),
     compiled: !values.dev,
     oneProcess: values['one-process'],
+    together: values.together,
     progress: (line) => process.stdout.write(line + '\n'),
   });
   writeFileSync(join(out, 'benchmarks.json'), JSON.stringify(result, null, 2) + '\n');

@@ -108,7 +108,11 @@ ${v.temporalCli}, Kubernetes ${v.kubernetes} (kube-apiserver, kube-controller-ma
 KWOK ${v.kwok}. Grace period G = ${result.graceSeconds} s${result.quick ? ' (quick mode: fewer rounds and groups)' : ''}; the run took
 ${(result.durationMs / 60000).toFixed(1)} min.
 
-Both policies run side by side in each scenario (two LeaderWorkerSets in one namespace, same moment). Times are taken
+${
+  result.together
+    ? 'Both policies run side by side in each scenario (two LeaderWorkerSets in one namespace), their groups rebuilt at the same moment (`--together`): a scenario of N groups puts 2N on the machine at once.'
+    : 'Both policies run side by side in each scenario (two LeaderWorkerSets in one namespace); each round rebuilds one policy\'s groups alone, then the other\'s (the order alternates by round), after the controller has finished every group workflow of the round before. So "N groups rebuilt at once" means N groups on the machine.'
+} Times are taken
 from a watch on the API server: **teardown** is leader deletion (or the scale-down / LWS delete call) to the last old
 pod of the group gone; **recovery** is leader deletion to a new group of \`size\` Ready pods. The fake kubelet (KWOK,
 and this project's pod finisher) removes a pod when its grace period ends, counted from when its watch shows the
@@ -130,8 +134,8 @@ ${reactionRows.join('\n')}
 
 Trigger reaction over the whole run (${result.trigger.reactions} starts): p50 ${result.trigger.reactionP50Ms} ms,
 p99 ${result.trigger.reactionP99Ms} ms. The floor under it, the same Temporal dev server idle before the scenarios (no
-worker, no cluster load): one start at a time takes ${floor.singleP50Ms} ms (p50); ${floor.burst} starts sent at once, as
-many as the largest scenario's groups of both LeaderWorkerSets, take ${floor.burstP50Ms} ms p50 and ${floor.burstP99Ms} ms p99 each.
+worker, no cluster load): one start at a time takes ${floor.singleP50Ms} ms (p50); ${floor.burst} starts sent at once (twice
+the largest scenario's groups) take ${floor.burstP50Ms} ms p50 and ${floor.burstP99Ms} ms p99 each.
 
 CPU while each scenario's rounds ran (from the first deletion until every group's samples were in), in CPU seconds
 per process of the stack, from \`/proc\`. Everything runs on this one machine; a machine busy near 100 % means every

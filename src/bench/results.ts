@@ -2,6 +2,8 @@
 import type { StartFloor } from './temporal-floor.js';
 
 export interface GroupSample {
+  /** When its round's deletions went out (ms since the epoch); the times below count from it. */
+  roundStartedAt: number;
   /** Leader deletion (or scale-down / LWS deletion) -> last old pod of the group gone. */
   teardownMs: number;
   /** -> the old leader gone. */
@@ -57,6 +59,8 @@ export interface BenchResult {
   compiled: boolean;
   /** Worker and trigger ran in one process (`--one-process`: `dist/main.js`, the entry `npm start` runs). */
   oneProcess: boolean;
+  /** Both policies' groups rebuilt at the same moment (`--together`); otherwise each policy's round runs alone. */
+  together?: boolean;
   durationMs: number;
   scenarios: ScenarioResult[];
   trigger: { reactions: number; reactionP50Ms: number; reactionP99Ms: number };

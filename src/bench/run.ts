@@ -1,9 +1,11 @@
-// `npm run bench`: Sequential and Parallel side by side on the local cluster, each scenario run for both policies at
-// once in one namespace. Times come from a watch on the API server (PodTracker), not from the controller's own view.
+// `npm run bench`: Sequential and Parallel side by side on the local cluster: each scenario has one LWS per policy in
+// one namespace, and each round rebuilds one policy's groups alone, then the other's (`--together`: both at once).
+// Times come from a watch on the API server (PodTracker), not from the controller's own view.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
 import { formatDuration } from '../log.js';
 import { API_GROUP, API_VERSION, PLURAL, type PodTerminationPolicy } from '../model/index.js';
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
@@ -20,6 +22,8 @@ import { percentile, type BenchResult, type GroupSample, type ScenarioLoad, type
 import { cpuSnapshot, loadBetween, type CpuSnapshot } from './cpu-load.js';
 import { processStats } from './process-stats.js';
 import { measureStartFloor } from './temporal-floor.js';
+import { settle } from './settle.js';
+import { temporalConfigFromEnv } from '../config/temporal.js';
 
 export interface Scenario {
   id: string;
@@ -33,7 +37,7 @@ export interface Scenario {
 
 export function scenarios(quick: boolean): Scenario[] {
   const all: Scenario[] = [
-    { id: 'rebuild-1', title: 'one group rebuilt', kind: 'rebuild', groups: 1, size: 4, rounds: quick ? 2 : 5 },
+    { id: 'rebuild-1', title: 'one group rebuilt', kind: 'rebuild', groups: 1, size: 4, rounds: quick ? 1 : 5 },
     {
       id: 'rebuild-10',
       title: '10 groups rebuilt at once',
@@ -81,6 +85,11 @@ export interface BenchOptions {
   compiled: boolean;
   /** Worker and trigger in one process (`dist/main.js`, the entry `npm start` runs), instead of two. */
   oneProcess: boolean;
+  /**
+   * Rebuild both policies' groups at the same moment, as the benchmark did before each policy got rounds of its own
+   * (a scenario of N groups then puts 2N on the machine at once).
+   */
+  together: boolean;
   progress: (line: string) => void;
 }
 
@@ -92,6 +101,7 @@ async function runScenario(
   /** The processes of the stack, by name, whose CPU the scenario reports. */
   pids: Record<string, number | undefined>,
   progress: (line: string) => void,
+  opts: { together: boolean; settle(): Promise<void> },
 ): Promise<{ results: ScenarioResult[]; load: ScenarioLoad }> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
@@ -113,6 +123,77 @@ async function runScenario(
   >;
   const samples: Record<PodTerminationPolicy, GroupSample[]> = { Sequential: [], Parallel: [] };
   const timeout = (20 * graceSeconds + 60 + g * 2) * 1000;
+  /** One round: the leaders of the policies in `batch` deleted (or their LWS scaled down or deleted) at once. */
+  const runRound = async (batch: PodTerminationPolicy[]) => {
+    const old = Object.fromEntries(
+      batch.map((p) => [p, Array.from({ length: g }, (_, i) => tracker.groupUids(names[p], i))]),
+    ) as Partial<Record<PodTerminationPolicy, string[][]>>;
+    const t0 = Date.now();
+    await Promise.all(
+      batch.map(async (p) => {
+        if (scenario.kind === 'rebuild') {
+          await Promise.all(
+            Array.from({ length: g }, (_, i) => core.deleteNamespacedPod({ name: `${names[p]}-${i}`, namespace })),
+          );
+        } else if (scenario.kind === 'scale-down') {
+          await custom.patchNamespacedCustomObject(
+            {
+              group: API_GROUP,
+              version: API_VERSION,
+              plural: PLURAL,
+              namespace,
+              name: names[p],
+              body: { spec: { replicas: 0 } },
+            },
+            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+          );
+        } else {
+          await custom.deleteNamespacedCustomObject({
+            group: API_GROUP,
+            version: API_VERSION,
+            plural: PLURAL,
+            namespace,
+            name: names[p],
+          });
+        }
+      }),
+    );
+    await Promise.all(
+      batch.flatMap((p) =>
+        old[p]!.map(async (uids, i) => {
+          const leader = `${names[p]}-${i}`;
+          const group = { lws: names[p], groupIndex: i };
+          const gone = await tracker.until(
+            () => tracker.goneAt(uids),
+            timeout,
+            `old group ${i} of ${names[p]} gone`,
+            group,
+          );
+          const sample: GroupSample = {
+            roundStartedAt: t0,
+            teardownMs: gone - t0,
+            leaderGoneMs: (tracker.goneAt(uids.slice(0, 1)) ?? gone) - t0,
+            workersTerminatingMs: (tracker.terminatingAt(uids.slice(1)) ?? t0) - t0,
+          };
+          if (scenario.kind === 'rebuild') {
+            const oldSet = new Set(uids);
+            const ready = await tracker.until(
+              () => (tracker.replacementReady(names[p], i, scenario.size, oldSet) ? Date.now() : undefined),
+              timeout,
+              `replacement of ${leader}`,
+              group,
+            );
+            sample.recoveryMs = ready - t0;
+            sample.newLeaders = tracker.newLeaders(names[p], i, oldSet, t0);
+            if (sample.newLeaders !== 1) {
+              progress(`  WARNING ${leader} got ${sample.newLeaders} new leader pods; one rebuild should make one`);
+            }
+          }
+          samples[p].push(sample);
+        }),
+      ),
+    );
+  };
   let cpuFrom: CpuSnapshot | undefined;
   let cpuTo: CpuSnapshot | undefined;
   try {
@@ -139,74 +220,15 @@ async function runScenario(
       `${g} groups ready`,
     );
     for (let round = 1; round <= scenario.rounds; round++) {
-      const old = Object.fromEntries(
-        policies.map((p) => [p, Array.from({ length: g }, (_, i) => tracker.groupUids(names[p], i))]),
-      ) as Record<PodTerminationPolicy, string[][]>;
-      cpuFrom ??= cpuSnapshot(pids);
-      const t0 = Date.now();
-      await Promise.all(
-        policies.map(async (p) => {
-          if (scenario.kind === 'rebuild') {
-            await Promise.all(
-              Array.from({ length: g }, (_, i) => core.deleteNamespacedPod({ name: `${names[p]}-${i}`, namespace })),
-            );
-          } else if (scenario.kind === 'scale-down') {
-            await custom.patchNamespacedCustomObject(
-              {
-                group: API_GROUP,
-                version: API_VERSION,
-                plural: PLURAL,
-                namespace,
-                name: names[p],
-                body: { spec: { replicas: 0 } },
-              },
-              k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-            );
-          } else {
-            await custom.deleteNamespacedCustomObject({
-              group: API_GROUP,
-              version: API_VERSION,
-              plural: PLURAL,
-              namespace,
-              name: names[p],
-            });
-          }
-        }),
-      );
-      await Promise.all(
-        policies.flatMap((p) =>
-          old[p].map(async (uids, i) => {
-            const leader = `${names[p]}-${i}`;
-            const group = { lws: names[p], groupIndex: i };
-            const gone = await tracker.until(
-              () => tracker.goneAt(uids),
-              timeout,
-              `old group ${i} of ${names[p]} gone`,
-              group,
-            );
-            const sample: GroupSample = {
-              teardownMs: gone - t0,
-              leaderGoneMs: (tracker.goneAt(uids.slice(0, 1)) ?? gone) - t0,
-              workersTerminatingMs: (tracker.terminatingAt(uids.slice(1)) ?? t0) - t0,
-            };
-            if (scenario.kind === 'rebuild') {
-              const oldSet = new Set(uids);
-              const ready = await tracker.until(
-                () => (tracker.replacementReady(names[p], i, scenario.size, oldSet) ? Date.now() : undefined),
-                timeout,
-                `replacement of ${leader}`,
-                group,
-              );
-              sample.recoveryMs = ready - t0;
-              sample.newLeaders = tracker.newLeaders(names[p], i, oldSet, t0);
-              if (sample.newLeaders !== 1) {
-                progress(`  WARNING ${leader} got ${sample.newLeaders} new leader pods; one rebuild should make one`);
-              }
-            }
-            samples[p].push(sample);
-          }),
-        ),
-      );
+      // Apart (the default), each policy's groups are rebuilt alone, in an order that alternates by round: "N groups
+      // at once" means N on the machine, and neither policy is measured under the other's load.
+      const order = round % 2 === 1 ? policies : [...policies].reverse();
+      for (const batch of opts.together ? [policies] : order.map((p) => [p])) {
+        // The previous round's workflows (or the provisioning's) may still be finishing: Events, status, reports.
+        await opts.settle();
+        cpuFrom ??= cpuSnapshot(pids);
+        await runRound(batch);
+      }
       const p50 = (p: PodTerminationPolicy) =>
         formatDuration(
           percentile(
@@ -330,12 +352,17 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   };
   const results: ScenarioResult[] = [];
   const load: Record<string, ScenarioLoad> = {};
+  const connection = await Connection.connect({ address: server.address });
+  const temporal = { client: new Client({ connection }), taskQueue: temporalConfigFromEnv(env).taskQueue };
   try {
     for (const [i, scenario] of list.entries()) {
       opts.progress(
         `[${i + 1}/${list.length}] ${scenario.title} (groups ${scenario.groups}, size ${scenario.size}, G ${opts.graceSeconds}s, elapsed ${formatDuration(Date.now() - started)})`,
       );
-      const measured = await runScenario(kc, scenario, opts.graceSeconds, trigger, pids, opts.progress);
+      const measured = await runScenario(kc, scenario, opts.graceSeconds, trigger, pids, opts.progress, {
+        together: opts.together,
+        settle: () => settle(temporal.client, temporal.taskQueue, opts.progress),
+      });
       results.push(...measured.results);
       load[scenario.id] = measured.load;
     }
@@ -345,9 +372,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     };
     const { versions } = await import('../stack/versions.js');
     return {
-      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}${opts.oneProcess ? ' --one-process' : ''}`,
+      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}${opts.oneProcess ? ' --one-process' : ''}${opts.together ? ' --together' : ''}`,
       compiled: opts.compiled,
       oneProcess: opts.oneProcess,
+      together: opts.together,
       date: new Date().toISOString(),
       machine: machineInfo(),
       versions: { node: process.version, temporalSdk: pkg.dependencies['@temporalio/worker'] ?? '?', ...versions },
@@ -365,6 +393,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       load,
     };
   } finally {
+    await connection.close();
     await Promise.all(controllers.map((c) => c.stop()));
     await server.stop();
     if (!clusterWasRunning) await stopCluster({ log: createLogger('cluster') });

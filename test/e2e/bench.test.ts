@@ -54,6 +54,30 @@ describe('npm run bench -- --quick', function () {
         }
       }
     }
+    // Each round rebuilds one policy's groups alone: the other policy's round of that scenario starts only once
+    // this one's groups are back (gone, for scale-down and LWS deletion).
+    assert.equal(result.together, false);
+    for (const scenario of scenarios(true)) {
+      const spans = result.scenarios
+        .filter((s) => s.id === scenario.id)
+        .flatMap((s) =>
+          s.samples.map((x) => ({
+            policy: s.policy,
+            from: x.roundStartedAt,
+            to: x.roundStartedAt + (x.recoveryMs ?? x.teardownMs),
+          })),
+        );
+      assert.equal(
+        new Set(spans.map((x) => x.from)).size,
+        2 * scenario.rounds,
+        `${scenario.id}: one start per round and policy`,
+      );
+      for (const a of spans.filter((x) => x.policy === 'Parallel')) {
+        for (const b of spans.filter((x) => x.policy === 'Sequential')) {
+          assert.ok(a.to <= b.from || b.to <= a.from, `${scenario.id}: a Parallel and a Sequential round overlapped`);
+        }
+      }
+    }
     assert.ok(result.trigger.reactions > 0);
     const floor = result.temporalStartFloor;
     assert.equal(floor.burst, 2 * Math.max(...scenarios(true).map((s) => s.groups)), 'burst = the largest scenario');
@@ -75,9 +99,14 @@ describe('npm run bench -- --quick', function () {
     assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /\| one group rebuilt \| 1 x 4 \|/);
   });
 
-  it('--one-process measures worker and trigger in one process, the entry npm start runs', async () => {
-    const { out, result } = await quickBench('--one-process', '--only', 'rebuild-1');
+  it('--one-process measures worker and trigger in one process, the entry npm start runs; --together rebuilds both policies at once', async () => {
+    const { out, result } = await quickBench('--one-process', '--together', '--only', 'rebuild-1');
     assert.equal(result.oneProcess, true);
+    assert.equal(result.together, true);
+    assert.match(result.command, /--together/);
+    const startsOf = (policy: string) =>
+      result.scenarios.find((x) => x.id === 'rebuild-1' && x.policy === policy)!.samples.map((x) => x.roundStartedAt);
+    assert.deepEqual(startsOf('Sequential'), startsOf('Parallel'), 'both policies deleted in the same moment');
     assert.match(result.command, /--one-process/);
     assert.deepEqual(Object.keys(result.processes), ['worker+trigger']);
     assert.ok(result.processes['worker+trigger']!.peakRssMb > 0);
@@ -86,8 +115,8 @@ describe('npm run bench -- --quick', function () {
       const r = result.scenarios.find((x) => x.id === 'rebuild-1' && x.policy === policy);
       assert.deepEqual(
         r?.samples.map((x) => x.newLeaders),
-        [1, 1],
-        `${policy}: each round rebuilt the group once`,
+        [1],
+        `${policy}: the round rebuilt the group once`,
       );
       assert.ok(r!.reactionsMs.length > 0, `${policy}: the trigger's starts are read from the one process's log`);
     }
