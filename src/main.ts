@@ -7,7 +7,7 @@ import { createLogger } from './log.js';
 import { devServerDbPath } from './stack/temporal.js';
 import { startDevServer, type DevServer } from './stack/dev-server.js';
 import { runTrigger } from './trigger/run.js';
-import { runWorker } from './worker/run.js';
+import { connectWorker, runWorker } from './worker/run.js';
 
 const log = createLogger('lws-temporal');
 
@@ -42,13 +42,17 @@ async function main(): Promise<void> {
   // One process, two metrics servers: the worker's on METRICS_PORT, the trigger's on the next port.
   const metricsPort = Number(process.env.METRICS_PORT ?? 9464);
   const triggerEnv = { ...process.env, METRICS_PORT: String(metricsPort === 0 ? 0 : metricsPort + 1) };
-  const trigger = await runTrigger(temporal, kc, createLogger('trigger'), triggerEnv);
+  // One connection for both: the trigger's starts then ask the server for eager workflow start, and the first task
+  // of a teardown comes back with its start, to this process's worker, instead of through the task queue.
+  const connection = await connectWorker(temporal);
+  const trigger = await runTrigger(temporal, kc, createLogger('trigger'), triggerEnv, connection);
   const stopTrigger = () => void trigger.stop();
   // The worker's SDK drains on SIGTERM / SIGINT by itself; the trigger stops alongside.
   process.once('SIGTERM', stopTrigger);
   process.once('SIGINT', stopTrigger);
-  await runWorker(temporal, kc, createLogger('worker'));
+  await runWorker(temporal, kc, createLogger('worker'), connection);
   await trigger.stop();
+  await connection.close();
   await devServer?.stop();
 }
 

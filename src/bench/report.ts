@@ -133,7 +133,11 @@ leader.
 ${reactionRows.join('\n')}
 
 Trigger reaction over the whole run (${result.trigger.reactions} starts): p50 ${result.trigger.reactionP50Ms} ms,
-p99 ${result.trigger.reactionP99Ms} ms. The floor under it, the same Temporal dev server idle before the scenarios (no
+p99 ${result.trigger.reactionP99Ms} ms.${
+    result.oneProcess
+      ? ` ${result.trigger.eagerStarts ?? 0} of the starts were eager: the server handed the new workflow's first task back with the start, to the worker in the same process.`
+      : ''
+  } The floor under it, the same Temporal dev server idle before the scenarios (no
 worker, no cluster load): one start at a time takes ${floor.singleP50Ms} ms (p50); ${floor.burst} starts sent at once (twice
 the largest scenario's groups) take ${floor.burstP50Ms} ms p50 and ${floor.burstP99Ms} ms p99 each.
 

@@ -63,7 +63,13 @@ export interface BenchResult {
   together?: boolean;
   durationMs: number;
   scenarios: ScenarioResult[];
-  trigger: { reactions: number; reactionP50Ms: number; reactionP99Ms: number };
+  trigger: {
+    reactions: number;
+    reactionP50Ms: number;
+    reactionP99Ms: number;
+    /** Starts whose first workflow task came back with the start, to the worker in the same process (one process). */
+    eagerStarts?: number;
+  };
   /** Workflow starts on the idle Temporal server, before the scenarios: the floor under the trigger's reaction. */
   temporalStartFloor: StartFloor;
   /** By process: `worker` and `trigger`, or `worker+trigger` when they ran in one. */

@@ -294,17 +294,25 @@ async function runScenario(
 
 /** Trigger reaction times (watch event -> workflow started) from its JSON log lines, of the workflow IDs given. */
 function reactionTimes(trigger: ControllerProcess, workflowIdPrefix = ''): number[] {
-  const out: number[] = [];
+  return startLines(trigger, workflowIdPrefix).map((entry) => entry.latencyMs);
+}
+
+/** The trigger's "workflow started" log lines, of the workflow IDs given. */
+function startLines(
+  trigger: ControllerProcess,
+  workflowIdPrefix = '',
+): { latencyMs: number; workflowId: string; eager?: boolean }[] {
+  const out: { latencyMs: number; workflowId: string; eager?: boolean }[] = [];
   for (const line of trigger.lines) {
     if (!line.startsWith('{')) continue;
     try {
-      const entry = JSON.parse(line) as { msg?: string; latencyMs?: number; workflowId?: string };
+      const entry = JSON.parse(line) as { msg?: string; latencyMs?: number; workflowId?: string; eager?: boolean };
       if (
         entry.msg === 'workflow started' &&
         typeof entry.latencyMs === 'number' &&
         entry.workflowId?.startsWith(workflowIdPrefix)
       )
-        out.push(entry.latencyMs);
+        out.push({ latencyMs: entry.latencyMs, workflowId: entry.workflowId, eager: entry.eager });
     } catch {
       /* not a log object */
     }
@@ -384,6 +392,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       durationMs: Date.now() - started,
       scenarios: results,
       trigger: {
+        eagerStarts: startLines(trigger).filter((entry) => entry.eager === true).length,
         reactions: reactions.length,
         reactionP50Ms: percentile(reactions, 50),
         reactionP99Ms: percentile(reactions, 99),

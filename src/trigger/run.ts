@@ -1,6 +1,7 @@
 // The trigger service against one cluster and one Temporal namespace.
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
 import { connectionOptions, type TemporalConfig } from '../config/temporal.js';
 import type { Logger } from '../log.js';
 import { serveMetrics, TriggerMetrics } from '../observability/metrics.js';
@@ -17,13 +18,20 @@ export async function runTrigger(
   log: Logger,
   /** Where METRICS_PORT is read (`npm start` moves the trigger's next to the worker's). */
   env: NodeJS.ProcessEnv = process.env,
+  /**
+   * The worker's connection, when both run in this process (`npm start`): starts then ask for eager workflow start,
+   * and the caller closes it. Otherwise the trigger opens a connection of its own.
+   */
+  shared?: NativeConnection,
 ): Promise<RunningTrigger> {
-  const connection = await Connection.connect(connectionOptions(temporal)).catch((err: unknown) => {
-    throw new Error(
-      `cannot reach Temporal at ${temporal.address} (${(err as Error).message}): set TEMPORAL_ADDRESS, or unset it with \`npm start\` to run an embedded dev server`,
-      { cause: err },
-    );
-  });
+  const connection =
+    shared ??
+    (await Connection.connect(connectionOptions(temporal)).catch((err: unknown) => {
+      throw new Error(
+        `cannot reach Temporal at ${temporal.address} (${(err as Error).message}): set TEMPORAL_ADDRESS, or unset it with \`npm start\` to run an embedded dev server`,
+        { cause: err },
+      );
+    }));
   const client = new Client({ connection, namespace: temporal.namespace });
   const searchAttributes = await registeredSearchAttributes(client, temporal.namespace, log);
   const metrics = new TriggerMetrics();
@@ -35,6 +43,7 @@ export async function runTrigger(
     taskQueue: temporal.taskQueue,
     log,
     searchAttributes,
+    eagerStart: shared !== undefined,
     onStarted: (action, outcome, latencyMs) => {
       if (outcome === 'started') {
         metrics.started.inc({ workflow: action.workflowType });
@@ -57,7 +66,7 @@ export async function runTrigger(
       ready = false;
       await trigger.stop();
       await server.close();
-      await connection.close();
+      if (!shared) await connection.close();
     },
   };
 }

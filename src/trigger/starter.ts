@@ -19,6 +19,11 @@ export interface StarterOptions {
   onError?: (action: StartAction, err: unknown) => void;
   /** The first retry's pause; each further one doubles it, up to 10 s. */
   retryBaseMs?: number;
+  /**
+   * Ask the server to hand a new workflow's first task straight back with the start (eager workflow start), to the
+   * worker in this process: only when the client shares the worker's NativeConnection (`npm start`).
+   */
+  eagerStart?: boolean;
 }
 
 const maxAttempts = 6;
@@ -84,7 +89,7 @@ export class WorkflowStarter {
   private async start(action: StartAction, observedAt: number): Promise<void> {
     const { client, taskQueue, log } = this.opts;
     try {
-      await client.workflow.start(action.workflowType, {
+      const handle = await client.workflow.start(action.workflowType, {
         taskQueue,
         workflowId: action.workflowId,
         args: action.args,
@@ -92,10 +97,17 @@ export class WorkflowStarter {
         typedSearchAttributes: this.searchAttributesFor(action),
         // A lifecycle runs once per incarnation: the ID names the object's uid, so a later start is a repeat.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        requestEagerStart: this.opts.eagerStart,
       });
       this.remember(action.workflowId);
       const latencyMs = Date.now() - observedAt;
-      log.info('workflow started', { workflowId: action.workflowId, reason: action.reason, latencyMs });
+      log.info('workflow started', {
+        workflowId: action.workflowId,
+        reason: action.reason,
+        latencyMs,
+        // The server handed its first task to this process's worker with the start: no task queue round trip.
+        ...(handle.eagerlyStarted ? { eager: true } : {}),
+      });
       this.opts.onStarted?.(action, 'started', latencyMs);
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

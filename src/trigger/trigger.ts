@@ -22,6 +22,8 @@ export interface TriggerOptions {
   taskQueue: string;
   log: Logger;
   searchAttributes: boolean;
+  /** See StarterOptions.eagerStart. */
+  eagerStart?: boolean;
   /** How often every known object is decided on again, so that a start lost to an outage is retried. */
   resyncIntervalMs?: number;
   onStarted?: ConstructorParameters<typeof WorkflowStarter>[0]['onStarted'];
@@ -45,6 +47,7 @@ export class Trigger {
       taskQueue: opts.taskQueue,
       log: opts.log,
       searchAttributes: opts.searchAttributes,
+      eagerStart: opts.eagerStart,
       onStarted: opts.onStarted,
     });
   }

@@ -15,15 +15,28 @@ export const workflowsPath = fileURLToPath(new URL(`../workflows/index.${compile
 /** `npm run build` writes the workflow bundle next to the compiled code. */
 const builtBundle = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
-/** Resolves when the worker has stopped: SIGTERM / SIGINT make the SDK drain it first. */
-export async function runWorker(temporal: TemporalConfig, kc: k8s.KubeConfig, log: Logger): Promise<void> {
-  const metrics = new WorkerMetrics();
-  const connection = await NativeConnection.connect(connectionOptions(temporal)).catch((err: unknown) => {
+/** The worker's connection to Temporal, with an error that says what to set when the server cannot be reached. */
+export function connectWorker(temporal: TemporalConfig): Promise<NativeConnection> {
+  return NativeConnection.connect(connectionOptions(temporal)).catch((err: unknown) => {
     throw new Error(
       `cannot reach Temporal at ${temporal.address} (${(err as Error).message}): set TEMPORAL_ADDRESS, or unset it with \`npm start\` to run an embedded dev server`,
       { cause: err },
     );
   });
+}
+
+/**
+ * Resolves when the worker has stopped: SIGTERM / SIGINT make the SDK drain it first. With `shared`, the worker
+ * runs on the caller's connection (which the caller closes), as `npm start` does to share it with the trigger.
+ */
+export async function runWorker(
+  temporal: TemporalConfig,
+  kc: k8s.KubeConfig,
+  log: Logger,
+  shared?: NativeConnection,
+): Promise<void> {
+  const metrics = new WorkerMetrics();
+  const connection = shared ?? (await connectWorker(temporal));
   // A bundle built ahead of time (`npm run bundle:workflows`) spares the worker webpack and its memory at start.
   const bundle = process.env.LWS_WORKFLOW_BUNDLE || (compiled && existsSync(builtBundle) ? builtBundle : undefined);
   const worker = await Worker.create({
@@ -62,6 +75,6 @@ export async function runWorker(temporal: TemporalConfig, kc: k8s.KubeConfig, lo
   } finally {
     await server.close();
   }
-  await connection.close();
+  if (!shared) await connection.close();
   log.info('stopped');
 }

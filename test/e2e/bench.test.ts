@@ -79,6 +79,7 @@ describe('npm run bench -- --quick', function () {
       }
     }
     assert.ok(result.trigger.reactions > 0);
+    assert.equal(result.trigger.eagerStarts, 0, 'two processes: no eager workflow start');
     const floor = result.temporalStartFloor;
     assert.equal(floor.burst, 2 * Math.max(...scenarios(true).map((s) => s.groups)), 'burst = the largest scenario');
     assert.ok(floor.singleP50Ms > 0 && floor.burstP99Ms >= floor.burstP50Ms && floor.burstP50Ms > 0);
@@ -103,6 +104,9 @@ describe('npm run bench -- --quick', function () {
     const { out, result } = await quickBench('--one-process', '--together', '--only', 'rebuild-1');
     assert.equal(result.oneProcess, true);
     assert.equal(result.together, true);
+    // One process shares the worker's connection with the trigger: its starts ask for, and get, eager start.
+    assert.ok((result.trigger.eagerStarts ?? 0) > 0, 'no eager workflow start in one process');
+    assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /\d+ of the starts were eager/);
     assert.match(result.command, /--together/);
     const startsOf = (policy: string) =>
       result.scenarios.find((x) => x.id === 'rebuild-1' && x.policy === policy)!.samples.map((x) => x.roundStartedAt);

@@ -5,7 +5,7 @@ import { silentLogger } from '../../src/log.js';
 import type { StartAction } from '../../src/trigger/decide.js';
 import { WorkflowStarter } from '../../src/trigger/starter.js';
 
-type Call = { op: 'start' | 'signalWithStart'; workflowId: string };
+type Call = { op: 'start' | 'signalWithStart'; workflowId: string; requestEagerStart?: boolean };
 
 /** A Temporal client stand-in: records calls and answers each with what `answer` says, after `delayMs`. */
 function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'fail', delayMs = 20) {
@@ -17,10 +17,17 @@ function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'fail',
     const a = answer(call, n);
     if (a === 'exists') throw new WorkflowExecutionAlreadyStartedError('exists', call.workflowId, 'teardownGroup');
     if (a === 'fail') throw new Error('unavailable');
+    // A handle's one field the starter reads: whether the server started it eagerly.
+    return { eagerlyStarted: call.requestEagerStart === true };
   };
   const client = {
     workflow: {
-      start: (_type: string, o: { workflowId: string }) => respond({ op: 'start', workflowId: o.workflowId }),
+      start: (_type: string, o: { workflowId: string; requestEagerStart?: boolean }) =>
+        respond({
+          op: 'start',
+          workflowId: o.workflowId,
+          ...(o.requestEagerStart === undefined ? {} : { requestEagerStart: o.requestEagerStart }),
+        }),
       signalWithStart: (_type: string, o: { workflowId: string }) =>
         respond({ op: 'signalWithStart', workflowId: o.workflowId }),
     },
@@ -40,9 +47,10 @@ function action(workflowId: string, kind: StartAction['kind'] = 'start'): StartA
   };
 }
 
-function starterWith(client: Client, outcomes: string[], errors: string[] = []) {
+function starterWith(client: Client, outcomes: string[], errors: string[] = [], eagerStart?: boolean) {
   return new WorkflowStarter({
     client,
+    eagerStart,
     taskQueue: 'q',
     log: silentLogger,
     searchAttributes: false,
@@ -55,6 +63,19 @@ function starterWith(client: Client, outcomes: string[], errors: string[] = []) 
 const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
 
 describe('trigger: WorkflowStarter', () => {
+  it("asks for eager workflow start only when it shares the worker's connection, and never for signals", async () => {
+    for (const eagerStart of [true, false, undefined]) {
+      const { client, calls } = fakeClient(() => 'ok');
+      const starter = starterWith(client, [], [], eagerStart);
+      starter.submit(action('lws/default/demo/0/teardown'));
+      starter.submit(action('lws/default/demo/reconcile', 'signal-with-start'));
+      await settle();
+      const start = calls.find((c) => c.op === 'start');
+      assert.equal(start?.requestEagerStart === true, eagerStart === true, `eagerStart ${eagerStart}`);
+      assert.equal(calls.find((c) => c.op === 'signalWithStart')?.requestEagerStart, undefined);
+    }
+  });
+
   it('makes one start for a burst of identical decisions, and none once the server has the workflow', async () => {
     const { client, calls } = fakeClient(() => 'ok');
     const outcomes: string[] = [];
