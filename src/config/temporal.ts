@@ -62,6 +62,14 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
   };
 }
 
+/** The worker's and the trigger's error when the server cannot be reached: what to set, or how to run one. */
+export function temporalUnreachable(config: TemporalConfig, err: unknown): Error {
+  return new Error(
+    `cannot reach Temporal at ${config.address} (${(err as Error).message}): set TEMPORAL_ADDRESS, or unset it with \`npm start\` to run an embedded dev server`,
+    { cause: err },
+  );
+}
+
 /** Options shared by the client's Connection and the worker's NativeConnection. */
 export function connectionOptions(
   config: TemporalConfig,

@@ -2,7 +2,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import { connectionOptions, type TemporalConfig } from '../config/temporal.js';
+import { connectionOptions, temporalUnreachable, type TemporalConfig } from '../config/temporal.js';
 import type { Logger } from '../log.js';
 import { serveMetrics, TriggerMetrics } from '../observability/metrics.js';
 import { registeredSearchAttributes } from './search-attributes-check.js';
@@ -27,10 +27,7 @@ export async function runTrigger(
   const connection =
     shared ??
     (await Connection.connect(connectionOptions(temporal)).catch((err: unknown) => {
-      throw new Error(
-        `cannot reach Temporal at ${temporal.address} (${(err as Error).message}): set TEMPORAL_ADDRESS, or unset it with \`npm start\` to run an embedded dev server`,
-        { cause: err },
-      );
+      throw temporalUnreachable(temporal, err);
     }));
   const client = new Client({ connection, namespace: temporal.namespace });
   const searchAttributes = await registeredSearchAttributes(client, temporal.namespace, log);

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
-import { connectionOptions, type TemporalConfig } from '../config/temporal.js';
+import { connectionOptions, temporalUnreachable, type TemporalConfig } from '../config/temporal.js';
 import type { Logger } from '../log.js';
 import { countActivityErrors } from '../observability/activity-errors.js';
 import { serveMetrics, WorkerMetrics } from '../observability/metrics.js';
@@ -18,10 +18,7 @@ const builtBundle = fileURLToPath(new URL('../workflow-bundle.js', import.meta.u
 /** The worker's connection to Temporal, with an error that says what to set when the server cannot be reached. */
 export function connectWorker(temporal: TemporalConfig): Promise<NativeConnection> {
   return NativeConnection.connect(connectionOptions(temporal)).catch((err: unknown) => {
-    throw new Error(
-      `cannot reach Temporal at ${temporal.address} (${(err as Error).message}): set TEMPORAL_ADDRESS, or unset it with \`npm start\` to run an embedded dev server`,
-      { cause: err },
-    );
+    throw temporalUnreachable(temporal, err);
   });
 }
 
