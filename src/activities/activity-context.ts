@@ -14,6 +14,13 @@ export function heartbeat(details?: unknown): void {
   current()?.heartbeat(details);
 }
 
+/** Logs a warning through the activity's logger (with its workflow and activity ids); outside one, to stderr. */
+export function warn(message: string, meta: Record<string, unknown>): void {
+  const log = current()?.log;
+  if (log) log.warn(message, meta);
+  else console.warn(JSON.stringify({ level: 'warn', msg: message, ...meta }));
+}
+
 /** Aborted when Temporal cancels the activity; never aborted outside one. */
 export function cancellationSignal(): AbortSignal {
   return current()?.cancellationSignal ?? new AbortController().signal;

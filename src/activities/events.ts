@@ -1,11 +1,11 @@
 // Kubernetes Events on the LWS, so that `kubectl describe lws` tells the story the workflows tell.
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { V1MicroTime, type CoreV1Event } from '@kubernetes/client-node';
+import { V1MicroTime, type ApiException, type CoreV1Event } from '@kubernetes/client-node';
 import { API_GROUP_VERSION, KIND } from '../model/index.js';
-import { activityExecutionKey } from './activity-context.js';
+import { activityExecutionKey, warn } from './activity-context.js';
 import type { KubeClients } from './clients.js';
-import { classify, isConflict } from './kube-errors.js';
+import { classify, isConflict, isPermanent, kubeStatus } from './kube-errors.js';
 import type { KubernetesEvent } from './types.js';
 
 export const REPORTING_COMPONENT = 'lws-temporal';
@@ -23,7 +23,13 @@ function eventName(lwsName: string): string {
   return `${lwsName}.${suffix}`;
 }
 
-export async function recordEvent(c: KubeClients, event: KubernetesEvent): Promise<void> {
+/**
+ * Records the Event; resolves false when the API server refuses it for good. An Event is a report, not part of the
+ * lifecycle: as Kubernetes' own event recorders do, a refusal (the namespace is being deleted, the role lacks the
+ * right) is logged and dropped, and never fails the workflow that reports. Transient failures are thrown, so the
+ * activity is retried.
+ */
+export async function recordEvent(c: KubeClients, event: KubernetesEvent): Promise<boolean> {
   const { namespace, name, uid } = event.lws;
   const at = new Date();
   const message =
@@ -46,7 +52,18 @@ export async function recordEvent(c: KubeClients, event: KubernetesEvent): Promi
   };
   try {
     await c.core.createNamespacedEvent({ namespace, body });
+    return true;
   } catch (err) {
-    if (!isConflict(err)) throw classify(err); // 409: this activity's event already exists
+    if (isConflict(err)) return true; // this activity's Event already exists
+    if (!isPermanent(err)) throw classify(err);
+    const status = kubeStatus(err as ApiException<unknown>);
+    warn('Event not recorded: the API server refused it', {
+      // `namespace` is Temporal's in an activity's log.
+      lws: `${namespace}/${name}`,
+      reason: event.reason,
+      code: status.code,
+      apiMessage: status.message,
+    });
+    return false;
   }
 }

@@ -27,6 +27,12 @@ export function isNotFound(err: unknown): boolean {
   return statusCode(err) === 404;
 }
 
+/** A refusal the same request will always get again (see PERMANENT_CODES). */
+export function isPermanent(err: unknown): boolean {
+  const code = statusCode(err);
+  return code !== undefined && PERMANENT_CODES.has(code);
+}
+
 /** 409: the name is taken (on create), a resourceVersion or uid precondition failed (on update or delete). */
 export function isConflict(err: unknown): boolean {
   return statusCode(err) === 409;

@@ -155,8 +155,11 @@ export interface LwsActivities {
 
   /** Write the status subresource (merge patch of the fields given). */
   updateLeaderWorkerSetStatus(input: { ref: LwsRef; status: LeaderWorkerSetStatus }): Promise<void>;
-  /** Record a Kubernetes Event on the LWS, so `kubectl describe lws` tells the same story as the workflow. */
-  recordEvent(event: KubernetesEvent): Promise<void>;
+  /**
+   * Record a Kubernetes Event on the LWS, so `kubectl describe lws` tells the same story as the workflow. false: the
+   * API server refused it for good (the namespace is being deleted, say); it is logged and dropped.
+   */
+  recordEvent(event: KubernetesEvent): Promise<boolean>;
 }
 
 export interface PodsGoneResult extends GoneResult {

@@ -658,6 +658,42 @@ describe('activities against the cluster', function () {
       assert.match(stdout, /Normal\s+GroupProvisioned\s+\S+\s+lws-temporal\s+group 0 is up/);
       assert.match(stdout, /Warning\s+Slow\s+\S+\s+lws-temporal\s+took long/);
     });
+
+    it('recordEvent drops an Event the API server refuses for good (its namespace is being deleted) and resolves false', async () => {
+      // A ConfigMap with a finalizer of ours keeps the deleted namespace Terminating until the test lets it go.
+      const doomed = await createTestNamespace(kc, 'events-doomed');
+      const finalizer = 'lws-temporal.test/hold';
+      await core.createNamespacedConfigMap({
+        namespace: doomed,
+        body: { metadata: { name: 'hold', finalizers: [finalizer] } },
+      });
+      await core.deleteNamespace({ name: doomed });
+      try {
+        await waitFor(
+          `namespace ${doomed} Terminating`,
+          async () => ((await core.readNamespace({ name: doomed })).status?.phase === 'Terminating' ? true : undefined),
+          { timeoutMs: 30_000 },
+        );
+        const lws = { namespace: doomed, name: 'going', uid: '00000000-0000-0000-0000-000000000001' };
+        const event = { lws, type: 'Normal' as const, reason: 'GroupGone', message: 'group 0 is gone' };
+        assert.equal(await act.recordEvent(event), false);
+        assert.equal(await new MockActivityEnvironment({ activityId: 'doomed' }).run(act.recordEvent, event), false);
+        const events = await core.listNamespacedEvent({ namespace: doomed });
+        assert.deepEqual(
+          events.items.filter((e) => e.reason === 'GroupGone'),
+          [],
+        );
+        // A live namespace still gets its Event: true.
+        const live = await createLws('with-one-event');
+        const target = { namespace, name: 'with-one-event', uid: live.metadata.uid ?? '' };
+        assert.equal(await act.recordEvent({ ...event, lws: target }), true);
+      } finally {
+        await core.patchNamespacedConfigMap(
+          { namespace: doomed, name: 'hold', body: { metadata: { finalizers: null } } },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        );
+      }
+    });
   });
 
   describe('errors', () => {
