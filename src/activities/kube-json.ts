@@ -1,4 +1,4 @@
-// Pods and StatefulSets as plain JSON, over the API server connection every activity shares. client-node's typed APIs
+// Pods and StatefulSets as plain JSON, over the API server connections every activity shares (HTTP/2, see api-http2.ts). client-node's typed APIs
 // decode each response into their model classes, walking every field against a type map and turning timestamps
 // into Dates: in a 100-group rebuild that was about a tenth of the worker's main thread. These calls hand back what
 // the API server sent. Field names are the same as in the typed models; timestamps are RFC 3339 strings, so code
@@ -6,6 +6,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { ApiException, type KubeConfig, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
+import { http2Target, stream, streamError, type Http2Target } from './api-http2.js';
 
 export const podsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
 export const statefulSetsPath = (namespace: string) =>
@@ -21,6 +22,13 @@ interface Call {
   contentType?: string;
 }
 
+/** What came back: status, headers, and the body as text. */
+interface Answer {
+  code: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
 /**
  * One API call; resolves with the parsed response body. A status outside 2xx rejects with client-node's ApiException
  * (code, and the body as text), so kube-errors classifies it exactly as a typed call's failure.
@@ -32,7 +40,7 @@ export async function kubeCall<T>(kc: KubeConfig, call: Call): Promise<T> {
   for (const [key, value] of Object.entries(call.query ?? {}))
     if (value !== undefined) url.searchParams.set(key, value);
   const payload = call.body === undefined ? undefined : Buffer.from(JSON.stringify(call.body));
-  // Credentials (token header, client certificate) and the shared keep-alive agent, as for a typed call.
+  // Credentials (token header, client certificate), the TLS trust and, for HTTP/1.1, the shared keep-alive agent.
   const options: https.RequestOptions = { method: call.method, headers: { Accept: 'application/json' } };
   await kc.applyToHTTPSOptions(options);
   if (payload) {
@@ -42,24 +50,70 @@ export async function kubeCall<T>(kc: KubeConfig, call: Call): Promise<T> {
       'Content-Length': payload.length,
     };
   }
+  const target = http2Target(kc, options);
+  let answer: Answer;
+  try {
+    answer = target ? await overHttp2(target, call.method, url, payload) : await overHttp1(url, options, payload);
+  } catch (err) {
+    // A server that turned HTTP/2 down is now marked for HTTP/1.1 (api-http2.ts): ask again that way.
+    if (!target || http2Target(kc, options)) throw err;
+    answer = await overHttp1(url, options, payload);
+  }
+  if (answer.code < 200 || answer.code > 299) {
+    throw new ApiException(
+      answer.code,
+      `${call.method} ${call.path}: HTTP ${answer.code}`,
+      answer.text,
+      answer.headers,
+    );
+  }
+  try {
+    return (answer.text ? JSON.parse(answer.text) : undefined) as T;
+  } catch (err) {
+    throw new Error(`${call.method} ${call.path}: the API server's answer is not JSON`, { cause: err });
+  }
+}
+
+function overHttp2(target: Http2Target, method: Method, url: URL, payload: Buffer | undefined): Promise<Answer> {
+  return new Promise<Answer>((resolve, reject) => {
+    const extra = payload === undefined ? {} : { 'content-length': payload.length };
+    const request = stream(target, method, url.pathname + url.search, extra, payload);
+    const chunks: Buffer[] = [];
+    let code = 0;
+    let headers: Record<string, string> = {};
+    request.on('response', (h) => {
+      code = Number(h[':status']);
+      headers = Object.fromEntries(
+        Object.entries(h)
+          .filter(([k]) => !k.startsWith(':'))
+          .map(([k, v]) => [k, String(v)]),
+      );
+    });
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('error', (err) => reject(streamError(err)));
+    let ended = false;
+    request.on('end', () => {
+      ended = true;
+      resolve({ code, headers, text: Buffer.concat(chunks).toString('utf8') });
+    });
+    // Reset by the server, or its connection lost, before the answer was complete.
+    request.on('close', () => {
+      if (!ended)
+        reject(new Error(`${method} ${url.pathname}: the HTTP/2 stream closed early (code ${request.rstCode})`));
+    });
+  });
+}
+
+function overHttp1(url: URL, options: https.RequestOptions, payload: Buffer | undefined): Promise<Answer> {
   const send = url.protocol === 'https:' ? https.request : http.request;
-  return new Promise<T>((resolve, reject) => {
+  return new Promise<Answer>((resolve, reject) => {
     const request = send(url, options, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', reject);
       response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const code = response.statusCode ?? 0;
-        if (code < 200 || code > 299) {
-          const headers = Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k, String(v)]));
-          return reject(new ApiException(code, `${call.method} ${call.path}: HTTP ${code}`, text, headers));
-        }
-        try {
-          resolve((text ? JSON.parse(text) : undefined) as T);
-        } catch (err) {
-          reject(new Error(`${call.method} ${call.path}: the API server's answer is not JSON`, { cause: err }));
-        }
+        const headers = Object.fromEntries(Object.entries(response.headers).map(([k, v]) => [k, String(v)]));
+        resolve({ code: response.statusCode ?? 0, headers, text: Buffer.concat(chunks).toString('utf8') });
       });
     });
     request.on('error', reject);

@@ -1,6 +1,9 @@
 // One watch request turned into a promise: it settles with what the caller was waiting for, or when the watch ends,
 // fails, or is cancelled. Resuming (a fresh GET or list, then a new watch) is the caller's job (see waits.ts).
+import * as http2 from 'node:http2';
+import type * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
+import { http2Target, stream, streamError } from './api-http2.js';
 
 /** The server ends each watch after this long; a fresh GET and watch follow, which also heal a missed event. */
 export const WATCH_TIMEOUT_SECONDS = 60;
@@ -39,7 +42,7 @@ export function watchOnce<R>(
 ): Promise<WatchEnd<R>> {
   return new Promise((resolve) => {
     let settled = false;
-    let request: AbortController | undefined;
+    let request: { abort(): void } | undefined;
     let idle: NodeJS.Timeout | undefined;
     const finish = (end: WatchEnd<R>) => {
       if (settled) return;
@@ -64,26 +67,79 @@ export function watchOnce<R>(
       resourceVersion: opts.resourceVersion,
       timeoutSeconds: WATCH_TIMEOUT_SECONDS,
     };
-    new k8s.Watch(kc)
-      .watch(
-        opts.listPath,
-        query,
-        (type: string, obj: unknown) => {
-          if (settled) return;
-          resetIdle();
-          if (type === 'ERROR') return finish({ error: statusError(obj) });
-          if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return; // BOOKMARK
-          const result = onEvent(type, obj);
-          if (result !== undefined) finish({ result });
-        },
-        (err: unknown) => finish(err ? { error: err } : { ended: true }),
-      )
-      .then(
-        (controller) => {
-          request = controller;
-          if (settled) controller.abort();
-        },
-        (err: unknown) => finish({ error: err }),
-      );
+    openWatch(
+      kc,
+      opts.listPath,
+      query,
+      (type, obj) => {
+        if (settled) return;
+        resetIdle();
+        if (type === 'ERROR') return finish({ error: statusError(obj) });
+        if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return; // BOOKMARK
+        const result = onEvent(type, obj);
+        if (result !== undefined) finish({ result });
+      },
+      (err) => finish(err ? { error: err } : { ended: true }),
+    ).then(
+      (controller) => {
+        request = controller;
+        if (settled) controller.abort();
+      },
+      (err: unknown) => finish({ error: err }),
+    );
   });
+}
+
+type WatchQuery = Record<string, string | number | undefined>;
+
+/**
+ * Starts one watch request: over HTTP/2 as a stream on a shared connection (api-http2.ts), else through
+ * client-node's Watch over HTTP/1.1. `done` is called once, when the watch ends, fails or is aborted.
+ */
+async function openWatch(
+  kc: k8s.KubeConfig,
+  path: string,
+  query: WatchQuery,
+  onEvent: (type: string, obj: unknown) => void,
+  done: (err: unknown) => void,
+): Promise<{ abort(): void }> {
+  const options: https.RequestOptions = { headers: { Accept: 'application/json' } };
+  await kc.applyToHTTPSOptions(options);
+  const target = http2Target(kc, options);
+  if (!target) return new k8s.Watch(kc).watch(path, query, onEvent, done);
+  const search = new URLSearchParams({ watch: 'true' });
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
+  const request = stream(target, 'GET', `${path}?${search}`, {});
+  let ended = false;
+  const end = (err: unknown) => {
+    if (ended) return;
+    ended = true;
+    done(err);
+  };
+  let status = 0;
+  let pending = '';
+  request.setEncoding('utf8');
+  request.on('response', (headers) => (status = Number(headers[':status'])));
+  request.on('data', (chunk: string) => {
+    pending += chunk;
+    if (status !== 200) return; // the body is a Status: reported at the end
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, newline).trim();
+      pending = pending.slice(newline + 1);
+      if (!line) continue;
+      let event: { type?: string; object?: unknown };
+      try {
+        event = JSON.parse(line) as typeof event;
+      } catch (err) {
+        request.close(http2.constants.NGHTTP2_CANCEL);
+        return end(new Error(`watch ${path}: an event that is not JSON`, { cause: err }));
+      }
+      if (!ended) onEvent(event.type ?? '', event.object);
+    }
+  });
+  request.on('end', () => end(status === 200 ? null : new Error(`watch ${path}: HTTP ${status}: ${pending.trim()}`)));
+  request.on('error', (err) => end(streamError(err)));
+  request.on('close', () => end(new Error(`watch ${path}: the HTTP/2 stream closed (code ${request.rstCode})`)));
+  return { abort: () => request.close(http2.constants.NGHTTP2_CANCEL) };
 }

@@ -64,7 +64,7 @@ export function reuseConnections(kc: k8s.KubeConfig): k8s.KubeConfig {
 }
 
 /** The server and what identifies the client and its trust on the TLS connection. */
-function agentKey(server: string, options: https.AgentOptions): string {
+export function agentKey(server: string, options: https.AgentOptions): string {
   const hash = createHash('sha256');
   for (const part of [options.ca, options.cert, options.key, options.pfx, options.passphrase]) {
     hash.update(part === undefined ? '-' : Buffer.isBuffer(part) ? part : JSON.stringify(part));

@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
-import type * as https from 'node:https';
+import { readFileSync } from 'node:fs';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import * as k8s from '@kubernetes/client-node';
 import { reuseConnections } from '../../src/config/kubernetes.js';
-import { podsJson } from '../../src/activities/kube-json.js';
-import { kubeconfigPath } from '../../src/stack/paths.js';
+import { openConnections } from '../../src/activities/api-http2.js';
+import { podsJson, podsPath } from '../../src/activities/kube-json.js';
+import { watchOnce } from '../../src/activities/watch.js';
+import { clusterDir, kubeconfigPath } from '../../src/stack/paths.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
 /** The agent client-node would use for the next request of this KubeConfig. */
@@ -16,16 +21,19 @@ async function agentOf(kc: k8s.KubeConfig): Promise<https.Agent> {
 
 /** The local cluster's kubeconfig with the certificate authority replaced. */
 function withCa(caPem: string): k8s.KubeConfig {
+  return withCluster((c) => ({ ...c, caData: Buffer.from(caPem).toString('base64'), caFile: undefined }));
+}
+
+/** The local cluster's kubeconfig with its cluster entry changed. */
+function withCluster(change: (cluster: k8s.Cluster) => k8s.Cluster): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath);
-  const cluster = kc.getCurrentCluster()!;
-  kc.clusters = kc.clusters.map((c) =>
-    c.name === cluster.name ? { ...c, caData: Buffer.from(caPem).toString('base64'), caFile: undefined } : c,
-  );
+  const current = kc.getCurrentCluster()!;
+  kc.clusters = kc.clusters.map((c) => (c.name === current.name ? change(c) : c));
   return reuseConnections(kc);
 }
 
-describe('connections to the API server (reuseConnections)', function () {
+describe('connections to the API server (reuseConnections, HTTP/2)', function () {
   this.timeout(60_000);
   before(async function () {
     this.timeout(180_000);
@@ -56,5 +64,65 @@ describe('connections to the API server (reuseConnections)', function () {
       podsJson(stranger).list({ namespace: 'kube-system', labelSelector: 'no-such-label=1' }),
       (err: { code?: string }) => /CERT|SIGNED|ISSUER/.test(String(err.code)),
     );
+  });
+
+  it('JSON calls and watches are streams on shared HTTP/2 connections, at most 100 open on each', async () => {
+    // The cluster's CA plus another: an identity of its own, so these calls start with no connection at all.
+    const clusterCa = readFileSync(join(clusterDir, 'pki', 'apiserver.crt'), 'utf8');
+    const kc = withCa(`${clusterCa}\n${rootCertificates[0]!}`);
+    const before = openConnections();
+    const namespace = 'kube-system';
+    const aborts = Array.from({ length: 120 }, () => new AbortController());
+    // 120 watches that stay open, and 130 calls at the same time: 250 streams.
+    const watches = aborts.map((a, i) =>
+      watchOnce(
+        kc,
+        { listPath: podsPath(namespace), fieldSelector: `metadata.name=none-${i}`, signal: a.signal },
+        () => undefined,
+      ),
+    );
+    const calls = Array.from({ length: 130 }, () => podsJson(kc).list({ namespace, labelSelector: 'no-such-label=1' }));
+    const lists = await Promise.all(calls);
+    assert.ok(lists.every((l) => l.items.length === 0));
+    assert.equal(openConnections() - before, 3, '250 streams: 3 connections of at most 100 streams');
+    for (const a of aborts) a.abort();
+    assert.ok(
+      (await Promise.all(watches)).every((end) => 'ended' in end),
+      'cancelled watches end',
+    );
+  });
+
+  it('a server that does not offer HTTP/2 gets HTTP/1.1, for calls and watches', async () => {
+    // The local API server's certificate (valid for 127.0.0.1, and the kubeconfig's CA) on an HTTP/1.1-only server.
+    const pki = join(clusterDir, 'pki');
+    const versions: string[] = [];
+    const server = https.createServer(
+      { cert: readFileSync(join(pki, 'apiserver.crt')), key: readFileSync(join(pki, 'apiserver.key')) },
+      (req, res) => {
+        versions.push(req.httpVersion);
+        res.setHeader('Content-Type', 'application/json');
+        if (req.url?.includes('watch=true')) {
+          res.end(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'p' } } }) + '\n');
+        } else res.end(JSON.stringify({ kind: 'PodList', items: [] }));
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const kc = withCluster((c) => ({ ...c, server: `https://127.0.0.1:${port}` }));
+      const namespace = 'default';
+      assert.deepEqual((await podsJson(kc).list({ namespace, labelSelector: 'a=b' })).items, []);
+      assert.deepEqual((await podsJson(kc).list({ namespace, labelSelector: 'a=b' })).items, []);
+      const seen = await watchOnce(
+        kc,
+        { listPath: podsPath(namespace), signal: new AbortController().signal },
+        (type, obj) => `${type} ${(obj as { metadata: { name: string } }).metadata.name}`,
+      );
+      assert.deepEqual(seen, { result: 'ADDED p' });
+      assert.deepEqual(versions, ['1.1', '1.1', '1.1']);
+    } finally {
+      server.close();
+      server.closeAllConnections();
+    }
   });
 });
