@@ -6,11 +6,11 @@ import { dirname, join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createLogger } from '../src/log.js';
 import { stateDir } from '../src/stack/paths.js';
-import { workflowsPath } from '../src/worker/run.js';
+import { workflowBundleOptions } from '../src/worker/run.js';
 
 const log = createLogger('bundle');
 const out = resolve(process.argv[2] ?? join(stateDir, 'workflow-bundle.js'));
-const { code } = await bundleWorkflowCode({ workflowsPath, logger: undefined });
+const { code } = await bundleWorkflowCode({ ...workflowBundleOptions, logger: undefined });
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, code);
 log.info('workflow bundle written', { path: out, sizeKb: Math.round(code.length / 1024) });

@@ -12,6 +12,16 @@ import { serveMetrics, WorkerMetrics } from '../observability/metrics.js';
 /** Running from dist/ (compiled) or from src/ through tsx. */
 const compiled = import.meta.url.endsWith('.js');
 export const workflowsPath = fileURLToPath(new URL(`../workflows/index.${compiled ? 'js' : 'ts'}`, import.meta.url));
+/**
+ * How every workflow bundle is built (here, `npm run build` and the workflow tests). The SDK evaluates a workflow's
+ * modules again for each workflow it starts, except those preloaded once into the shared V8 context. src/model is
+ * pure (test/unit/model-purity.test.ts: no state, clock or randomness), so all workflows can share it: in a burst of
+ * teardowns that is less work on the workflow thread before each one's first call.
+ */
+export const workflowBundleOptions = {
+  workflowsPath,
+  preloadModules: [fileURLToPath(new URL(`../model/index.${compiled ? 'js' : 'ts'}`, import.meta.url))],
+};
 /** `npm run build` writes the workflow bundle next to the compiled code. */
 const builtBundle = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
@@ -40,7 +50,9 @@ export async function runWorker(
     connection,
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
-    ...(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath }),
+    ...(bundle
+      ? { workflowBundle: { codePath: bundle } }
+      : { workflowsPath, bundlerOptions: { preloadModules: workflowBundleOptions.preloadModules } }),
     activities: createActivities(kc, metrics),
     // Most activities are waits on a watch: cheap, but each holds a slot for a grace period or more. With the SDK's
     // default of 100 slots, 50 concurrent rebuilds starved the short calls (deletes, creates) behind the waits.

@@ -1,5 +1,6 @@
 // src/model is imported by Temporal workflow code, which must stay deterministic and cannot load Node built-ins or
-// the Kubernetes client. Only type imports of the client are allowed: they vanish at runtime.
+// the Kubernetes client. Only type imports of the client are allowed: they vanish at runtime. The worker loads it once
+// for every workflow (preloaded into the shared V8 context), so it holds no state of its own either.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'mocha';
@@ -22,6 +23,8 @@ describe('src/model purity', () => {
       }
       assert.doesNotMatch(text, /\brequire\(|import\(/, `${file}: dynamic import`);
       assert.doesNotMatch(text, /Math\.random|Date\.now|new Date\(|process\./, `${file}: nondeterminism`);
+      // The worker preloads src/model once for all workflows (workflowBundleOptions): module state would be shared.
+      assert.doesNotMatch(text, /^(export\s+)?(let|var)\s/m, `${file}: module-level mutable state`);
     });
   }
 });

@@ -1,6 +1,7 @@
 // What the workflow tests share: one time-skipping test server per file, a fresh task queue and worker per test
 // whose activities are a FakeCluster, and the workflow code bundled once per mocha process (bundling takes seconds,
 // so a bundle per test would take most of the suite's time; the bundle is built from the same workflowsPath).
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,10 +11,12 @@ import type { Workflow, WorkflowHandleWithFirstExecutionRunId } from '@temporali
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { startTimeSkippingEnvironment } from '../../src/stack/temporal.js';
+import { workflowBundleOptions } from '../../src/worker/run.js';
 import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.js';
 import { FakeCluster, timeSkippingClock, type FakeOptions } from '../fixtures/fake-activities.js';
 
 export const workflowsPath = fileURLToPath(new URL('../../src/workflows/index.ts', import.meta.url));
+assert.equal(workflowBundleOptions.workflowsPath, workflowsPath);
 /** Histories kept by `Run.keepHistory`, replayed by replay.test.ts against every later version of the workflows. */
 export const historiesDir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
@@ -21,7 +24,8 @@ let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
 /** The workflows of src/workflows/index.ts, bundled once for every test of the process. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath });
+  // Bundled as the worker bundles (src/model preloaded into the shared context).
+  bundle ??= bundleWorkflowCode(workflowBundleOptions);
   return bundle;
 }
 
