@@ -10,8 +10,11 @@ import { agentKey } from '../config/kubernetes.js';
 
 /** Until a connection's SETTINGS arrive; the API server offers 100 concurrent streams per connection. */
 const DEFAULT_MAX_STREAMS = 100;
-/** A connection quiet for this long is pinged, and dropped if the ping is not answered in time (as client-go). */
-const IDLE_PING_MS = 30_000;
+/**
+ * A connection quiet for this long is closed if no stream is open on it, else pinged and dropped if the ping is not
+ * answered in time (as client-go checks its HTTP/2 connections).
+ */
+const IDLE_MS = 30_000;
 const PING_TIMEOUT_MS = 15_000;
 
 /** Where to send HTTP/2 requests, and what to send with each. */
@@ -84,7 +87,10 @@ function connect(target: Http2Target): Connection {
   });
   session.on('goaway', () => drop(target.key, session));
   session.on('close', () => drop(target.key, session));
-  session.setTimeout(IDLE_PING_MS, () => {
+  session.setTimeout(IDLE_MS, () => {
+    // Unused: close it (a pool whose credentials rotated would otherwise keep its connections for good).
+    if (connection.active === 0) return session.close();
+    // Streams open but quiet (watches): make sure the server is still there.
     const deadline = setTimeout(
       () => session.destroy(new Error('the API server did not answer a ping')),
       PING_TIMEOUT_MS,
