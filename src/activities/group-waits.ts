@@ -6,7 +6,9 @@ import { orNull } from './kube-errors.js';
 import { isPodReady, isoTime } from './summaries.js';
 import type { ObjectIdentity, PodsGoneResult, ReplacementGroupResult } from './types.js';
 import { podsPath, statefulSetsPath } from './kube-json.js';
-import { now } from './wait-support.js';
+import { now, pause } from './wait-support.js';
+import { getLeaderWorkerSet } from './reads.js';
+import { applyDefaults } from '../model/index.js';
 import { observeByName } from './waits.js';
 
 function readPod(c: KubeClients, namespace: string, name: string) {
@@ -39,22 +41,71 @@ export async function waitForPodsGone(
   return { goneAt: now(), terminatingAt };
 }
 
-/** Resolves once a new leader (not `previousLeaderUid`) is Ready and, for size > 1, its workers are all ready. */
+/** How often a replacement wait looks whether the LWS still wants the group. */
+export const REPLACEMENT_CHECK_MS = 15_000;
+
+interface ReplacementInput {
+  namespace: string;
+  leaderName: string;
+  workerStatefulSetName: string;
+  previousLeaderUid: string;
+  size: number;
+  group?: { lwsName: string; groupIndex: number };
+}
+
+/**
+ * Resolves once a new leader (not `previousLeaderUid`) is Ready and, for size > 1, its workers are all ready; or,
+ * with `group`, once the LWS no longer wants the group (gone, being deleted, or scaled below it), so that a teardown
+ * whose LWS went away meanwhile ends instead of waiting for a replacement that never comes.
+ */
 export async function waitForReplacementGroupReady(
   c: KubeClients,
-  input: {
-    namespace: string;
-    leaderName: string;
-    workerStatefulSetName: string;
-    previousLeaderUid: string;
-    size: number;
-  },
+  input: ReplacementInput,
+): Promise<ReplacementGroupResult> {
+  const { group } = input;
+  if (!group) return replacementReady(c, input);
+  const stop = new AbortController();
+  try {
+    return await Promise.race([
+      replacementReady(c, input, stop.signal),
+      untilNotWanted(c, input.namespace, group, stop.signal).then((notWanted) => ({ notWanted })),
+    ]);
+  } finally {
+    stop.abort();
+  }
+}
+
+/** Resolves with the reason once the LWS does not want group `groupIndex`; never while it does. */
+async function untilNotWanted(
+  c: KubeClients,
+  namespace: string,
+  { lwsName, groupIndex }: { lwsName: string; groupIndex: number },
+  stop: AbortSignal,
+): Promise<string> {
+  for (;;) {
+    await pause(REPLACEMENT_CHECK_MS, stop);
+    if (stop.aborted) return 'stopped'; // the replacement came first; nobody reads this
+    // A failed look is no answer: the next one comes soon enough, and the wait itself goes on meanwhile.
+    const lws = await getLeaderWorkerSet(c, { namespace, name: lwsName }).catch(() => undefined);
+    if (lws === undefined) continue;
+    if (lws === null) return 'the LWS is gone';
+    if (lws.metadata.deletionTimestamp) return 'the LWS is being deleted';
+    const replicas = applyDefaults(lws).spec.replicas;
+    if (replicas <= groupIndex) return `the LWS was scaled to ${replicas} groups`;
+  }
+}
+
+async function replacementReady(
+  c: KubeClients,
+  input: ReplacementInput,
+  stop?: AbortSignal,
 ): Promise<ReplacementGroupResult> {
   const { namespace } = input;
   const leader = await observeByName<V1Pod, V1Pod>(c, {
     what: `ready: replacement of ${namespace}/${input.leaderName}`,
     listPath: podsPath(namespace),
     name: input.leaderName,
+    stop,
     read: () => readPod(c, namespace, input.leaderName),
     evaluate: (pod) =>
       pod !== null &&
@@ -71,6 +122,7 @@ export async function waitForReplacementGroupReady(
     what: `ready: workers of ${namespace}/${input.leaderName}`,
     listPath: statefulSetsPath(namespace),
     name: input.workerStatefulSetName,
+    stop,
     read: () => orNull(() => c.statefulSets.read({ namespace, name: input.workerStatefulSetName })),
     evaluate: (sts) =>
       sts !== null &&

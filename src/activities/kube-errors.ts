@@ -4,6 +4,7 @@
 // server's own message: retrying them would only repeat the same answer.
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
+import { NAMESPACE_TERMINATING } from '../workflows/failures.js';
 
 /** ApplicationFailure.type of every permanent Kubernetes API failure. */
 export const KUBERNETES_API_ERROR = 'KubernetesApiError';
@@ -16,6 +17,8 @@ export interface KubeStatus {
   code: number;
   reason?: string;
   message: string;
+  /** The cause types in `details.causes` (JSON field `reason`), e.g. NamespaceTerminating. */
+  causes?: string[];
 }
 
 /** The HTTP status code of an API failure, or undefined for anything else (network errors, bugs). */
@@ -53,10 +56,20 @@ export function kubeStatus(err: ApiException<unknown>): KubeStatus {
       return { code: err.code, message: text.trim() || `HTTP ${err.code}` };
     }
   }
-  const status = (body ?? {}) as { message?: unknown; reason?: unknown };
+  const status = (body ?? {}) as { message?: unknown; reason?: unknown; details?: { causes?: unknown } };
   const message = typeof status.message === 'string' && status.message ? status.message : defaultMessage(err.code);
   const reason = typeof status.reason === 'string' ? status.reason : undefined;
-  return reason === undefined ? { code: err.code, message } : { code: err.code, reason, message };
+  const causes = Array.isArray(status.details?.causes)
+    ? (status.details.causes as { reason?: unknown }[])
+        .map((c) => c.reason)
+        .filter((t): t is string => typeof t === 'string')
+    : [];
+  return {
+    code: err.code,
+    message,
+    ...(reason === undefined ? {} : { reason }),
+    ...(causes.length === 0 ? {} : { causes }),
+  };
 }
 
 function defaultMessage(code: number): string {
@@ -87,7 +100,7 @@ export function classify(err: unknown): unknown {
   if (PERMANENT_CODES.has(status.code)) {
     return ApplicationFailure.create({
       message: status.message,
-      type: KUBERNETES_API_ERROR,
+      type: status.causes?.includes(NAMESPACE_TERMINATING) ? NAMESPACE_TERMINATING : KUBERNETES_API_ERROR,
       nonRetryable: true,
       details: [{ code: status.code, reason: status.reason ?? null }],
       cause: err,

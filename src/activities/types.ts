@@ -167,13 +167,16 @@ export interface PodsGoneResult extends GoneResult {
   terminatingAt?: string;
 }
 
-export interface ReplacementGroupResult {
-  leader: ObjectIdentity;
-  /** The new leader pod's creationTimestamp. */
-  leaderCreatedAt: string;
-  /** When the new group was seen ready: leader Ready and its worker StatefulSet fully ready. */
-  readyAt: string;
-}
+export type ReplacementGroupResult =
+  | {
+      leader: ObjectIdentity;
+      /** The new leader pod's creationTimestamp. */
+      leaderCreatedAt: string;
+      /** When the new group was seen ready: leader Ready and its worker StatefulSet fully ready. */
+      readyAt: string;
+    }
+  /** Why no replacement will come: the LWS is gone or being deleted (with its namespace, say), or scaled below it. */
+  | { notWanted: string };
 
 /** Waits over a whole group, used by the teardown timeline. */
 export interface GroupWaitActivities {
@@ -183,7 +186,8 @@ export interface GroupWaitActivities {
   listGroupPods(input: { namespace: string; lwsName: string; groupIndex: number }): Promise<PodInfo[]>;
   /**
    * Resolves once a leader pod of `leaderName` other than `previousLeaderUid` exists and is Ready, and (size > 1) the
-   * worker StatefulSet it owns has size - 1 ready replicas.
+   * worker StatefulSet it owns has size - 1 ready replicas. With `group`, it also looks at the LWS every
+   * REPLACEMENT_CHECK_MS and resolves with `notWanted` once it no longer wants that group.
    */
   waitForReplacementGroupReady(input: {
     namespace: string;
@@ -191,6 +195,8 @@ export interface GroupWaitActivities {
     workerStatefulSetName: string;
     previousLeaderUid: string;
     size: number;
+    /** Absent in the inputs of workflows started before this check existed. */
+    group?: { lwsName: string; groupIndex: number };
   }): Promise<ReplacementGroupResult>;
 }
 

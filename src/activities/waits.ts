@@ -28,9 +28,12 @@ export function observeByName<T extends Watched, R>(
     listPath: string;
     read(): Promise<T | null>;
     evaluate(obj: T | null): R | undefined;
+    /** Ends the wait early (besides the activity's cancellation): it then rejects with the signal's reason. */
+    stop?: AbortSignal;
   },
 ): Promise<R> {
-  return withHeartbeats(spec.what, async (signal) => {
+  return withHeartbeats(spec.what, async (cancelled) => {
+    const signal = spec.stop ? AbortSignal.any([cancelled, spec.stop]) : cancelled;
     for (;;) {
       throwIfCancelled(signal);
       const current = await spec.read();

@@ -4,6 +4,7 @@
 import { applyDefaults, workerStatefulSetName, type LwsRef } from '../model/index.js';
 import type { ObjectIdentity } from '../activities/types.js';
 import { kube, wait } from './activities.js';
+import { isNamespaceTerminating } from './failures.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
 
 export interface ProvisionGroupInput {
@@ -17,12 +18,26 @@ export interface ProvisionGroupResult {
   timeline: TimelineEntry[];
 }
 
-export async function provisionGroup({ ref, groupIndex, leader }: ProvisionGroupInput): Promise<ProvisionGroupResult> {
-  const timeline = new Timeline(`provision group ${groupIndex} of ${ref.namespace}/${ref.name}`);
+export async function provisionGroup(input: ProvisionGroupInput): Promise<ProvisionGroupResult> {
+  const timeline = new Timeline(`provision group ${input.groupIndex} of ${input.ref.namespace}/${input.ref.name}`);
   const done = (outcome: ProvisionGroupResult['outcome'], detail?: string): ProvisionGroupResult => {
     if (outcome !== 'provisioned') timeline.add('skipped', undefined, detail ?? outcome);
     return { outcome, timeline: timeline.entries };
   };
+  try {
+    return await provision(input, timeline, done);
+  } catch (err) {
+    // Deleting a namespace deletes its LWS: the group is going, not failing.
+    if (isNamespaceTerminating(err)) return done('lws-gone', 'its namespace is being deleted');
+    throw err;
+  }
+}
+
+async function provision(
+  { ref, groupIndex, leader }: ProvisionGroupInput,
+  timeline: Timeline,
+  done: (outcome: ProvisionGroupResult['outcome'], detail?: string) => ProvisionGroupResult,
+): Promise<ProvisionGroupResult> {
   timeline.add('new leader', undefined, leader.name);
 
   let lws = await kube.getLeaderWorkerSet(ref);

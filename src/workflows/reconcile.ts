@@ -3,6 +3,7 @@
 import { condition, continueAsNew, defineSignal, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import { applyDefaults, computeStatus, sameStatus, validateLeaderWorkerSet, type LwsRef } from '../model/index.js';
 import { kube } from './activities.js';
+import { isNamespaceTerminating } from './failures.js';
 
 export interface ReconcileInput {
   ref: LwsRef;
@@ -19,7 +20,17 @@ const resyncInterval = '5 minutes';
 /** How long changes are gathered before a pass; status lags by at most this much. */
 const batchWindow = '1 second';
 
-export async function reconcileLeaderWorkerSet({ ref, generation }: ReconcileInput): Promise<ReconcileResult> {
+export async function reconcileLeaderWorkerSet(input: ReconcileInput): Promise<ReconcileResult> {
+  try {
+    return await reconcile(input);
+  } catch (err) {
+    // Deleting a namespace deletes its LWS: nothing is left to keep applied.
+    if (isNamespaceTerminating(err)) return 'deleted';
+    throw err;
+  }
+}
+
+async function reconcile({ ref, generation }: ReconcileInput): Promise<ReconcileResult> {
   let dirty = true;
   setHandler(changedSignal, () => {
     dirty = true;

@@ -180,17 +180,23 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
           workerStatefulSetName: workerKey.name,
           previousLeaderUid: leader.uid,
           size,
+          group: { lwsName: ref.name, groupIndex },
         }),
       );
-      // creationTimestamp has whole seconds; the new leader (same name) cannot predate the old one's removal.
-      const newLeaderAt = [replacement.leaderCreatedAt, timeline.at('leader gone') ?? ''].sort().pop();
-      await step('new leader', newLeaderAt, replacement.leader.uid);
-      result.recoveryMs = Date.parse(replacement.readyAt) - Date.parse(started);
-      await step(
-        'new group ready',
-        replacement.readyAt,
-        `teardown ${result.teardownMs} ms, recovery ${result.recoveryMs} ms`,
-      );
+      if ('notWanted' in replacement) {
+        // Deleted (with its namespace, say) or scaled down while its group was torn down.
+        timeline.add('skipped', undefined, `no replacement group: ${replacement.notWanted}`);
+      } else {
+        // creationTimestamp has whole seconds; the new leader (same name) cannot predate the old one's removal.
+        const newLeaderAt = [replacement.leaderCreatedAt, timeline.at('leader gone') ?? ''].sort().pop();
+        await step('new leader', newLeaderAt, replacement.leader.uid);
+        result.recoveryMs = Date.parse(replacement.readyAt) - Date.parse(started);
+        await step(
+          'new group ready',
+          replacement.readyAt,
+          `teardown ${result.teardownMs} ms, recovery ${result.recoveryMs} ms`,
+        );
+      }
     } catch (err) {
       if (!isCancellation(err)) throw err;
       timeline.add('skipped', undefined, `no replacement group within ${replacementTimeout}`);

@@ -8,6 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities, HEARTBEAT_INTERVAL_MS } from '../../src/activities/index.js';
+import { REPLACEMENT_CHECK_MS } from '../../src/activities/group-waits.js';
 import { ANNOTATION_APPLIED_HASH } from '../../src/activities/leader-statefulset.js';
 import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../src/activities/kube-errors.js';
 import type { AllActivities, LeaderPodActivities, ObjectIdentity } from '../../src/activities/types.js';
@@ -30,6 +31,7 @@ import { freePort, waitFor } from '../../src/stack/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { identityOf } from '../fixtures/fake-activities.js';
 import { installCrd } from '../../src/stack/crd.js';
+import { NAMESPACE_TERMINATING } from '../../src/workflows/failures.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
 const run = promisify(execFile);
@@ -448,9 +450,27 @@ describe('activities against the cluster', function () {
       const leader2 = await createPod('demo-2', { labels: leaderLabels('demo') });
       assert.equal((await act.ensureWorkerStatefulSet({ lws, groupIndex: 2, leader: leader2 })).outcome, 'created');
       const result = await waiting;
+      assert.ok('leader' in result, JSON.stringify(result));
       assert.equal(result.leader.uid, leader2.uid);
       assert.equal((await readSts('demo-2')).status?.readyReplicas, 2);
       assert.ok(Date.parse(result.readyAt) >= Date.parse(result.leaderCreatedAt));
+    });
+
+    it('waitForReplacementGroupReady ends with notWanted once the LWS is deleted: no replacement will come', async () => {
+      await createLws('unwanted', { replicas: 1 });
+      const started = Date.now();
+      const waiting = act.waitForReplacementGroupReady({
+        namespace,
+        leaderName: 'unwanted-0',
+        workerStatefulSetName: 'unwanted-0',
+        previousLeaderUid: '00000000-0000-0000-0000-000000000000',
+        size: 2,
+        group: { lwsName: 'unwanted', groupIndex: 0 },
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      await custom.deleteNamespacedCustomObject({ ...lwsApi, namespace, name: 'unwanted' });
+      assert.deepEqual(await waiting, { notWanted: 'the LWS is gone' });
+      assert.ok(Date.now() - started < REPLACEMENT_CHECK_MS * 2 + 5_000, 'within about one look');
     });
   });
 
@@ -659,7 +679,7 @@ describe('activities against the cluster', function () {
       assert.match(stdout, /Warning\s+Slow\s+\S+\s+lws-temporal\s+took long/);
     });
 
-    it('recordEvent drops an Event the API server refuses for good (its namespace is being deleted) and resolves false', async () => {
+    it('in a namespace being deleted: recordEvent drops the Event and resolves false; a create fails as NamespaceTerminating', async () => {
       // A ConfigMap with a finalizer of ours keeps the deleted namespace Terminating until the test lets it go.
       const doomed = await createTestNamespace(kc, 'events-doomed');
       const finalizer = 'lws-temporal.test/hold';
@@ -687,6 +707,13 @@ describe('activities against the cluster', function () {
         const live = await createLws('with-one-event');
         const target = { namespace, name: 'with-one-event', uid: live.metadata.uid ?? '' };
         assert.equal(await act.recordEvent({ ...event, lws: target }), true);
+        // Any other create there fails for good, with a failure type the workflows end on instead of failing.
+        const moved = { ...live, metadata: { ...live.metadata, namespace: doomed } };
+        const refused = await failureOf(act.ensureHeadlessService(moved));
+        assert.ok(refused instanceof ApplicationFailure, String(refused));
+        assert.equal(refused.type, NAMESPACE_TERMINATING);
+        assert.equal(refused.nonRetryable, true);
+        assert.match(refused.message, /being terminated/);
       } finally {
         await core.patchNamespacedConfigMap(
           { namespace: doomed, name: 'hold', body: { metadata: { finalizers: null } } },
@@ -744,6 +771,24 @@ describe('activities against the cluster', function () {
         assertPermanent(classify(new k8s.ApiException(code, 'x', status(code), {})), code, `message ${code}`);
       }
       assertPermanent(classify(new k8s.ApiException(401, 'Unauthorized', undefined, {})), 401, /Unauthorized/);
+      // A 403 whose Status names the NamespaceTerminating cause gets a type of its own; other causes do not.
+      const forbidden = (cause: string) =>
+        classify(
+          new k8s.ApiException(
+            403,
+            'x',
+            JSON.stringify({
+              kind: 'Status',
+              code: 403,
+              message: 'no',
+              details: { causes: [{ reason: cause, field: 'metadata.namespace' }] },
+            }),
+            {},
+          ),
+        ) as ApplicationFailure;
+      assert.equal(forbidden('NamespaceTerminating').type, NAMESPACE_TERMINATING);
+      assert.equal(forbidden('NamespaceTerminating').nonRetryable, true);
+      assert.equal(forbidden('FieldValueForbidden').type, KUBERNETES_API_ERROR);
       const network = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
       assert.equal(classify(network), network);
     });

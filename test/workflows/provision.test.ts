@@ -206,6 +206,23 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     });
   }
 
+  it('lws-gone, not a failure, when the namespace is being deleted (the create is refused)', async () => {
+    const fake = t.fake();
+    fake.setLws();
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    fake.fail('ensureWorkerStatefulSet', 1, 'namespace-terminating');
+    const result = await provision(fake, inputFor(fake, leader));
+    assert.equal(result.outcome, 'lws-gone');
+    assert.equal(fake.callsOf('ensureWorkerStatefulSet').length, 1, 'refused once, not retried');
+    assert.deepEqual(result.timeline.at(-1), {
+      ...result.timeline.at(-1),
+      event: 'skipped',
+      detail: 'its namespace is being deleted',
+    });
+    assert.equal(fake.createdStatefulSets.length, 0);
+    assert.equal(fake.events.length, 0);
+  });
+
   it('the same provision twice: the second is already-provisioned and creates nothing', async () => {
     const fake = t.fake();
     fake.setLws();

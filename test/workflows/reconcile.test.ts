@@ -182,6 +182,32 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     });
   }
 
+  it('deleted, not a failure, when the namespace is being deleted (the Service create is refused)', async () => {
+    const fake = t.fake();
+    await twoGroups(fake);
+    fake.fail('ensureHeadlessService', 1, 'namespace-terminating');
+    const input: ReconcileInput = { ref: fake.ref, generation: fake.lws!.metadata.generation ?? 1 };
+    const result = await t.withWorker(fake, async (run) =>
+      (await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input)).result(),
+    );
+    assert.equal(result, 'deleted');
+    assert.equal(fake.callsOf('ensureHeadlessService').length, 1, 'refused once, not retried');
+    assert.equal(fake.callsOf('ensureLeaderStatefulSet').length, 0);
+  });
+
+  it('any other permanent failure still fails the reconcile', async () => {
+    const fake = t.fake();
+    await twoGroups(fake);
+    fake.fail('ensureHeadlessService', 1, 'permanent');
+    const input: ReconcileInput = { ref: fake.ref, generation: fake.lws!.metadata.generation ?? 1 };
+    await assert.rejects(
+      t.withWorker(fake, async (run) =>
+        (await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input)).result(),
+      ),
+      (err: Error) => err.name === 'WorkflowFailedError',
+    );
+  });
+
   it('a new generation updates the leader StatefulSet; a restarted run of the same generation changes nothing', async () => {
     const fake = t.fake();
     await twoGroups(fake);

@@ -552,6 +552,42 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
 
   // Last in the file: when the replacement wait times out, the workflow completes while the cancelled wait activity
   // is still in flight, which leaves the test server's time lock held: anything after it would run at wall-clock pace.
+  const notWanted = [
+    {
+      name: 'the LWS is deleted (with its namespace, say)',
+      change: (fake: FakeCluster) => (fake.lws = null),
+      detail: 'no replacement group: the LWS is gone',
+    },
+    {
+      name: 'the LWS is scaled below the group',
+      change: (fake: FakeCluster) => (fake.lws!.spec.replicas = 0),
+      detail: 'no replacement group: the LWS was scaled to 0 groups',
+    },
+  ];
+  for (const c of notWanted) {
+    it(`rebuild: ends as soon as no replacement is wanted, not after 30 minutes, when ${c.name}`, async () => {
+      const fake = t.fake({ graceMs: GRACE });
+      const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+      // Once the old group is gone, the LWS stops wanting it.
+      fake.onCall('waitForReplacementGroupReady', () => c.change(fake));
+      const result = await t.withWorker(fake, async (run) =>
+        (await run.start<typeof teardownGroup>('teardownGroup', { ...input, lifecycle: 'rebuild' })).result(),
+      );
+      near(result.teardownMs, GRACE, 'teardownMs');
+      assert.equal(result.recoveryMs, undefined);
+      const last = result.timeline.at(-1)!;
+      assert.equal(last.event, 'skipped');
+      assert.equal(last.detail, c.detail);
+      assert.ok(
+        Date.parse(last.at) - Date.parse(result.timeline[0]!.at) < GRACE + 60_000,
+        `ended within a minute of the teardown, not after 30: ${last.at}`,
+      );
+      const [call] = fake.callsOf('waitForReplacementGroupReady');
+      assert.deepEqual((call!.args[0] as { group?: unknown }).group, { lwsName: 'demo', groupIndex: 0 });
+    });
+  }
+
+  // Last in this file: after its 30 minutes the test server no longer skips time for the tests that follow.
   it('rebuild without a replacement group: gives up after 30 minutes, teardown still reported', async () => {
     const fake = t.fake({ graceMs: GRACE, pollMs: 10_000 });
     const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
