@@ -25,7 +25,7 @@ async function checkCluster(kc: k8s.KubeConfig): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const kc = loadKubeConfig();
+  const kc = loadKubeConfig(process.env, 'worker+trigger');
   await checkCluster(kc);
   let devServer: DevServer | undefined;
   if (!process.env.TEMPORAL_ADDRESS) {

@@ -9,7 +9,7 @@ import { ConfigError } from './temporal.js';
  * The Kubernetes client configuration: KUBECONFIG (or ~/.kube/config) when present, else the in-cluster service
  * account. A missing configuration is an error that says how to get a cluster.
  */
-export function loadKubeConfig(env: NodeJS.ProcessEnv = process.env): k8s.KubeConfig {
+export function loadKubeConfig(env: NodeJS.ProcessEnv = process.env, component = 'cli'): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   const inCluster =
     Boolean(env.KUBERNETES_SERVICE_HOST) && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
@@ -32,7 +32,35 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv = process.env): k8s.KubeCo
       );
     }
   }
-  return reuseConnections(kc);
+  return identifyAs(reuseConnections(kc), userAgent(component));
+}
+
+/** Keep in step with package.json (test/unit/config-kubernetes.test.ts checks). */
+export const VERSION = '0.1.0';
+
+/** How this project's processes name themselves to the API server, as client-go's `<binary>/<version>` does. */
+export function userAgent(component: string): string {
+  return `lws-temporal/${VERSION} (${component})`;
+}
+
+/**
+ * Sends `agent` as the User-Agent of every request made through `kc`: typed calls, watches and the JSON calls. The API
+ * server's audit log then tells the worker's and the trigger's requests apart from each other and from other clients
+ * (client-node's own is node-fetch's, and plain requests send none).
+ */
+export function identifyAs(kc: k8s.KubeConfig, agent: string): k8s.KubeConfig {
+  const toHttps = kc.applyToHTTPSOptions.bind(kc);
+  // Watches come through here too (applyToFetchOptions calls it).
+  kc.applyToHTTPSOptions = async (opts) => {
+    await toHttps(opts);
+    opts.headers = { ...opts.headers, 'User-Agent': agent };
+  };
+  const toContext = kc.applySecurityAuthentication.bind(kc);
+  kc.applySecurityAuthentication = async (context) => {
+    await toContext(context);
+    context.setHeaderParam('User-Agent', agent);
+  };
+  return kc;
 }
 
 /**

@@ -6,7 +6,7 @@ import { runTrigger } from './run.js';
 
 const log = createLogger('trigger');
 try {
-  const running = await runTrigger(temporalConfigFromEnv(), loadKubeConfig(), log);
+  const running = await runTrigger(temporalConfigFromEnv(), loadKubeConfig(process.env, 'trigger'), log);
   const stop = (signal: string) => {
     log.info('stopping', { signal });
     void running.stop().then(() => process.exit(0));

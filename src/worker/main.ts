@@ -11,7 +11,7 @@ const sdkMetricsPort = process.env.TEMPORAL_METRICS_PORT;
 if (sdkMetricsPort) {
   Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${sdkMetricsPort}` } } } });
 }
-runWorker(temporalConfigFromEnv(), loadKubeConfig(), log).catch((err: unknown) => {
+runWorker(temporalConfigFromEnv(), loadKubeConfig(process.env, 'worker'), log).catch((err: unknown) => {
   log.error(err instanceof Error ? err.message : String(err));
   process.exit(1);
 });

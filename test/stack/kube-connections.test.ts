@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import * as http2 from 'node:http2';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import * as k8s from '@kubernetes/client-node';
-import { reuseConnections } from '../../src/config/kubernetes.js';
+import { identifyAs, reuseConnections, userAgent } from '../../src/config/kubernetes.js';
 import { openConnections } from '../../src/activities/api-http2.js';
 import { podsJson, podsPath } from '../../src/activities/kube-json.js';
 import { watchOnce } from '../../src/activities/watch.js';
@@ -123,6 +124,45 @@ describe('connections to the API server (reuseConnections, HTTP/2)', function ()
     } finally {
       server.close();
       server.closeAllConnections();
+    }
+  });
+
+  it('every request names the process (User-Agent): JSON calls and watches over HTTP/2, typed calls over HTTP/1.1', async () => {
+    const pki = join(clusterDir, 'pki');
+    const seen: string[] = [];
+    // Both protocols on one port, as the API server: h2 by ALPN, HTTP/1.1 for clients that do not offer it.
+    const server = http2.createSecureServer(
+      {
+        cert: readFileSync(join(pki, 'apiserver.crt')),
+        key: readFileSync(join(pki, 'apiserver.key')),
+        allowHTTP1: true,
+      },
+      (req, res) => {
+        seen.push(`HTTP/${req.httpVersion} ${String(req.headers['user-agent'])}`);
+        res.setHeader('Content-Type', 'application/json');
+        if (req.url?.includes('watch=true')) {
+          res.end(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'p' } } }) + '\n');
+        } else res.end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: [] }));
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const kc = identifyAs(
+        withCluster((c) => ({ ...c, server: `https://127.0.0.1:${port}` })),
+        userAgent('worker'),
+      );
+      const namespace = 'default';
+      await podsJson(kc).list({ namespace, labelSelector: 'a=b' });
+      await watchOnce(kc, { listPath: podsPath(namespace), signal: new AbortController().signal }, () => true);
+      await kc.makeApiClient(k8s.CoreV1Api).listNamespacedPod({ namespace });
+      assert.deepEqual(seen, [
+        'HTTP/2.0 lws-temporal/0.1.0 (worker)',
+        'HTTP/2.0 lws-temporal/0.1.0 (worker)',
+        'HTTP/1.1 lws-temporal/0.1.0 (worker)',
+      ]);
+    } finally {
+      server.close();
     }
   });
 });
