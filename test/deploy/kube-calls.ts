@@ -137,6 +137,9 @@ export const NO_REQUEST = new Set([
   'setHeaderOptions',
   // Prepares the credentials of a request that kube-json.ts sends: counted at its JsonResource method.
   'KubeConfig.applyToHTTPSOptions',
+  // Prepares a typed call's credentials and headers (src/config/kubernetes.ts adds the User-Agent): counted at the call.
+  'KubeConfig.applySecurityAuthentication',
+  'RequestContext.setHeaderParam',
   // The informer's own methods: its list and watch are counted at makeInformer.
   'Informer.on',
   'Informer.off',
