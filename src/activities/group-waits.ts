@@ -4,7 +4,7 @@ import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
 import { isPodReady, isoTime } from './summaries.js';
-import type { ObjectIdentity, PodsGoneResult, ReplacementGroupResult } from './types.js';
+import type { ObjectIdentity, PodsGoneResult, ReplacementGroupInput, ReplacementGroupResult } from './types.js';
 import { podsPath, statefulSetsPath } from './kube-json.js';
 import { now, pause } from './wait-support.js';
 import { getLeaderWorkerSet } from './reads.js';
@@ -44,15 +44,6 @@ export async function waitForPodsGone(
 /** How often a replacement wait looks whether the LWS still wants the group. */
 export const REPLACEMENT_CHECK_MS = 15_000;
 
-interface ReplacementInput {
-  namespace: string;
-  leaderName: string;
-  workerStatefulSetName: string;
-  previousLeaderUid: string;
-  size: number;
-  group?: { lwsName: string; groupIndex: number };
-}
-
 /**
  * Resolves once a new leader (not `previousLeaderUid`) is Ready and, for size > 1, its workers are all ready; or,
  * with `group`, once the LWS no longer wants the group (gone, being deleted, or scaled below it), so that a teardown
@@ -60,7 +51,7 @@ interface ReplacementInput {
  */
 export async function waitForReplacementGroupReady(
   c: KubeClients,
-  input: ReplacementInput,
+  input: ReplacementGroupInput,
 ): Promise<ReplacementGroupResult> {
   const { group } = input;
   if (!group) return replacementReady(c, input);
@@ -97,7 +88,7 @@ async function untilNotWanted(
 
 async function replacementReady(
   c: KubeClients,
-  input: ReplacementInput,
+  input: ReplacementGroupInput,
   stop?: AbortSignal,
 ): Promise<ReplacementGroupResult> {
   const { namespace } = input;

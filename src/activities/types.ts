@@ -178,6 +178,17 @@ export type ReplacementGroupResult =
   /** Why no replacement will come: the LWS is gone or being deleted (with its namespace, say), or scaled below it. */
   | { notWanted: string };
 
+/** What a teardown waits for after a rebuild: the group's next incarnation. */
+export interface ReplacementGroupInput {
+  namespace: string;
+  leaderName: string;
+  workerStatefulSetName: string;
+  previousLeaderUid: string;
+  size: number;
+  /** Absent in the inputs of workflows started before this check existed. */
+  group?: { lwsName: string; groupIndex: number };
+}
+
 /** Waits over a whole group, used by the teardown timeline. */
 export interface GroupWaitActivities {
   /** Resolves once none of these pods (by uid) exists; reports when the first started terminating. */
@@ -189,15 +200,7 @@ export interface GroupWaitActivities {
    * worker StatefulSet it owns has size - 1 ready replicas. With `group`, it also looks at the LWS every
    * REPLACEMENT_CHECK_MS and resolves with `notWanted` once it no longer wants that group.
    */
-  waitForReplacementGroupReady(input: {
-    namespace: string;
-    leaderName: string;
-    workerStatefulSetName: string;
-    previousLeaderUid: string;
-    size: number;
-    /** Absent in the inputs of workflows started before this check existed. */
-    group?: { lwsName: string; groupIndex: number };
-  }): Promise<ReplacementGroupResult>;
+  waitForReplacementGroupReady(input: ReplacementGroupInput): Promise<ReplacementGroupResult>;
 }
 
 /** Measurements the worker process exports as Prometheus metrics (workflow code cannot touch process state). */
