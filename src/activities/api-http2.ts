@@ -120,19 +120,13 @@ function acquire(target: Http2Target): Connection {
 }
 
 /**
- * Opens one request stream: `:method` and `:path` plus the target's headers. The connection is held (and the process
- * kept alive) until the stream closes.
+ * Opens one request stream: `:method` and `:path` plus the target's headers (credentials, and Content-Type and
+ * Content-Length for a body). The connection is held (and the process kept alive) until the stream closes.
  */
-export function stream(
-  target: Http2Target,
-  method: string,
-  path: string,
-  extraHeaders: http2.OutgoingHttpHeaders,
-  body?: Buffer,
-): http2.ClientHttp2Stream {
+export function stream(target: Http2Target, method: string, path: string, body?: Buffer): http2.ClientHttp2Stream {
   const connection = acquire(target);
   const request = connection.session.request(
-    { ':method': method, ':path': path, ...target.headers, ...extraHeaders },
+    { ':method': method, ':path': path, ...target.headers },
     { endStream: body === undefined },
   );
   connection.active++;

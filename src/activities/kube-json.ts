@@ -1,8 +1,9 @@
-// Pods and StatefulSets as plain JSON, over the API server connections every activity shares (HTTP/2, see api-http2.ts). client-node's typed APIs
-// decode each response into their model classes, walking every field against a type map and turning timestamps
-// into Dates: in a 100-group rebuild that was about a tenth of the worker's main thread. These calls hand back what
-// the API server sent. Field names are the same as in the typed models; timestamps are RFC 3339 strings, so code
-// reads them only through isoTime or as present/absent, as it already does for objects from a watch.
+// Pods and StatefulSets as plain JSON, over the API server connections every activity shares (HTTP/2, see
+// api-http2.ts). client-node's typed APIs decode each response into their model classes, walking every field against
+// a type map and turning timestamps into Dates: in a 100-group rebuild that was about a tenth of the worker's main
+// thread. These calls hand back what the API server sent. Field names are the same as in the typed models; timestamps
+// are RFC 3339 strings, so code reads them only through isoTime or as present/absent, as it already does for objects
+// from a watch.
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { ApiException, type KubeConfig, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
@@ -76,8 +77,7 @@ export async function kubeCall<T>(kc: KubeConfig, call: Call): Promise<T> {
 
 function overHttp2(target: Http2Target, method: Method, url: URL, payload: Buffer | undefined): Promise<Answer> {
   return new Promise<Answer>((resolve, reject) => {
-    const extra = payload === undefined ? {} : { 'content-length': payload.length };
-    const request = stream(target, method, url.pathname + url.search, extra, payload);
+    const request = stream(target, method, url.pathname + url.search, payload);
     const chunks: Buffer[] = [];
     let code = 0;
     let headers: Record<string, string> = {};

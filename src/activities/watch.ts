@@ -109,7 +109,7 @@ async function openWatch(
   if (!target) return new k8s.Watch(kc).watch(path, query, onEvent, done);
   const search = new URLSearchParams({ watch: 'true' });
   for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
-  const request = stream(target, 'GET', `${path}?${search}`, {});
+  const request = stream(target, 'GET', `${path}?${search}`);
   let ended = false;
   const end = (err: unknown) => {
     if (ended) return;
