@@ -4,8 +4,7 @@ import * as k8s from '@kubernetes/client-node';
 import { loadKubeConfig } from './config/kubernetes.js';
 import { temporalConfigFromEnv } from './config/temporal.js';
 import { createLogger } from './log.js';
-import { devServerDbPath } from './stack/temporal.js';
-import { startDevServer, type DevServer } from './stack/dev-server.js';
+import { devServerDbPath, startDevServer, type DevServer } from './stack/dev-server.js';
 import { runTrigger } from './trigger/run.js';
 import { connectWorker, runWorker } from './worker/run.js';
 

@@ -3,10 +3,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { allSearchAttributes } from '../workflows/search-attributes.js';
-import { binPath } from './paths.js';
+import { binPath, stateDir } from './paths.js';
 import { freePort, GiveUp, waitFor } from './processes.js';
+
+/** Where `npm start` keeps the embedded dev server's SQLite file. */
+export const devServerDbPath = join(stateDir, 'temporal', 'dev-server.sqlite');
 
 export interface DevServer {
   address: string;

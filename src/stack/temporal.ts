@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DevServerConfig } from '@temporalio/testing';
-import { binPath, stateDir } from './paths.js';
+import { binPath } from './paths.js';
 
 /**
  * Temporal servers for tests and the demo, started from the provisioned binaries (the SDK's own download of them
@@ -46,6 +46,3 @@ export async function startDevServerEnvironment(opts: DevServerOptions = {}): Pr
     },
   });
 }
-
-/** Default place for the dev server's SQLite file. */
-export const devServerDbPath = join(stateDir, 'temporal', 'dev-server.sqlite');
