@@ -11,7 +11,10 @@ const sdkMetricsPort = process.env.TEMPORAL_METRICS_PORT;
 if (sdkMetricsPort) {
   Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${sdkMetricsPort}` } } } });
 }
-runWorker(temporalConfigFromEnv(), loadKubeConfig(process.env, 'worker'), log).catch((err: unknown) => {
+try {
+  await runWorker(temporalConfigFromEnv(), loadKubeConfig(process.env, 'worker'), log);
+} catch (err) {
+  // A configuration error (no KUBECONFIG, no Temporal) already says what to do: one line, no stack trace.
   log.error(err instanceof Error ? err.message : String(err));
   process.exit(1);
-});
+}
