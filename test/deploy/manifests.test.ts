@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { workflowBundleFile } from '../../src/stack/build.js';
 import { memorySettings } from '../../src/stack/controller-processes.js';
 import { repoRoot } from '../../src/stack/paths.js';
 import { allSearchAttributes } from '../../src/workflows/search-attributes.js';
@@ -23,7 +24,11 @@ import {
 
 const run = promisify(execFile);
 const read = (file: string) => readFileSync(join(repoRoot, file), 'utf8');
-const pkg = JSON.parse(read('package.json')) as { version: string; engines: { node: string } };
+const pkg = JSON.parse(read('package.json')) as {
+  version: string;
+  engines: { node: string };
+  scripts: Record<string, string>;
+};
 
 // --- Dockerfile ------------------------------------------------------------------------------------------------------
 
@@ -165,7 +170,7 @@ describe('deployment files', function () {
         'tsconfig.json',
         'src',
         'docker/tsconfig.build.json',
-        'scripts/bundle-workflows.ts',
+        'scripts/build.ts',
       ]) {
         assert.ok(!dockerIgnored(path), `${path} is needed by the build`);
       }
@@ -190,11 +195,14 @@ describe('deployment files', function () {
       assert.notEqual(Number(user.split(':')[0]), 0, 'not root');
     });
 
-    it('compiles with docker/tsconfig.build.json and starts the compiled worker (or trigger) with node, not tsx', () => {
+    it('builds as npm run build does (scripts/build.ts) and starts the built worker (or trigger) with node, not tsx', () => {
       const build = stages.find((s) =>
-        s.instructions.some((i) => i.keyword === 'RUN' && i.args.includes('tsconfig.build.json')),
+        s.instructions.some((i) => i.keyword === 'RUN' && /\bscripts\/build\.ts\b/.test(i.args)),
       );
-      assert.ok(build?.name, 'a stage compiles with docker/tsconfig.build.json');
+      assert.ok(build?.name, 'a stage runs scripts/build.ts');
+      assert.equal(pkg.scripts.build, 'tsx scripts/build.ts', 'npm run build runs the same script');
+      const copied = build.instructions.filter((i) => i.keyword === 'COPY').flatMap((i) => copyArgs(i).sources);
+      assert.ok(copied.includes('scripts/build.ts'), 'the build stage copies the script it runs');
       const dist = final.instructions
         .filter((i) => i.keyword === 'COPY')
         .map(copyArgs)
@@ -219,11 +227,12 @@ describe('deployment files', function () {
 
     it('bundles the workflows in the build stage into dist/, where LWS_WORKFLOW_BUNDLE points the worker', () => {
       const build = stages.find((s) =>
-        s.instructions.some((i) => i.keyword === 'RUN' && i.args.includes('scripts/bundle-workflows.ts')),
+        s.instructions.some((i) => i.keyword === 'RUN' && i.args.includes('scripts/build.ts')),
       );
-      const bundleRun = build?.instructions.find((i) => i.keyword === 'RUN' && i.args.includes('bundle-workflows'));
-      const output = /bundle-workflows\.ts\s+(\S+)/.exec(bundleRun?.args ?? '')?.[1];
-      assert.ok(output?.startsWith('dist/'), 'the bundle is written into dist/, which the runtime stage copies');
+      const buildRun = build?.instructions.find((i) => i.keyword === 'RUN' && i.args.includes('scripts/build.ts'));
+      const outDir = /scripts\/build\.ts\s+(\S+)/.exec(buildRun?.args ?? '')?.[1];
+      assert.equal(outDir, 'dist', 'built into dist/, which the runtime stage copies');
+      const output = `${outDir}/${workflowBundleFile}`;
       const workdir = build?.instructions.filter((i) => i.keyword === 'WORKDIR').at(-1)?.args;
       const env = final.instructions
         .filter((i) => i.keyword === 'ENV')

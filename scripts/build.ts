@@ -1,0 +1,9 @@
+// npm run build [-- <out dir>]: compile and bundle what production runs into dist/ (see src/stack/build.ts).
+import { createLogger } from '../src/log.js';
+import { buildDist } from '../src/stack/build.js';
+
+const log = createLogger('build');
+const outDir = process.argv[2] ?? 'dist';
+const started = Date.now();
+await buildDist(outDir, (step) => log.info(step));
+log.info('built', { outDir, seconds: Math.round((Date.now() - started) / 100) / 10 });
