@@ -3,7 +3,7 @@
 //   Sequential: observe only. The leader terminates; once it is gone the garbage collector removes the workers.
 //   Parallel:   foreground-delete the worker StatefulSet at once, so leader and workers terminate together.
 // Then it follows the group until its pods are gone and, for a rebuild, until the replacement group is ready.
-import { CancellationScope, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
 import {
   applyDefaults,
   decideWorkerTeardown,
@@ -14,8 +14,9 @@ import {
   type PodTerminationPolicy,
 } from '../model/index.js';
 import type { ObjectIdentity, PodInfo, SeenWorkers, StatefulSetInfo } from '../activities/types.js';
-import { kube, wait } from './activities.js';
+import { cancellableWait, kube, wait } from './activities.js';
 import { allSettledOrThrow } from './calls.js';
+import { REPLACEMENT_WAIT_ENDS_FIRST } from './patches.js';
 import { TerminationPolicy } from './search-attributes.js';
 import { Timeline, type TimelineEntry, type TimelineEvent } from './timeline.js';
 
@@ -171,10 +172,11 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
 
   if (lifecycle === 'rebuild' && lws) {
     const size = applyDefaults(lws).spec.leaderWorkerTemplate.size;
+    const replacementWait = patched(REPLACEMENT_WAIT_ENDS_FIRST) ? cancellableWait : wait;
     try {
       // Bounded: the LWS may be scaled down or deleted meanwhile, and then no replacement ever comes.
       const replacement = await CancellationScope.withTimeout(replacementTimeout, () =>
-        wait.waitForReplacementGroupReady({
+        replacementWait.waitForReplacementGroupReady({
           namespace: ref.namespace,
           leaderName: leaderPodName(ref.name, groupIndex),
           workerStatefulSetName: workerKey.name,
