@@ -1,10 +1,11 @@
 // Kubernetes Events on the LWS, so that `kubectl describe lws` tells the story the workflows tell.
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { V1MicroTime, type ApiException, type CoreV1Event } from '@kubernetes/client-node';
+import type { ApiException } from '@kubernetes/client-node';
 import { API_GROUP_VERSION, KIND } from '../model/index.js';
 import { activityExecutionKey, warn } from './activity-context.js';
 import type { KubeClients } from './clients.js';
+import type { EventJson } from './kube-json.js';
 import { classify, isConflict, isPermanent, kubeStatus } from './kube-errors.js';
 import type { KubernetesEvent } from './types.js';
 
@@ -34,7 +35,7 @@ export async function recordEvent(c: KubeClients, event: KubernetesEvent): Promi
   const at = new Date();
   const message =
     event.message.length > MAX_MESSAGE_LENGTH ? `${event.message.slice(0, MAX_MESSAGE_LENGTH - 3)}...` : event.message;
-  const body: CoreV1Event = {
+  const body: EventJson = {
     metadata: { name: eventName(name), namespace },
     involvedObject: { apiVersion: API_GROUP_VERSION, kind: KIND, name, namespace, uid },
     type: event.type,
@@ -42,16 +43,16 @@ export async function recordEvent(c: KubeClients, event: KubernetesEvent): Promi
     message,
     action: event.reason,
     count: 1,
-    firstTimestamp: at,
-    lastTimestamp: at,
-    // A plain Date would be sent with three fractional digits, which metav1.MicroTime refuses; this sends six.
-    eventTime: new V1MicroTime(at.getTime()),
+    firstTimestamp: at.toISOString(),
+    lastTimestamp: at.toISOString(),
+    // metav1.MicroTime wants exactly six fractional digits.
+    eventTime: at.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
     source: { component: REPORTING_COMPONENT },
     reportingComponent: REPORTING_COMPONENT,
     reportingInstance: `${REPORTING_COMPONENT}-${hostname()}`.slice(0, 128),
   };
   try {
-    await c.core.createNamespacedEvent({ namespace, body });
+    await c.events.create(namespace, body);
     return true;
   } catch (err) {
     if (isConflict(err)) return true; // this activity's Event already exists

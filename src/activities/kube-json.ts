@@ -6,12 +6,27 @@
 // from a watch.
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { ApiException, type KubeConfig, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
+import {
+  ApiException,
+  type CoreV1Event,
+  type KubeConfig,
+  type V1Pod,
+  type V1Service,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
+import { API_GROUP, API_VERSION, PLURAL, type LeaderWorkerSet } from '../model/index.js';
 import { http2Target, stream, streamError, type Http2Target } from './api-http2.js';
 
+// The collections the waits also watch (group-waits.ts), exported.
 export const podsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
 export const statefulSetsPath = (namespace: string) =>
   `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/statefulsets`;
+// Collections only the JsonResources below call, not exported: test/deploy/kube-calls.ts counts these calls at each
+// JsonResource method, and takes an exported path for one that is watched too.
+const servicesPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/services`;
+const eventsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
+const leaderWorkerSetsPath = (namespace: string) =>
+  `/apis/${API_GROUP}/${API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}`;
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -137,8 +152,8 @@ export interface JsonResource<T> {
   list(query: { namespace: string; labelSelector: string }): Promise<{ items: T[] }>;
   create(namespace: string, body: T): Promise<T>;
   replace(ref: ObjectRef, body: T): Promise<T>;
-  /** A JSON merge patch (RFC 7386). */
-  mergePatch(ref: ObjectRef, body: object): Promise<T>;
+  /** A JSON merge patch (RFC 7386), of the object or of its status subresource. */
+  mergePatch(ref: ObjectRef, body: object, subresource?: 'status'): Promise<T>;
   delete(ref: ObjectRef, body: DeleteBody): Promise<unknown>;
 }
 
@@ -150,14 +165,38 @@ function resource<T>(kc: KubeConfig, collection: (namespace: string) => string):
       kubeCall(kc, { method: 'GET', path: collection(namespace), query: { labelSelector } }),
     create: (namespace, body) => kubeCall(kc, { method: 'POST', path: collection(namespace), body }),
     replace: (ref, body) => kubeCall(kc, { method: 'PUT', path: item(ref), body }),
-    mergePatch: (ref, body) =>
-      kubeCall(kc, { method: 'PATCH', path: item(ref), body, contentType: 'application/merge-patch+json' }),
+    mergePatch: (ref, body, subresource) =>
+      kubeCall(kc, {
+        method: 'PATCH',
+        path: subresource ? `${item(ref)}/${subresource}` : item(ref),
+        body,
+        contentType: 'application/merge-patch+json',
+      }),
     delete: (ref, body) => kubeCall(kc, { method: 'DELETE', path: item(ref), body }),
   };
 }
 
 export function podsJson(kc: KubeConfig): JsonResource<V1Pod> {
   return resource<V1Pod>(kc, podsPath);
+}
+
+export function servicesJson(kc: KubeConfig): JsonResource<V1Service> {
+  return resource<V1Service>(kc, servicesPath);
+}
+
+/** An Event as sent and received: its times are RFC 3339 strings, where client-node's model has Dates. */
+export type EventJson = Omit<CoreV1Event, 'firstTimestamp' | 'lastTimestamp' | 'eventTime'> & {
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  eventTime?: string;
+};
+
+export function eventsJson(kc: KubeConfig): JsonResource<EventJson> {
+  return resource<EventJson>(kc, eventsPath);
+}
+
+export function leaderWorkerSetsJson(kc: KubeConfig): JsonResource<LeaderWorkerSet> {
+  return resource<LeaderWorkerSet>(kc, leaderWorkerSetsPath);
 }
 
 /**

@@ -1,22 +1,13 @@
 // Reads: the LWS as stored, one pod or StatefulSet, and the groups of an LWS. Absent objects are null, never errors.
-import { API_GROUP, API_VERSION, LABEL_GROUP_INDEX, LABEL_NAME, LABEL_WORKER_INDEX, PLURAL } from '../model/index.js';
+import { LABEL_GROUP_INDEX, LABEL_NAME, LABEL_WORKER_INDEX } from '../model/index.js';
 import type { LeaderWorkerSet, LwsRef } from '../model/index.js';
 import type { KubeClients } from './clients.js';
 import { kube, orNull } from './kube-errors.js';
 import { podInfo, statefulSetInfo } from './summaries.js';
 import type { ObjectKey, PodInfo, StatefulSetInfo } from './types.js';
 
-export async function getLeaderWorkerSet(c: KubeClients, ref: LwsRef): Promise<LeaderWorkerSet | null> {
-  const obj: unknown = await orNull(() =>
-    c.custom.getNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      plural: PLURAL,
-      namespace: ref.namespace,
-      name: ref.name,
-    }),
-  );
-  return obj === null ? null : (obj as LeaderWorkerSet);
+export function getLeaderWorkerSet(c: KubeClients, ref: LwsRef): Promise<LeaderWorkerSet | null> {
+  return orNull(() => c.leaderWorkerSets.read(ref));
 }
 
 export async function getPod(c: KubeClients, key: ObjectKey): Promise<PodInfo | null> {

@@ -22,14 +22,14 @@ export async function ensureService(
   const name = built.metadata?.name ?? '';
   for (;;) {
     try {
-      await c.core.createNamespacedService({ namespace, body: built });
+      await c.services.create(namespace, built);
       return 'created';
     } catch (err) {
       if (!isConflict(err)) throw classify(err);
     }
     let live: V1Service;
     try {
-      live = await c.core.readNamespacedService({ namespace, name });
+      live = await c.services.read({ namespace, name });
     } catch (err) {
       if (isNotFound(err)) continue; // deleted in between: create again
       throw classify(err);
@@ -40,7 +40,7 @@ export async function ensureService(
     if (canonicalJson(live.spec?.selector ?? {}) === canonicalJson(built.spec?.selector ?? {})) return 'unchanged';
     // A replace (not a merge patch, which cannot drop a selector key); resourceVersion guards against lost updates.
     live.spec = { ...live.spec, selector: built.spec?.selector ?? {} };
-    await kube(() => c.core.replaceNamespacedService({ namespace, name, body: live }));
+    await kube(() => c.services.replace({ namespace, name }, live));
     return 'updated';
   }
 }

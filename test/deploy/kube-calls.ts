@@ -121,6 +121,9 @@ export const JSON_RESOURCE_CALLS: Record<string, string> = {
 export const JSON_RESOURCE_TYPES: Record<string, [group: string, resource: string]> = {
   V1Pod: ['', 'pods'],
   V1StatefulSet: ['apps', 'statefulsets'],
+  V1Service: ['', 'services'],
+  EventJson: ['', 'events'],
+  LeaderWorkerSet: ['leaderworkerset.x-k8s.io', 'leaderworkersets'],
 };
 
 /** The module whose JsonResource methods send the requests; its `kubeCall` is called only there. */
@@ -285,6 +288,19 @@ function literalProperty(checker: ts.TypeChecker, obj: ts.Expression, prop: stri
   return undefined;
 }
 
+/**
+ * Whether `node` sits in an exported declaration. kube-json.ts exports the collection paths that are also watched;
+ * the others serve only its JsonResource methods, whose calls are counted where they are made.
+ */
+function inExportedDeclaration(node: ts.Node): boolean {
+  for (let n: ts.Node | undefined = node; n; n = n.parent) {
+    if (ts.isVariableStatement(n) || ts.isFunctionDeclaration(n)) {
+      return (ts.getCombinedModifierFlags(n as ts.Declaration) & ts.ModifierFlags.Export) !== 0;
+    }
+  }
+  return false;
+}
+
 /** The text of a string or template literal, with `*` for a non-literal substitution. */
 function evaluatePath(checker: ts.TypeChecker, node: ts.Node): string | undefined {
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
@@ -355,7 +371,10 @@ export function deriveCalls(files: string[]): ProcessCalls {
     });
     const visit = (node: ts.Node): void => {
       if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return;
-      if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateExpression(node)) {
+      const isPathLiteral =
+        ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateExpression(node);
+      if (isPathLiteral && file === KUBE_JSON && !inExportedDeclaration(node)) return;
+      if (isPathLiteral) {
         const path = evaluatePath(checker, node);
         if (path !== undefined && /^\/apis?\//.test(path)) {
           apiPaths.push({ path, site: siteAt(node, 'path', path) });
@@ -416,12 +435,21 @@ export function deriveCalls(files: string[]): ProcessCalls {
       if (api === undefined || verb === undefined || !call || !ts.isPropertyAccessExpression(call.expression)) return;
       const receiver = checker.getTypeAtLocation(call.expression.expression);
       const [objectType] = checker.getTypeArguments(receiver as ts.TypeReference);
-      const target = JSON_RESOURCE_TYPES[objectType?.getSymbol()?.getName() ?? ''];
+      // An alias (EventJson) by its own name, an interface or class by its symbol's.
+      const typeName = objectType?.aliasSymbol?.getName() ?? objectType?.getSymbol()?.getName() ?? '';
+      const target = JSON_RESOURCE_TYPES[typeName];
       if (!target) {
         result.unresolved.push({ ...siteAt(id, api), reason: 'a JsonResource of a type JSON_RESOURCE_TYPES lacks' });
         return;
       }
-      const [group, resource] = target;
+      // mergePatch(ref, body, 'status') patches the status subresource.
+      const subresource = api === 'JsonResource.mergePatch' ? call.arguments[2] : undefined;
+      if (subresource && !ts.isStringLiteral(subresource)) {
+        result.unresolved.push({ ...siteAt(id, api), reason: 'a subresource that is not a string literal' });
+        return;
+      }
+      const [group, plural] = target;
+      const resource = subresource ? `${plural}/${subresource.text}` : plural;
       grant({ group, resource, verb }, siteAt(id, api, `${group}/${resource}`));
     };
     visit(sf);
