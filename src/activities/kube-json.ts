@@ -141,10 +141,11 @@ export interface ObjectRef {
   name: string;
 }
 
-/** What a DELETE sends: a uid precondition, and for a StatefulSet how its pods go. */
+/** What a DELETE sends: a uid precondition, for a StatefulSet how its pods go, for a kubelet's last delete 0 s. */
 export interface DeleteBody {
   preconditions?: { uid: string };
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  gracePeriodSeconds?: number;
 }
 
 export interface JsonResource<T> {
