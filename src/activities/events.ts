@@ -8,6 +8,7 @@ import type { KubeClients } from './clients.js';
 import type { EventJson } from './kube-json.js';
 import { classify, isConflict, isPermanent, kubeStatus } from './kube-errors.js';
 import type { KubernetesEvent } from './types.js';
+import { allSettledOrThrow } from '../workflows/calls.js';
 
 export const REPORTING_COMPONENT = 'lws-temporal';
 /** The API server refuses longer messages. */
@@ -17,10 +18,12 @@ const MAX_MESSAGE_LENGTH = 1024;
  * `<lws>.<16 hex>`. Inside an activity the suffix comes from the activity's identity, so a retry of the same
  * activity re-creates the same Event (a 409, taken as done) instead of a duplicate; elsewhere it is random.
  */
-function eventName(lwsName: string): string {
+function eventName(lwsName: string, indexInCall: number): string {
   const key = activityExecutionKey();
   const suffix =
-    key === undefined ? randomBytes(8).toString('hex') : createHash('sha1').update(key).digest('hex').slice(0, 16);
+    key === undefined
+      ? randomBytes(8).toString('hex')
+      : createHash('sha1').update(`${key}#${indexInCall}`).digest('hex').slice(0, 16);
   return `${lwsName}.${suffix}`;
 }
 
@@ -30,13 +33,13 @@ function eventName(lwsName: string): string {
  * right) is logged and dropped, and never fails the workflow that reports. Transient failures are thrown, so the
  * activity is retried.
  */
-export async function recordEvent(c: KubeClients, event: KubernetesEvent): Promise<boolean> {
+export async function recordEvent(c: KubeClients, event: KubernetesEvent, indexInCall = 0): Promise<boolean> {
   const { namespace, name, uid } = event.lws;
   const at = new Date();
   const message =
     event.message.length > MAX_MESSAGE_LENGTH ? `${event.message.slice(0, MAX_MESSAGE_LENGTH - 3)}...` : event.message;
   const body: EventJson = {
-    metadata: { name: eventName(name), namespace },
+    metadata: { name: eventName(name, indexInCall), namespace },
     involvedObject: { apiVersion: API_GROUP_VERSION, kind: KIND, name, namespace, uid },
     type: event.type,
     reason: event.reason,
@@ -67,4 +70,9 @@ export async function recordEvent(c: KubeClients, event: KubernetesEvent): Promi
     });
     return false;
   }
+}
+
+/** Several Events in one activity, each named after its place in the call, so that a retry records none twice. */
+export async function recordEvents(c: KubeClients, events: KubernetesEvent[]): Promise<boolean[]> {
+  return allSettledOrThrow(events.map((event, i) => recordEvent(c, event, i)));
 }

@@ -6,7 +6,7 @@ import type { WorkerMetrics } from '../observability/metrics.js';
 import { makeClients } from './clients.js';
 import { reportTeardown } from './report.js';
 import { deletePod, deleteSeenWorkers, deleteWorkersIfParallel, deleteWorkerStatefulSet } from './deletes.js';
-import { recordEvent } from './events.js';
+import { recordEvent, recordEvents } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
 import { annotateLeaderPods } from './leader-pods.js';
 import { labelWorkerPods } from './worker-pods.js';
@@ -16,6 +16,7 @@ import { ensureHeadlessService } from './services.js';
 import { updateLeaderWorkerSetStatus } from './status.js';
 import type { AllActivities } from './types.js';
 import { waitForPodGone, waitForPodReady, waitForStatefulSetGone, waitForStatefulSetReady } from './waits.js';
+import { beginTeardown } from './teardown-start.js';
 import { ensureWorkerStatefulSet } from './worker-statefulset.js';
 
 export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): AllActivities {
@@ -44,6 +45,8 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     waitForReplacementGroupReady: (input) => waitForReplacementGroupReady(c, input),
     updateLeaderWorkerSetStatus: (input) => updateLeaderWorkerSetStatus(c, input),
     recordEvent: (event) => recordEvent(c, event),
+    recordEvents: (events) => recordEvents(c, events),
+    beginTeardown: (input) => beginTeardown(c, input),
   };
 }
 

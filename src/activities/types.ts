@@ -89,6 +89,28 @@ export interface KubernetesEvent {
   message: string;
 }
 
+/** A teardown's first round: the leader it is about and, from the trigger, the policy and the workers it saw. */
+export interface BeginTeardownInput {
+  ref: LwsRef;
+  groupIndex: number;
+  /** The terminating leader pod. */
+  leader: ObjectIdentity;
+  /** Parallel: delete the workers in the same round (deleteSeenWorkers with `workers`, else deleteWorkersIfParallel). */
+  policy?: PodTerminationPolicy;
+  workers?: SeenWorkers;
+}
+
+/** What a teardown decides on, read in its first round. */
+export interface TeardownStart {
+  /** The Parallel delete's outcome; absent when none was asked for. */
+  deleted?: DeleteOutcome;
+  lws: LeaderWorkerSet | null;
+  leaderPod: PodInfo | null;
+  /** The group's worker StatefulSet by name (maybe a newer group's: the workflow checks its owner). */
+  workerStatefulSet: StatefulSetInfo | null;
+  groupPods: PodInfo[];
+}
+
 export interface LwsActivities {
   /** The LWS as stored (with metadata.uid, generation, deletionTimestamp), or null when it does not exist. */
   getLeaderWorkerSet(ref: LwsRef): Promise<LeaderWorkerSet | null>;
@@ -141,6 +163,12 @@ export interface LwsActivities {
    * incarnations can be hit. The outcome is the StatefulSet's.
    */
   deleteSeenWorkers(input: SeenWorkers): Promise<DeleteOutcome>;
+  /**
+   * A teardown's first round in one call: under Parallel the delete above, and together with it the reads
+   * (getLeaderWorkerSet, getPod of the leader, getStatefulSet of the workers, listGroupPods). Fails once every call
+   * has ended if any failed; a retry deletes nothing twice (uid preconditions).
+   */
+  beginTeardown(input: BeginTeardownInput): Promise<TeardownStart>;
   /** Delete a pod with `preconditions.uid`. */
   deletePod(input: ObjectIdentity): Promise<DeleteOutcome>;
 
@@ -160,6 +188,8 @@ export interface LwsActivities {
    * API server refused it for good (the namespace is being deleted, say); it is logged and dropped.
    */
   recordEvent(event: KubernetesEvent): Promise<boolean>;
+  /** Several Events at once, as recordEvent each; a retry records none twice. */
+  recordEvents(events: KubernetesEvent[]): Promise<boolean[]>;
 }
 
 export interface PodsGoneResult extends GoneResult {

@@ -4,3 +4,6 @@
 
 /** A rebuild's replacement wait, when given up, is waited on until it has ended (cancellableWait). */
 export const REPLACEMENT_WAIT_ENDS_FIRST = 'replacement-wait-ends-first';
+
+/** A teardown's first round (the Parallel delete and the reads) is one local activity, and its two Events one more. */
+export const TEARDOWN_FIRST_ROUND_IN_ONE_CALL = 'teardown-first-round-in-one-call';

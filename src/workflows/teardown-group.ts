@@ -13,10 +13,18 @@ import {
   type LwsRef,
   type PodTerminationPolicy,
 } from '../model/index.js';
-import type { ObjectIdentity, PodInfo, SeenWorkers, StatefulSetInfo } from '../activities/types.js';
+import type {
+  KubernetesEvent,
+  ObjectIdentity,
+  ObjectKey,
+  PodInfo,
+  SeenWorkers,
+  StatefulSetInfo,
+  TeardownStart,
+} from '../activities/types.js';
 import { cancellableWait, kube, wait } from './activities.js';
 import { allSettledOrThrow } from './calls.js';
-import { REPLACEMENT_WAIT_ENDS_FIRST } from './patches.js';
+import { REPLACEMENT_WAIT_ENDS_FIRST, TEARDOWN_FIRST_ROUND_IN_ONE_CALL } from './patches.js';
 import { TerminationPolicy } from './search-attributes.js';
 import { Timeline, type TimelineEntry, type TimelineEvent } from './timeline.js';
 
@@ -73,6 +81,25 @@ function eventReason(event: TimelineEvent): string {
   return 'Group' + event.replace(/(^|\s)(\w)/g, (_m, _s: string, c: string) => c.toUpperCase());
 }
 
+/** The first round as it ran before TEARDOWN_FIRST_ROUND_IN_ONE_CALL: kept for the histories recorded that way. */
+async function firstRoundAsSeparateCalls(input: TeardownGroupInput, workerKey: ObjectKey): Promise<TeardownStart> {
+  const { ref, groupIndex, leader } = input;
+  const parallelDelete =
+    input.policy !== 'Parallel'
+      ? undefined
+      : input.workers
+        ? kube.deleteSeenWorkers(input.workers)
+        : kube.deleteWorkersIfParallel({ ref, groupIndex, leader });
+  const [deleted, lws, leaderPod, workerStatefulSet, groupPods] = await allSettledOrThrow([
+    parallelDelete,
+    kube.getLeaderWorkerSet(ref),
+    kube.getPod(leader),
+    kube.getStatefulSet(workerKey),
+    kube.listGroupPods({ namespace: ref.namespace, lwsName: ref.name, groupIndex }),
+  ]);
+  return { deleted, lws, leaderPod, workerStatefulSet, groupPods };
+}
+
 export async function teardownGroup(input: TeardownGroupInput): Promise<TeardownGroupResult> {
   const { ref, groupIndex, leader, lifecycle } = input;
   const timeline = new Timeline(`${lifecycle} of group ${groupIndex} of ${ref.namespace}/${ref.name}`);
@@ -92,19 +119,16 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
   // the reads: a workflow task holds its slot while its local activities run, and in a burst of teardowns each round
   // is a second that other workflows wait. With the workers the trigger saw, the delete reads nothing (uid
   // preconditions keep it to those incarnations); without, it re-checks the policy and that the leader is terminating.
-  const parallelDelete =
-    input.policy !== 'Parallel'
-      ? undefined
-      : input.workers
-        ? kube.deleteSeenWorkers(input.workers)
-        : kube.deleteWorkersIfParallel({ ref, groupIndex, leader });
-  const [deleted, lws, leaderPod, sts, groupPods] = await allSettledOrThrow([
-    parallelDelete,
-    kube.getLeaderWorkerSet(ref),
-    kube.getPod(leader),
-    kube.getStatefulSet(workerKey),
-    kube.listGroupPods({ namespace: ref.namespace, lwsName: ref.name, groupIndex }),
-  ]);
+  const oneCall = patched(TEARDOWN_FIRST_ROUND_IN_ONE_CALL);
+  const {
+    deleted,
+    lws,
+    leaderPod,
+    workerStatefulSet: sts,
+    groupPods,
+  } = oneCall
+    ? await kube.beginTeardown({ ref, groupIndex, leader, policy: input.policy, workers: input.workers })
+    : await firstRoundAsSeparateCalls(input, workerKey);
   if (deleted === 'deleted') workersDeletedAt = new Date().toISOString();
   // Once the LWS is gone the policy is still on the terminating leader pod's annotation.
   const { policy, source } = resolvePodTerminationPolicy({ lws, leaderPod: asState(leaderPod) });
@@ -124,30 +148,37 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
   }
 
   const lwsUid = lws?.metadata.uid;
+  const eventOf = (event: TimelineEvent, detail?: string): KubernetesEvent => ({
+    lws: { ...ref, uid: lwsUid ?? '' },
+    type: 'Normal',
+    reason: eventReason(event),
+    message: `group ${groupIndex} (${lifecycle}, ${policy}): ${event}${detail ? `: ${detail}` : ''}`,
+  });
   /** A timeline entry, told as a Kubernetes Event on the LWS too, so `kubectl describe lws` tells the same story. */
   const step = async (event: TimelineEvent, at?: string, detail?: string) => {
     timeline.add(event, at, detail);
     if (!lwsUid) return; // the LWS is gone: there is nothing to attach an Event to
-    await kube.recordEvent({
-      lws: { ...ref, uid: lwsUid },
-      type: 'Normal',
-      reason: eventReason(event),
-      message: `group ${groupIndex} (${lifecycle}, ${policy}): ${event}${detail ? `: ${detail}` : ''}`,
-    });
+    await kube.recordEvent(eventOf(event, detail));
   };
-  // Both Events in one round.
-  await allSettledOrThrow([
-    step('leader terminating', started, `${leader.name}; policy ${policy} from ${source}`),
-    workersDeletedAt
-      ? step(
-          'workers terminating',
-          workersDeletedAt,
-          input.workers
-            ? `foreground delete of the worker StatefulSet and its ${input.workers.pods.length} pods, as the trigger saw them`
-            : 'foreground delete of the worker StatefulSet',
-        )
-      : undefined,
-  ]);
+  // The first entries: the leader terminating and, if the delete went out, the workers.
+  const firstSteps: [TimelineEvent, string, string][] = [
+    ['leader terminating', started, `${leader.name}; policy ${policy} from ${source}`],
+  ];
+  if (workersDeletedAt) {
+    firstSteps.push([
+      'workers terminating',
+      workersDeletedAt,
+      input.workers
+        ? `foreground delete of the worker StatefulSet and its ${input.workers.pods.length} pods, as the trigger saw them`
+        : 'foreground delete of the worker StatefulSet',
+    ]);
+  }
+  if (oneCall) {
+    for (const [event, at, detail] of firstSteps) timeline.add(event, at, detail);
+    if (lwsUid) await kube.recordEvents(firstSteps.map(([event, , detail]) => eventOf(event, detail)));
+  } else {
+    await allSettledOrThrow(firstSteps.map(([event, at, detail]) => step(event, at, detail)));
+  }
   await Promise.all([
     wait.waitForPodGone(leader).then((r) => step('leader gone', r.goneAt)),
     workerPods.length > 0

@@ -543,6 +543,35 @@ describe('activities against the cluster', function () {
       // A retry after a lost response is harmless.
       assert.equal(await act.deleteSeenWorkers(workers), 'deleted');
     });
+
+    it("beginTeardown: a Parallel teardown's first round in one call, the delete and what the workflow reads", async () => {
+      const g = await group('begin', 'Parallel');
+      const pods = await workerPods('begin', g.stsUid);
+      await core.deleteNamespacedPod({ namespace, name: 'begin-0' });
+      const workers = { statefulSet: { namespace, name: 'begin-0', uid: g.stsUid }, pods: pods.map(identityOf) };
+      const first = await act.beginTeardown({ ...g, policy: 'Parallel', workers });
+      assert.equal(first.deleted, 'deleted');
+      assert.equal(first.lws?.metadata.name, 'begin');
+      assert.equal(first.leaderPod?.uid, g.leader.uid);
+      assert.ok(first.leaderPod?.deletionTimestamp, 'read while the leader terminates');
+      assert.equal(first.workerStatefulSet?.uid, g.stsUid);
+      assert.equal(first.workerStatefulSet?.ownerUid, g.leader.uid);
+      assert.deepEqual(
+        first.groupPods
+          .filter((p) => p.ownerUid === g.stsUid)
+          .map((p) => p.uid)
+          .sort(),
+        pods.map((p) => p.uid).sort(),
+      );
+      assert.ok(
+        (await workerPods('begin', g.stsUid)).every((p) => p.deletionTimestamp),
+        'the workers terminate',
+      );
+      // Without a policy from the trigger it only reads.
+      const readOnly = await act.beginTeardown(g);
+      assert.equal(readOnly.deleted, undefined);
+      assert.equal(readOnly.workerStatefulSet?.uid, g.stsUid);
+    });
   });
 
   describe('deletePod and the pod waits', () => {
@@ -677,6 +706,20 @@ describe('activities against the cluster', function () {
       ]);
       assert.match(stdout, /Normal\s+GroupProvisioned\s+\S+\s+lws-temporal\s+group 0 is up/);
       assert.match(stdout, /Warning\s+Slow\s+\S+\s+lws-temporal\s+took long/);
+    });
+
+    it('recordEvents records each Event of the call once, also when the activity is retried', async () => {
+      const lws = await createLws('with-two-events');
+      const target = { namespace, name: 'with-two-events', uid: lws.metadata.uid ?? '' };
+      const two = [
+        { lws: target, type: 'Normal' as const, reason: 'GroupLeaderTerminating', message: 'group 0: leader' },
+        { lws: target, type: 'Normal' as const, reason: 'GroupWorkersTerminating', message: 'group 0: workers' },
+      ];
+      const env = new MockActivityEnvironment({ activityId: 'two-events' });
+      assert.deepEqual(await env.run(act.recordEvents, two), [true, true]);
+      assert.deepEqual(await env.run(act.recordEvents, two), [true, true], 'the retry finds both recorded');
+      const events = await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.uid=${target.uid}` });
+      assert.deepEqual(events.items.map((e) => e.reason).sort(), ['GroupLeaderTerminating', 'GroupWorkersTerminating']);
     });
 
     it('in a namespace being deleted: recordEvent drops the Event and resolves false; a create fails as NamespaceTerminating', async () => {

@@ -79,7 +79,13 @@ async function terminatingGroup(
 
 /** Whether the call that started as `seq` went out in the workflow's first round: before any Event or wait. */
 function inFirstRound(fake: FakeCluster, seq: number): boolean {
-  const later: ActivityName[] = ['recordEvent', 'waitForPodGone', 'waitForPodsGone', 'waitForStatefulSetGone'];
+  const later: ActivityName[] = [
+    'recordEvent',
+    'recordEvents',
+    'waitForPodGone',
+    'waitForPodsGone',
+    'waitForStatefulSetGone',
+  ];
   return fake.calls.every((c) => !later.includes(c.name) || seq < c.seq);
 }
 
@@ -173,6 +179,36 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       assert.ok(fake.events.every((e) => e.lws.uid === 'lws-uid-1'));
     });
   }
+
+  it('the first round is one local activity, and its two Events one more (each result is a turn of the workflow thread)', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    const { pods, sts, input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+    const workers = {
+      statefulSet: identityOf(sts),
+      pods: pods.map(identityOf),
+    };
+    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-first-round-in-one-call');
+
+    const [first] = fake.callsOf('beginTeardown');
+    assert.equal(fake.callsOf('beginTeardown').length, 1);
+    assert.equal((first?.result as { deleted?: string }).deleted, 'deleted');
+    // Its calls all ran inside it: the delete and the four reads.
+    const inside = fake.calls.filter((c) => c.seq > first!.seq && c.seq < first!.endSeq!).map((c) => c.name);
+    for (const name of ['deleteSeenWorkers', 'getLeaderWorkerSet', 'getPod', 'getStatefulSet', 'listGroupPods']) {
+      assert.equal(inside.filter((n) => n === name).length, 1, `${name} inside beginTeardown`);
+    }
+    const [events] = fake.callsOf('recordEvents');
+    assert.deepEqual(
+      (events?.args[0] as { reason: string }[]).map((e) => e.reason),
+      ['GroupLeaderTerminating', 'GroupWorkersTerminating'],
+    );
+    assert.equal(fake.callsOf('recordEvents').length, 1, 'the later Events go one by one, as each wait ends');
+    assert.deepEqual(
+      result.timeline.slice(0, 2).map((e) => e.event),
+      ['leader terminating', 'workers terminating'],
+    );
+    near(result.teardownMs, GRACE, 'teardownMs');
+  });
 
   it("Parallel (trigger's hint): the first call foreground-deletes this leader's workers, while it is terminating", async () => {
     const fake = t.fake({ graceMs: GRACE });
@@ -511,7 +547,9 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
         'deleted',
       ],
     );
-    assert.equal(fake.callsOf('getLeaderWorkerSet').length, 2);
+    // The first round is one local activity: each of its three attempts made every call of the round again.
+    assert.equal(fake.callsOf('beginTeardown').length, 3);
+    assert.equal(fake.callsOf('getLeaderWorkerSet').length, 3);
     assert.equal(fake.callsOf('waitForPodGone').length, 4);
     assert.equal(fake.completed('waitForPodGone').length, 1);
     near(result.teardownMs, GRACE, 'teardownMs');
@@ -540,6 +578,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     // One attempt, and nothing after the first round (the delete and the reads that went with it): no other delete,
     // no wait, no Event; the group is left to the garbage collector.
     assert.deepEqual(fake.calls.map((c) => c.name).sort(), [
+      'beginTeardown',
       'deleteWorkersIfParallel',
       'getLeaderWorkerSet',
       'getPod',
@@ -550,8 +589,6 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     assert.equal(fake.statefulSet('demo-0')?.uid, sts.uid);
   });
 
-  // Last in the file: when the replacement wait times out, the workflow completes while the cancelled wait activity
-  // is still in flight, which leaves the test server's time lock held: anything after it would run at wall-clock pace.
   const notWanted = [
     {
       name: 'the LWS is deleted (with its namespace, say)',
