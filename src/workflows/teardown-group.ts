@@ -13,19 +13,12 @@ import {
   type LwsRef,
   type PodTerminationPolicy,
 } from '../model/index.js';
-import type {
-  KubernetesEvent,
-  ObjectIdentity,
-  ObjectKey,
-  PodInfo,
-  SeenWorkers,
-  StatefulSetInfo,
-  TeardownStart,
-} from '../activities/types.js';
+import type { KubernetesEvent, ObjectIdentity, PodInfo, SeenWorkers, StatefulSetInfo } from '../activities/types.js';
 import { cancellableWait, kube, wait } from './activities.js';
 import { allSettledOrThrow } from './calls.js';
 import { REPLACEMENT_WAIT_ENDS_FIRST, TEARDOWN_FIRST_ROUND_IN_ONE_CALL } from './patches.js';
 import { TerminationPolicy } from './search-attributes.js';
+import { teardownFirstRound } from './teardown-first-round.js';
 import { Timeline, type TimelineEntry, type TimelineEvent } from './timeline.js';
 
 export type Lifecycle = 'rebuild' | 'scale-down' | 'rolling-update' | 'delete';
@@ -81,25 +74,6 @@ function eventReason(event: TimelineEvent): string {
   return 'Group' + event.replace(/(^|\s)(\w)/g, (_m, _s: string, c: string) => c.toUpperCase());
 }
 
-/** The first round as it ran before TEARDOWN_FIRST_ROUND_IN_ONE_CALL: kept for the histories recorded that way. */
-async function firstRoundAsSeparateCalls(input: TeardownGroupInput, workerKey: ObjectKey): Promise<TeardownStart> {
-  const { ref, groupIndex, leader } = input;
-  const parallelDelete =
-    input.policy !== 'Parallel'
-      ? undefined
-      : input.workers
-        ? kube.deleteSeenWorkers(input.workers)
-        : kube.deleteWorkersIfParallel({ ref, groupIndex, leader });
-  const [deleted, lws, leaderPod, workerStatefulSet, groupPods] = await allSettledOrThrow([
-    parallelDelete,
-    kube.getLeaderWorkerSet(ref),
-    kube.getPod(leader),
-    kube.getStatefulSet(workerKey),
-    kube.listGroupPods({ namespace: ref.namespace, lwsName: ref.name, groupIndex }),
-  ]);
-  return { deleted, lws, leaderPod, workerStatefulSet, groupPods };
-}
-
 export async function teardownGroup(input: TeardownGroupInput): Promise<TeardownGroupResult> {
   const { ref, groupIndex, leader, lifecycle } = input;
   const timeline = new Timeline(`${lifecycle} of group ${groupIndex} of ${ref.namespace}/${ref.name}`);
@@ -128,7 +102,8 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
     groupPods,
   } = oneCall
     ? await kube.beginTeardown({ ref, groupIndex, leader, policy: input.policy, workers: input.workers })
-    : await firstRoundAsSeparateCalls(input, workerKey);
+    : // Runs started before it: the same round as separate local activities, as their histories recorded it.
+      await teardownFirstRound(kube, input);
   if (deleted === 'deleted') workersDeletedAt = new Date().toISOString();
   // Once the LWS is gone the policy is still on the terminating leader pod's annotation.
   const { policy, source } = resolvePodTerminationPolicy({ lws, leaderPod: asState(leaderPod) });
