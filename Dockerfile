@@ -58,7 +58,7 @@ COPY package.json ./
 USER 1000:1000
 # /healthz and /metrics (METRICS_PORT, default 9464).
 EXPOSE 9464
-# No --enable-source-maps: Node would load the bundles' maps at start, 40-50 MB per process. Function names survive
+# No --enable-source-maps: Node would load the bundles' maps at start, 30-50 MB per process. Function names survive
 # the bundling, and dist/ keeps the maps for `docker run -e NODE_OPTIONS=--enable-source-maps` when debugging.
 ENTRYPOINT ["node"]
 CMD ["dist/worker/main.js"]
