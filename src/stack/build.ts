@@ -13,11 +13,8 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import * as esbuild from 'esbuild';
-import { workflowBundleOptions } from '../worker/run.js';
+import { workflowBundleFile, workflowBundleOptions } from '../worker/run.js';
 import { repoRoot } from './paths.js';
-
-/** Where the worker looks for the workflow bundle, relative to dist/ (src/worker/run.ts). */
-export const workflowBundleFile = 'workflow-bundle.js';
 
 /**
  * The entries bundled into one file each. The worker keeps the Temporal SDK outside its bundle: the SDK loads its
@@ -84,6 +81,15 @@ export async function bundleEntry(
   return outfile;
 }
 
+/** Step 2 (also `npm run bundle:workflows`): the workflow bundle a worker loads instead of running webpack. */
+export async function writeWorkflowBundle(file: string): Promise<number> {
+  const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error };
+  const { code } = await bundleWorkflowCode({ ...workflowBundleOptions, logger: quiet });
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, code);
+  return code.length;
+}
+
 export async function buildDist(outDir: string, progress: (step: string) => void): Promise<void> {
   const out = resolve(outDir);
   progress('compiling src/ with tsc (docker/tsconfig.build.json)');
@@ -93,10 +99,7 @@ export async function buildDist(outDir: string, progress: (step: string) => void
     { cwd: repoRoot },
   );
   progress('bundling the workflows');
-  const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error };
-  const { code } = await bundleWorkflowCode({ ...workflowBundleOptions, logger: quiet });
-  mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, workflowBundleFile), code);
+  await writeWorkflowBundle(join(out, workflowBundleFile));
   for (const { entry, external } of processEntries) {
     progress(`bundling ${entry}.js`);
     await bundleEntry(out, entry, external);

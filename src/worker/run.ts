@@ -22,8 +22,9 @@ export const workflowBundleOptions = {
   workflowsPath,
   preloadModules: [fileURLToPath(new URL(`../model/index.${compiled ? 'js' : 'ts'}`, import.meta.url))],
 };
-/** `npm run build` writes the workflow bundle next to the compiled code. */
-const builtBundle = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+/** The file `npm run build` writes the workflow bundle to, at the top of dist/ (src/stack/build.ts). */
+export const workflowBundleFile = 'workflow-bundle.js';
+const builtBundle = fileURLToPath(new URL(`../${workflowBundleFile}`, import.meta.url));
 
 /** The worker's connection to Temporal, with an error that says what to set when the server cannot be reached. */
 export function connectWorker(temporal: TemporalConfig): Promise<NativeConnection> {

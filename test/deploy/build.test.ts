@@ -12,7 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import * as esbuild from 'esbuild';
-import { buildDist, bundleEntry, processEntries, workflowBundleFile } from '../../src/stack/build.js';
+import { buildDist, bundleEntry, processEntries } from '../../src/stack/build.js';
+import { workflowBundleFile } from '../../src/worker/run.js';
 import { repoRoot, stateDir } from '../../src/stack/paths.js';
 
 const run = promisify(execFile);

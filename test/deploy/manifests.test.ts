@@ -7,9 +7,9 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { workflowBundleFile } from '../../src/stack/build.js';
 import { memorySettings } from '../../src/stack/controller-processes.js';
 import { repoRoot } from '../../src/stack/paths.js';
+import { workflowBundleFile } from '../../src/worker/run.js';
 import { allSearchAttributes } from '../../src/workflows/search-attributes.js';
 import {
   deployDir,
