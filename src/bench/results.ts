@@ -6,6 +6,11 @@ export interface GroupSample {
   roundStartedAt: number;
   /** Leader deletion (or scale-down / LWS deletion) -> last old pod of the group gone. */
   teardownMs: number;
+  /**
+   * -> the API server answered the delete of this group's leader (rebuilds only): how far from "at once" the
+   * benchmark's own deletes were.
+   */
+  leaderDeletedMs?: number;
   /** -> the old leader gone. */
   leaderGoneMs: number;
   /** -> the first old worker terminating. */

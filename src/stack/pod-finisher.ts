@@ -12,6 +12,8 @@ import { watchResource, type RunningWatch } from '../trigger/watch.js';
 interface Pending {
   timer: NodeJS.Timeout;
   dueAt: number;
+  /** When the watch showed the deletion. */
+  seenAt: number;
 }
 
 export class PodFinisher {
@@ -62,7 +64,7 @@ export class PodFinisher {
     if (existing) clearTimeout(existing.timer);
     const target = { namespace: m.namespace, name: m.name, uid: m.uid };
     const timer = setTimeout(() => void this.removeNow(target), Math.max(0, dueAt - Date.now()));
-    this.pending.set(m.uid, { timer, dueAt });
+    this.pending.set(m.uid, { timer, dueAt, seenAt: existing?.seenAt ?? Date.now() });
   }
 
   private forget(uid: string | undefined): void {
@@ -75,8 +77,16 @@ export class PodFinisher {
   /** The final delete of one pod incarnation; a pod that now has another UID under that name is left alone. */
   async removeNow(pod: { namespace: string; name: string; uid: string }): Promise<void> {
     try {
+      const sentAt = Date.now();
+      const p = this.pending.get(pod.uid);
       await this.pods.delete(pod, { gracePeriodSeconds: 0, preconditions: { uid: pod.uid } });
-      this.log.debug('pod removed after its grace period', pod);
+      // How late the timer fired and how long the API server took: the finisher's share above the grace period.
+      this.log.debug('pod removed after its grace period', {
+        ...pod,
+        seenAt: p?.seenAt,
+        timerLateMs: p ? sentAt - p.dueAt : undefined,
+        deleteMs: Date.now() - sentAt,
+      });
       this.pending.delete(pod.uid);
     } catch (err) {
       const code = (err as { code?: number }).code;
@@ -87,7 +97,7 @@ export class PodFinisher {
       }
       this.log.warn('could not remove a terminating pod; retrying in 1 s', { ...pod, error: String(err) });
       const timer = setTimeout(() => void this.removeNow(pod), 1000);
-      this.pending.set(pod.uid, { timer, dueAt: Date.now() + 1000 });
+      this.pending.set(pod.uid, { timer, dueAt: Date.now() + 1000, seenAt: this.pending.get(pod.uid)?.seenAt ?? 0 });
     }
   }
 }

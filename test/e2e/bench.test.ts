@@ -51,6 +51,16 @@ describe('npm run bench -- --quick', function () {
             r.samples.map(() => 1),
             `${scenario.id} ${policy}: new leader pods per group`,
           );
+          // Each group's leader delete was answered, after its round started and before its old group was gone.
+          for (const x of r.samples) {
+            assert.ok(x.leaderDeletedMs !== undefined && x.leaderDeletedMs >= 0, `${scenario.id}: delete answered`);
+            assert.ok(x.leaderDeletedMs <= x.teardownMs, `${scenario.id}: delete answered after the group was gone`);
+          }
+        } else {
+          assert.ok(
+            r.samples.every((x) => x.leaderDeletedMs === undefined),
+            `${scenario.id}: no leader is deleted one by one`,
+          );
         }
       }
     }
@@ -93,6 +103,7 @@ describe('npm run bench -- --quick', function () {
       assert.ok(load.cpuSeconds['kube-apiserver']! > 0 && load.cpuSeconds.worker! > 0, scenario.id);
     }
     assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /\| scenario \| wall time \| machine busy/);
+    assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /\| last leader delete answered \|/);
     assert.equal(result.oneProcess, false);
     assert.deepEqual(Object.keys(result.processes).sort(), ['trigger', 'worker']);
     assert.ok(result.processes.worker!.peakRssMb > 0 && result.processes.trigger!.cpuSeconds > 0);
