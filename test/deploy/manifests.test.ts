@@ -241,6 +241,19 @@ describe('deployment files', function () {
       assert.match(env, new RegExp(`LWS_WORKFLOW_BUNDLE=${workdir}/${output}(\\s|$)`));
       assert.match(read('src/worker/run.ts'), /\bLWS_WORKFLOW_BUNDLE\b/, 'the worker reads LWS_WORKFLOW_BUNDLE');
     });
+
+    it('sets the malloc settings the benchmark measures for every process (the heap limits are per Deployment)', () => {
+      const env = final.instructions
+        .filter((i) => i.keyword === 'ENV')
+        .map((i) => i.args)
+        .join(' ');
+      for (const role of ['worker', 'trigger', 'main'] as const) {
+        const { NODE_OPTIONS: _perProcess, ...malloc } = memorySettings[role];
+        for (const [key, value] of Object.entries(malloc)) {
+          assert.match(env, new RegExp(`(^|\\s)${key}=${value.replaceAll('.', '\\.')}(\\s|$)`), `${role}: ${key}`);
+        }
+      }
+    });
   });
 
   describe('docker-compose.yml', () => {
