@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 import { localKubeConfig } from '../../src/stack/cluster.js';
+import { installCrd } from '../../src/stack/crd.js';
 import { binPath, kubeconfigPath, repoRoot, stateDir } from '../../src/stack/paths.js';
 import { waitFor } from '../../src/stack/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
@@ -101,6 +102,9 @@ describe('deploy/ on the local API server', function () {
     this.timeout(240_000);
     await ensureCluster();
     kc = localKubeConfig();
+    // `kubectl auth can-i` maps a resource through discovery: without the CRD it answers no for every LWS permission
+    // (on a fresh cluster, when no test before this one installed it).
+    await installCrd(kc);
     await mkdir(workDir, { recursive: true });
     const { stdout } = await kubectl(['kustomize', 'deploy']);
     await writeFile(renderedFile, stdout);
