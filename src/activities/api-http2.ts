@@ -11,11 +11,11 @@ import { agentKey } from '../config/kubernetes.js';
 /** Until a connection's SETTINGS arrive; the API server offers 100 concurrent streams per connection. */
 const DEFAULT_MAX_STREAMS = 100;
 /**
- * A connection quiet for this long is closed if no stream is open on it, else pinged and dropped if the ping is not
- * answered in time (as client-go checks its HTTP/2 connections).
+ * A connection quiet for `idleMs` is closed if no stream is open on it, else pinged and dropped if the ping is not
+ * answered within `pingTimeoutMs` (as client-go checks its HTTP/2 connections). Read when a connection opens; tests
+ * shorten them.
  */
-const IDLE_MS = 30_000;
-const PING_TIMEOUT_MS = 15_000;
+export const http2Timeouts = { idleMs: 30_000, pingTimeoutMs: 15_000 };
 
 /** Where to send HTTP/2 requests, and what to send with each. */
 export interface Http2Target {
@@ -87,21 +87,26 @@ function connect(target: Http2Target): Connection {
   });
   session.on('goaway', () => drop(target.key, session));
   session.on('close', () => drop(target.key, session));
-  session.setTimeout(IDLE_MS, () => {
+  const { idleMs, pingTimeoutMs } = http2Timeouts;
+  session.on('timeout', () => {
     // Unused: close it (a pool whose credentials rotated would otherwise keep its connections for good).
     if (connection.active === 0) return session.close();
-    // Streams open but quiet (watches): make sure the server is still there.
+    // Streams open but quiet (watches): make sure the server is still there, and again after each quiet period (the
+    // timeout fires once; an answered ping does not start it again).
     const deadline = setTimeout(
       () => session.destroy(new Error('the API server did not answer a ping')),
-      PING_TIMEOUT_MS,
+      pingTimeoutMs,
     );
     deadline.unref();
     const sent = session.ping((err) => {
       clearTimeout(deadline);
-      if (err && !session.destroyed) session.destroy(err);
+      if (err) {
+        if (!session.destroyed) session.destroy(err);
+      } else if (!session.destroyed) session.setTimeout(idleMs);
     });
     if (!sent) clearTimeout(deadline);
   });
+  session.setTimeout(idleMs);
   // An idle connection must not keep a process (a CLI, a test) alive; open streams ref it (see stream()).
   session.unref();
   return connection;

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as http2 from 'node:http2';
 import * as https from 'node:https';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import * as k8s from '@kubernetes/client-node';
 import { identifyAs, reuseConnections, userAgent } from '../../src/config/kubernetes.js';
-import { openConnections } from '../../src/activities/api-http2.js';
+import { http2Timeouts, openConnections } from '../../src/activities/api-http2.js';
 import { podsJson, podsPath } from '../../src/activities/kube-json.js';
 import { watchOnce } from '../../src/activities/watch.js';
 import { clusterDir, kubeconfigPath } from '../../src/stack/paths.js';
@@ -164,5 +165,90 @@ describe('connections to the API server (reuseConnections, HTTP/2)', function ()
     } finally {
       server.close();
     }
+  });
+  describe('idle connections', () => {
+    const saved = { ...http2Timeouts };
+    let server: http2.Http2SecureServer;
+    let sessions: http2.ServerHttp2Session[];
+    /** Between the client and the server: forwards bytes until `silence()`, then drops what the client sends. */
+    let proxy: net.Server;
+    let silence: () => void;
+    let kc: k8s.KubeConfig;
+
+    beforeEach(async () => {
+      Object.assign(http2Timeouts, { idleMs: 300, pingTimeoutMs: 300 });
+      const pki = join(clusterDir, 'pki');
+      sessions = [];
+      server = http2.createSecureServer(
+        { cert: readFileSync(join(pki, 'apiserver.crt')), key: readFileSync(join(pki, 'apiserver.key')) },
+        (req, res) => {
+          res.setHeader('Content-Type', 'application/json');
+          // A watch that never says anything; a list answered at once.
+          if (req.url?.includes('watch=true')) res.writeHead(200);
+          else res.end(JSON.stringify({ kind: 'PodList', items: [] }));
+        },
+      );
+      server.on('session', (session) => sessions.push(session));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as AddressInfo).port;
+      const silenced: (() => void)[] = [];
+      silence = () => silenced.forEach((f) => f());
+      proxy = net.createServer((client) => {
+        const upstream = net.connect(port, '127.0.0.1');
+        client.pipe(upstream);
+        upstream.pipe(client);
+        for (const s of [client, upstream]) s.on('error', () => s.destroy());
+        silenced.push(() => {
+          client.unpipe(upstream);
+          client.on('data', () => undefined);
+        });
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      const proxyPort = (proxy.address() as AddressInfo).port;
+      kc = withCluster((c) => ({ ...c, server: `https://127.0.0.1:${proxyPort}` }));
+    });
+
+    afterEach(() => {
+      Object.assign(http2Timeouts, saved);
+      for (const session of sessions) session.destroy();
+      server.close();
+      proxy.close();
+    });
+
+    const closed = (session: http2.ServerHttp2Session) =>
+      new Promise<void>((resolve) =>
+        session.closed || session.destroyed ? resolve() : session.once('close', resolve),
+      );
+
+    it('a connection without streams is closed once it has been quiet for idleMs', async () => {
+      const before = openConnections();
+      await podsJson(kc).list({ namespace: 'default', labelSelector: 'a=b' });
+      assert.equal(openConnections(), before + 1);
+      assert.equal(sessions.length, 1);
+      const t0 = Date.now();
+      await closed(sessions[0]!);
+      assert.ok(Date.now() - t0 >= 200, 'closed only after being idle');
+      assert.equal(openConnections(), before);
+      // The next call opens a fresh connection.
+      await podsJson(kc).list({ namespace: 'default', labelSelector: 'a=b' });
+      assert.equal(sessions.length, 2);
+    });
+
+    it('a quiet watch keeps its connection while the server answers pings, and fails when it stops answering', async () => {
+      const pings: number[] = [];
+      server.on('session', (session) => session.on('ping', () => pings.push(Date.now())));
+      const abort = new AbortController();
+      const watching = watchOnce(kc, { listPath: podsPath('default'), signal: abort.signal }, () => true);
+      // Pinged, answered, and still open after several idle periods.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      assert.ok(pings.length >= 2, `${pings.length} pings`);
+      assert.equal(sessions.length, 1);
+      assert.ok(!sessions[0]!.closed && !sessions[0]!.destroyed, 'the connection stays while pings are answered');
+      // The connection goes silent (the server is gone, say): the next ping never arrives, so it is never answered.
+      silence();
+      const end = await watching;
+      assert.ok('error' in end, `the watch ended with ${JSON.stringify(end)}`);
+      assert.match(String((end as { error: unknown }).error), /did not answer a ping/);
+    });
   });
 });
