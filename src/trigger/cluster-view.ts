@@ -51,7 +51,14 @@ export function podView(pod: V1Pod): PodView | undefined {
     restartCount: statuses.reduce((sum, s) => sum + (s.restartCount ?? 0), 0),
     ownerUid: m.ownerReferences?.find((r) => r.controller)?.uid,
     annotations: m.annotations ?? {},
+    ...(m.deletionTimestamp ? { deletedAt: deletionMadeAt(m.deletionTimestamp, m.deletionGracePeriodSeconds) } : {}),
   };
+}
+
+/** deletionTimestamp is when the grace period ends: the deletion was made that many seconds before. */
+function deletionMadeAt(deletionTimestamp: Date | string, graceSeconds: number | undefined): number {
+  // A typed list deserializes it to a Date; a watch event leaves the RFC 3339 string.
+  return new Date(deletionTimestamp).getTime() - (graceSeconds ?? 0) * 1000;
 }
 
 export function statefulSetView(sts: V1StatefulSet): StatefulSetView | undefined {

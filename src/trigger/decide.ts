@@ -29,6 +29,11 @@ export interface PodView {
   /** Controlling owner: the leader StatefulSet for a leader, the group's worker StatefulSet for a worker. */
   ownerUid?: string;
   annotations?: Record<string, string>;
+  /**
+   * When it was deleted (ms since the epoch), from the pod itself: deletionTimestamp minus the grace period. Both have
+   * whole seconds, so the deletion happened within the 999 ms after this.
+   */
+  deletedAt?: number;
 }
 
 export interface StatefulSetView {
@@ -105,8 +110,28 @@ export function lifecycleOf(lws: LeaderWorkerSet | undefined, groupIndex: number
   return 'rebuild';
 }
 
-/** Workflow starts for a pod that carries the LWS name label (added, updated or seen in a list). */
-export function podActions(pod: PodView, know: Knowledge, searchAttributes: boolean): StartAction[] {
+/**
+ * When a leader's deletion was made, for its teardown's timeline and teardownMs: when the trigger saw it (`observedAt`),
+ * unless the pod's own record says it was earlier (the trigger was down, or saw it only in a resync). That record has
+ * whole seconds, so its latest possible moment is taken: a late start is then reported at most 1 s short, never long.
+ */
+export function leaderDeletedAt(pod: PodView, observedAt: number | undefined): string | undefined {
+  const bounds = [observedAt, pod.deletedAt === undefined ? undefined : pod.deletedAt + 999].filter(
+    (t): t is number => t !== undefined && Number.isFinite(t),
+  );
+  return bounds.length > 0 ? new Date(Math.min(...bounds)).toISOString() : undefined;
+}
+
+/**
+ * Workflow starts for a pod that carries the LWS name label (added, updated or seen in a list), `observedAt` being
+ * when the trigger saw it so.
+ */
+export function podActions(
+  pod: PodView,
+  know: Knowledge,
+  searchAttributes: boolean,
+  observedAt?: number,
+): StartAction[] {
   const lwsName = pod.labels[LABEL_NAME];
   if (!lwsName) return [];
   const parsed = parsePodName(lwsName, pod.name);
@@ -127,6 +152,7 @@ export function podActions(pod: PodView, know: Knowledge, searchAttributes: bool
         leaderPod: { metadata: { annotations: pod.annotations } },
       });
       const workers = policy === 'Parallel' ? know.workersOf(pod.uid) : undefined;
+      const deletedAt = leaderDeletedAt(pod, observedAt);
       actions.push({
         kind: 'start',
         groupIndex,
@@ -135,7 +161,18 @@ export function podActions(pod: PodView, know: Knowledge, searchAttributes: bool
           ref,
           { kind: 'rebuild', groupIndex, oldLeaderUid: pod.uid },
           'teardownGroup',
-          [{ ref, groupIndex, leader: identity, lifecycle, searchAttributes, policy, ...(workers ? { workers } : {}) }],
+          [
+            {
+              ref,
+              groupIndex,
+              leader: identity,
+              lifecycle,
+              searchAttributes,
+              policy,
+              ...(workers ? { workers } : {}),
+              ...(deletedAt ? { leaderDeletedAt: deletedAt } : {}),
+            },
+          ],
           `leader ${pod.name} is terminating (${lifecycle})`,
         ),
       });

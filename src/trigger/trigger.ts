@@ -82,7 +82,7 @@ export class Trigger {
     const view = podView(pod);
     if (!view) return;
     const before = removed ? this.view.deletePod(view.uid) : this.view.setPod(view);
-    const actions = removed ? [] : podActions(view, this.view, this.opts.searchAttributes);
+    const actions = removed ? [] : podActions(view, this.view, this.opts.searchAttributes, now);
     if (statusRelevant(before, removed ? undefined : view)) {
       actions.push(
         ...[this.reconcileFor(view.namespace, view.labels[LABEL_NAME], `pod ${view.name} changed`)].filter(
@@ -110,7 +110,8 @@ export class Trigger {
   resync(): void {
     const now = Date.now();
     for (const lws of this.view.allLws()) this.submit([reconcileAction(lws, 'resync')], now);
-    for (const pod of this.view.allPods()) this.submit(podActions(pod, this.view, this.opts.searchAttributes), now);
+    for (const pod of this.view.allPods())
+      this.submit(podActions(pod, this.view, this.opts.searchAttributes, now), now);
   }
 
   async start(): Promise<void> {

@@ -41,6 +41,11 @@ export interface TeardownGroupInput {
    * first call then deletes them without reading anything first; without it, the delete reads and checks first.
    */
   workers?: SeenWorkers;
+  /**
+   * When the leader's deletion was made, as the trigger knows it (RFC 3339): the timeline, teardownMs and recoveryMs
+   * count from it. Unset (older starts, starts by other workflows): from this workflow's start.
+   */
+  leaderDeletedAt?: string;
 }
 
 export interface TeardownGroupResult {
@@ -77,7 +82,10 @@ function eventReason(event: TimelineEvent): string {
 export async function teardownGroup(input: TeardownGroupInput): Promise<TeardownGroupResult> {
   const { ref, groupIndex, leader, lifecycle } = input;
   const timeline = new Timeline(`${lifecycle} of group ${groupIndex} of ${ref.namespace}/${ref.name}`);
-  const started = new Date().toISOString();
+  const workflowStarted = Date.now();
+  const deletedAt = input.leaderDeletedAt ? Date.parse(input.leaderDeletedAt) : NaN;
+  // Never after the workflow's own start: the trigger's clock may be a little ahead of the worker's.
+  const started = new Date(deletedAt < workflowStarted ? deletedAt : workflowStarted).toISOString();
   const workerKey = { namespace: ref.namespace, name: workerStatefulSetName(ref.name, groupIndex) };
   let workersDeletedAt: string | undefined;
   const deleteWorkers = async (uid?: string) => {

@@ -139,7 +139,13 @@ describe('trigger/cluster-view', () => {
     }
 
     it('copies identity and labels and tells deletion from deletionTimestamp', () => {
-      const pod: V1Pod = { metadata: { ...base.metadata, deletionTimestamp: new Date('2025-01-01T00:00:00Z') } };
+      const pod: V1Pod = {
+        metadata: {
+          ...base.metadata,
+          deletionTimestamp: new Date('2025-01-01T00:00:30Z'),
+          deletionGracePeriodSeconds: 30,
+        },
+      };
       assert.deepEqual(podView(pod), {
         namespace: 'default',
         name: 'demo-0-1',
@@ -150,10 +156,29 @@ describe('trigger/cluster-view', () => {
         restartCount: 0,
         ownerUid: undefined,
         annotations: {},
+        deletedAt: Date.parse('2025-01-01T00:00:00Z'),
       });
       assert.equal(podView(base)?.deleting, false);
       assert.deepEqual(podView({ metadata: { namespace: 'n', name: 'x', uid: 'u' } })?.labels, {});
     });
+
+    // deletionTimestamp is when the grace period ends; a typed list gives a Date, a watch event the RFC 3339 string.
+    const deletions: [string, unknown, number | undefined, number][] = [
+      ['a Date, 30 s grace', new Date('2025-01-01T00:00:30Z'), 30, Date.parse('2025-01-01T00:00:00Z')],
+      ['a string, 30 s grace', '2025-01-01T00:00:30Z', 30, Date.parse('2025-01-01T00:00:00Z')],
+      [
+        'a string, no grace period (force delete)',
+        '2025-01-01T00:00:30Z',
+        undefined,
+        Date.parse('2025-01-01T00:00:30Z'),
+      ],
+    ];
+    for (const [what, deletionTimestamp, grace, deletedAt] of deletions) {
+      it(`tells when the deletion was made from deletionTimestamp minus the grace period: ${what}`, () => {
+        const metadata = { ...base.metadata, deletionTimestamp, deletionGracePeriodSeconds: grace };
+        assert.equal(podView({ metadata } as V1Pod)?.deletedAt, deletedAt);
+      });
+    }
 
     for (const missing of ['name', 'namespace', 'uid'] as const) {
       it(`gives nothing for a pod without metadata.${missing}`, () => {

@@ -9,6 +9,7 @@ import {
   type LwsRef,
 } from '../../src/model/index.js';
 import {
+  leaderDeletedAt,
   lifecycleOf,
   podActions,
   reconcileAction,
@@ -403,6 +404,32 @@ describe('trigger/decide', () => {
           }
         }
       }
+    });
+  });
+
+  describe('leaderDeletedAt', () => {
+    const recorded = Date.parse('2025-01-01T00:00:00Z');
+    const iso = (ms: number) => new Date(ms).toISOString();
+    // [what, the pod's record of its deletion (whole seconds), when the trigger saw it, expected]
+    const cases: [string, number | undefined, number | undefined, string | undefined][] = [
+      ['seen as it happened: when the trigger saw it', recorded, recorded + 420, iso(recorded + 420)],
+      ['seen a minute late: the latest moment the record allows', recorded, recorded + 60_000, iso(recorded + 999)],
+      ['no record (not possible for a deleting pod): when seen', undefined, recorded + 420, iso(recorded + 420)],
+      ['not seen (no time given): the record', recorded, undefined, iso(recorded + 999)],
+      ['neither', undefined, undefined, undefined],
+    ];
+    for (const [what, deletedAt, observedAt, expected] of cases) {
+      it(what, () => {
+        const pod = leader(0, { deleting: true, ...(deletedAt === undefined ? {} : { deletedAt }) });
+        assert.equal(leaderDeletedAt(pod, observedAt), expected);
+      });
+    }
+
+    it('rides along in the teardown start, when the trigger gives the time it saw the pod', () => {
+      const pod = leader(1, { deleting: true, deletedAt: recorded });
+      const [action] = podActions(pod, fakeKnowledge({ lws }), false, recorded + 60_000);
+      assert.equal(action?.workflowType, 'teardownGroup');
+      assert.equal((action?.args[0] as { leaderDeletedAt?: string }).leaderDeletedAt, iso(recorded + 999));
     });
   });
 

@@ -329,6 +329,45 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     });
   }
 
+  // A teardown that starts late (the trigger was down, or saw the deletion only in a resync) still counts from the
+  // leader's deletion, as the trigger passes it; without it, it counts from its own start and reports less.
+  const late: [string, boolean, number][] = [
+    ['counts from the deletion the trigger passes', true, 2 * GRACE],
+    ['without it, counts from its own start', false, 2 * GRACE - 20_000],
+  ];
+  for (const [what, passed, expected] of late) {
+    it(`Sequential, started 20 s after the leader's deletion: ${what}`, async () => {
+      const fake = t.fake({ graceMs: GRACE });
+      fake.setLws({ podTerminationPolicy: 'Sequential' });
+      const now = await fake.now();
+      const longAgo = now - 3_600_000;
+      const leader = fake.addLeader({ groupIndex: 0, at: longAgo, readyAt: longAgo });
+      fake.addWorkers({ groupIndex: 0, ownerUid: leader.uid, at: longAgo });
+      const deletedAt = now - 20_000;
+      fake.deletePodAt(leader.uid, deletedAt);
+      const result = await teardown(fake, {
+        ref: fake.ref,
+        groupIndex: 0,
+        leader: { namespace: leader.namespace, name: leader.name, uid: leader.uid },
+        lifecycle: 'scale-down',
+        ...(passed ? { leaderDeletedAt: new Date(deletedAt).toISOString() } : {}),
+      });
+      near(result.teardownMs, expected, 'teardownMs');
+      const first = result.timeline[0];
+      assert.equal(first?.event, 'leader terminating');
+      if (passed) assert.equal(first?.at, new Date(deletedAt).toISOString());
+      else assert.ok(Date.parse(first!.at) >= now, 'the timeline starts at the workflow start');
+    });
+  }
+
+  it('a leaderDeletedAt after the workflow start (a clock ahead of the worker) counts from the start', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    const { input } = await terminatingGroup(fake, { spec: 'Sequential' });
+    const ahead = new Date((await fake.now()) + 3_600_000).toISOString();
+    const result = await teardown(fake, { ...input, leaderDeletedAt: ahead });
+    near(result.teardownMs, 2 * GRACE, 'teardownMs');
+  });
+
   // Where the workflow takes the policy from (no hint): the LWS spec while the LWS exists (the annotation is then
   // ignored), else the terminating leader pod's annotation, else Sequential. Deleting: about 1 x grace; else 2 x.
   const sources: {
