@@ -10,7 +10,7 @@ import {
   statefulSetsJson,
   type EventJson,
   type JsonResource,
-} from './kube-json.js';
+} from '../kube/kube-json.js';
 
 export interface KubeClients {
   kc: k8s.KubeConfig;

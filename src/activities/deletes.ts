@@ -3,7 +3,7 @@
 // name in between is refused by the API server itself (409) rather than deleted.
 import type { V1ObjectMeta, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { KubeClients } from './clients.js';
-import type { DeleteBody } from './kube-json.js';
+import type { DeleteBody } from '../kube/kube-json.js';
 import { classify, isConflict, isNotFound } from './kube-errors.js';
 import { controllerUid } from './summaries.js';
 import {

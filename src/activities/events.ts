@@ -5,7 +5,7 @@ import type { ApiException } from '@kubernetes/client-node';
 import { API_GROUP_VERSION, KIND } from '../model/index.js';
 import { activityExecutionKey, warn } from './activity-context.js';
 import type { KubeClients } from './clients.js';
-import type { EventJson } from './kube-json.js';
+import type { EventJson } from '../kube/kube-json.js';
 import { classify, isConflict, isPermanent, kubeStatus } from './kube-errors.js';
 import type { KubernetesEvent } from './types.js';
 import { allSettledOrThrow } from '../workflows/calls.js';

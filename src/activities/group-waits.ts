@@ -5,7 +5,7 @@ import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
 import { isPodReady, isoTime } from './summaries.js';
 import type { ObjectIdentity, PodsGoneResult, ReplacementGroupInput, ReplacementGroupResult } from './types.js';
-import { podsPath, statefulSetsPath } from './kube-json.js';
+import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause } from './wait-support.js';
 import { getLeaderWorkerSet } from './reads.js';
 import { applyDefaults } from '../model/index.js';

@@ -8,9 +8,9 @@ import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
 import { isPodReady, isStatefulSetReady } from './summaries.js';
 import type { GoneResult, ObjectIdentity, ReadyResult } from './types.js';
-import { podsPath, statefulSetsPath } from './kube-json.js';
+import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause, RETRY_PAUSE_MS, withHeartbeats } from './wait-support.js';
-import { watchOnce } from './watch.js';
+import { watchOnce } from '../kube/watch.js';
 
 interface Watched {
   metadata?: { uid?: string; resourceVersion?: string };

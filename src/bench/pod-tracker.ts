@@ -3,7 +3,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { createLogger } from '../log.js';
 import { LABEL_NAME, parsePodName } from '../model/index.js';
-import { watchResource, type RunningWatch } from '../trigger/watch.js';
+import { watchResource, type RunningWatch } from '../kube/informer.js';
 
 interface PodState {
   uid: string;

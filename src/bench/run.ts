@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import { podsJson } from '../activities/kube-json.js';
+import { podsJson } from '../kube/kube-json.js';
 import { formatDuration } from '../log.js';
 import { API_GROUP, API_VERSION, PLURAL, type PodTerminationPolicy } from '../model/index.js';
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';

@@ -5,9 +5,9 @@
 // second delete then hit the replacement pod a StatefulSet had just created under the same name, so a fresh worker
 // pod vanished, the restart policy saw a deleted worker, and the new group was recreated again and again.
 import * as k8s from '@kubernetes/client-node';
-import { podsJson, type JsonResource } from '../activities/kube-json.js';
+import { podsJson, type JsonResource } from '../kube/kube-json.js';
 import type { Logger } from '../log.js';
-import { watchResource, type RunningWatch } from '../trigger/watch.js';
+import { watchResource, type RunningWatch } from '../kube/informer.js';
 
 interface Pending {
   timer: NodeJS.Timeout;

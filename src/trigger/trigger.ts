@@ -14,7 +14,7 @@ import {
 import { ClusterView, podView, statefulSetView } from './cluster-view.js';
 import { podActions, reconcileAction, type PodView, type StartAction } from './decide.js';
 import { WorkflowStarter } from './starter.js';
-import { watchResource, type RunningWatch } from './watch.js';
+import { watchResource, type RunningWatch } from '../kube/informer.js';
 
 export interface TriggerOptions {
   kc: k8s.KubeConfig;

@@ -105,7 +105,7 @@ export const PATH_CALLS: Record<string, string[]> = {
 };
 
 /**
- * This project's JSON calls (src/activities/kube-json.ts): a JsonResource method -> its verb. The resource comes from
+ * This project's JSON calls (src/kube/kube-json.ts): a JsonResource method -> its verb. The resource comes from
  * the JsonResource's type argument (JSON_RESOURCE_TYPES), as `c.pods.read(...)` is a `JsonResource<V1Pod>` call.
  */
 export const JSON_RESOURCE_CALLS: Record<string, string> = {
@@ -127,7 +127,7 @@ export const JSON_RESOURCE_TYPES: Record<string, [group: string, resource: strin
 };
 
 /** The module whose JsonResource methods send the requests; its `kubeCall` is called only there. */
-const KUBE_JSON = join(repoRoot, 'src', 'activities', 'kube-json.ts');
+const KUBE_JSON = join(repoRoot, 'src', 'kube', 'kube-json.ts');
 
 /** client-node functions that send no API request (or whose request is accounted for by another entry). */
 export const NO_REQUEST = new Set([

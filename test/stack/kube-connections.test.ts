@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import * as k8s from '@kubernetes/client-node';
 import { identifyAs, reuseConnections, userAgent } from '../../src/config/kubernetes.js';
-import { http2Timeouts, openConnections } from '../../src/activities/api-http2.js';
-import { podsJson, podsPath } from '../../src/activities/kube-json.js';
-import { watchOnce } from '../../src/activities/watch.js';
+import { http2Timeouts, openConnections } from '../../src/kube/api-http2.js';
+import { podsJson, podsPath } from '../../src/kube/kube-json.js';
+import { watchOnce } from '../../src/kube/watch.js';
 import { clusterDir, kubeconfigPath } from '../../src/stack/paths.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 

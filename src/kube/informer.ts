@@ -1,5 +1,6 @@
-// List + watch of one resource, restarted after any error. The client's informer re-lists when it (re)starts and
-// when the API answers 410 Gone, and reports the difference as add / update / delete.
+// List + watch of one resource through client-node's informer, restarted after any error: the trigger's watches, the
+// pod finisher's and the benchmark's. The informer re-lists when it (re)starts and when the API answers 410 Gone, and
+// reports the difference as add / update / delete.
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
 

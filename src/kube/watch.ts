@@ -1,5 +1,6 @@
 // One watch request turned into a promise: it settles with what the caller was waiting for, or when the watch ends,
-// fails, or is cancelled. Resuming (a fresh GET or list, then a new watch) is the caller's job (see waits.ts).
+// fails, or is cancelled. Resuming (a fresh GET or list, then a new watch) is the caller's job (see
+// src/activities/waits.ts).
 import * as http2 from 'node:http2';
 import type * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
