@@ -12,8 +12,6 @@ import { watchResource, type RunningWatch } from '../kube/informer.js';
 interface Pending {
   timer: NodeJS.Timeout;
   dueAt: number;
-  /** When the watch showed the deletion. */
-  seenAt: number;
 }
 
 export class PodFinisher {
@@ -64,7 +62,7 @@ export class PodFinisher {
     if (existing) clearTimeout(existing.timer);
     const target = { namespace: m.namespace, name: m.name, uid: m.uid };
     const timer = setTimeout(() => void this.removeNow(target), Math.max(0, dueAt - Date.now()));
-    this.pending.set(m.uid, { timer, dueAt, seenAt: existing?.seenAt ?? Date.now() });
+    this.pending.set(m.uid, { timer, dueAt });
   }
 
   private forget(uid: string | undefined): void {
@@ -83,7 +81,6 @@ export class PodFinisher {
       // How late the timer fired and how long the API server took: the finisher's share above the grace period.
       this.log.debug('pod removed after its grace period', {
         ...pod,
-        seenAt: p?.seenAt,
         timerLateMs: p ? sentAt - p.dueAt : undefined,
         deleteMs: Date.now() - sentAt,
       });
@@ -97,7 +94,7 @@ export class PodFinisher {
       }
       this.log.warn('could not remove a terminating pod; retrying in 1 s', { ...pod, error: String(err) });
       const timer = setTimeout(() => void this.removeNow(pod), 1000);
-      this.pending.set(pod.uid, { timer, dueAt: Date.now() + 1000, seenAt: this.pending.get(pod.uid)?.seenAt ?? 0 });
+      this.pending.set(pod.uid, { timer, dueAt: Date.now() + 1000 });
     }
   }
 }
