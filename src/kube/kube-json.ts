@@ -27,6 +27,12 @@ const servicesPath = (namespace: string) => `/api/v1/namespaces/${encodeURICompo
 const eventsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
 const leaderWorkerSetsPath = (namespace: string) =>
   `/apis/${API_GROUP}/${API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}`;
+// The same collections across all namespaces: the trigger's first lists (it watches these paths too).
+const allPods = '/api/v1/pods';
+const allServices = '/api/v1/services';
+const allEvents = '/api/v1/events';
+const allStatefulSets = '/apis/apps/v1/statefulsets';
+const allLeaderWorkerSets = `/apis/${API_GROUP}/${API_VERSION}/${PLURAL}`;
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -148,9 +154,17 @@ export interface DeleteBody {
   gracePeriodSeconds?: number;
 }
 
+/** A list as the API server sends it; its resourceVersion is where a watch of the same collection starts. */
+export interface JsonList<T> {
+  metadata?: { resourceVersion?: string };
+  items: T[];
+}
+
 export interface JsonResource<T> {
   read(ref: ObjectRef): Promise<T>;
-  list(query: { namespace: string; labelSelector: string }): Promise<{ items: T[] }>;
+  list(query: { namespace: string; labelSelector: string }): Promise<JsonList<T>>;
+  /** The objects of every namespace. */
+  listAll(query?: { labelSelector?: string }): Promise<JsonList<T>>;
   create(namespace: string, body: T): Promise<T>;
   replace(ref: ObjectRef, body: T): Promise<T>;
   /** A JSON merge patch (RFC 7386), of the object or of its status subresource. */
@@ -158,12 +172,18 @@ export interface JsonResource<T> {
   delete(ref: ObjectRef, body: DeleteBody): Promise<unknown>;
 }
 
-function resource<T>(kc: KubeConfig, collection: (namespace: string) => string): JsonResource<T> {
+function resource<T>(
+  kc: KubeConfig,
+  collection: (namespace: string) => string,
+  allNamespaces: string,
+): JsonResource<T> {
   const item = (ref: ObjectRef) => `${collection(ref.namespace)}/${encodeURIComponent(ref.name)}`;
   return {
     read: (ref) => kubeCall(kc, { method: 'GET', path: item(ref) }),
     list: ({ namespace, labelSelector }) =>
       kubeCall(kc, { method: 'GET', path: collection(namespace), query: { labelSelector } }),
+    listAll: (query) =>
+      kubeCall(kc, { method: 'GET', path: allNamespaces, query: { labelSelector: query?.labelSelector } }),
     create: (namespace, body) => kubeCall(kc, { method: 'POST', path: collection(namespace), body }),
     replace: (ref, body) => kubeCall(kc, { method: 'PUT', path: item(ref), body }),
     mergePatch: (ref, body, subresource) =>
@@ -178,11 +198,11 @@ function resource<T>(kc: KubeConfig, collection: (namespace: string) => string):
 }
 
 export function podsJson(kc: KubeConfig): JsonResource<V1Pod> {
-  return resource<V1Pod>(kc, podsPath);
+  return resource<V1Pod>(kc, podsPath, allPods);
 }
 
 export function servicesJson(kc: KubeConfig): JsonResource<V1Service> {
-  return resource<V1Service>(kc, servicesPath);
+  return resource<V1Service>(kc, servicesPath, allServices);
 }
 
 /** An Event as sent and received: its times are RFC 3339 strings, where client-node's model has Dates. */
@@ -193,11 +213,11 @@ export type EventJson = Omit<CoreV1Event, 'firstTimestamp' | 'lastTimestamp' | '
 };
 
 export function eventsJson(kc: KubeConfig): JsonResource<EventJson> {
-  return resource<EventJson>(kc, eventsPath);
+  return resource<EventJson>(kc, eventsPath, allEvents);
 }
 
 export function leaderWorkerSetsJson(kc: KubeConfig): JsonResource<LeaderWorkerSet> {
-  return resource<LeaderWorkerSet>(kc, leaderWorkerSetsPath);
+  return resource<LeaderWorkerSet>(kc, leaderWorkerSetsPath, allLeaderWorkerSets);
 }
 
 /**
@@ -205,5 +225,5 @@ export function leaderWorkerSetsJson(kc: KubeConfig): JsonResource<LeaderWorkerS
  * than the client, which would vanish from the user's template.
  */
 export function statefulSetsJson(kc: KubeConfig): JsonResource<V1StatefulSet> {
-  return resource<V1StatefulSet>(kc, statefulSetsPath);
+  return resource<V1StatefulSet>(kc, statefulSetsPath, allStatefulSets);
 }

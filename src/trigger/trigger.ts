@@ -15,6 +15,7 @@ import { ClusterView, podView, statefulSetView } from './cluster-view.js';
 import { podActions, reconcileAction, type PodView, type StartAction } from './decide.js';
 import { WorkflowStarter } from './starter.js';
 import { watchResource, type RunningWatch } from '../kube/informer.js';
+import { leaderWorkerSetsJson, podsJson, statefulSetsJson } from '../kube/kube-json.js';
 
 export interface TriggerOptions {
   kc: k8s.KubeConfig;
@@ -116,9 +117,8 @@ export class Trigger {
 
   async start(): Promise<void> {
     const { kc, log } = this.opts;
-    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
-    const core = kc.makeApiClient(k8s.CoreV1Api);
-    const apps = kc.makeApiClient(k8s.AppsV1Api);
+    // The first lists as plain JSON over the shared HTTP/2 connection: what the watches then deliver is plain JSON too.
+    const lists = { lws: leaderWorkerSetsJson(kc), statefulSets: statefulSetsJson(kc), pods: podsJson(kc) };
     const restarted = (what: string) => () => this.opts.onWatchRestart?.(what);
     // One after the other: LWS first (a pod's lifecycle depends on its LWS), then StatefulSets, then pods (the owner
     // chain worker pod -> StatefulSet -> leader must resolve on the first list).
@@ -128,10 +128,7 @@ export class Trigger {
         log,
         what: 'leaderworkersets',
         path: `/apis/${API_GROUP}/${API_VERSION}/${PLURAL}`,
-        list: () =>
-          custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: PLURAL }) as Promise<
-            k8s.KubernetesListObject<LeaderWorkerSet & k8s.KubernetesObject>
-          >,
+        list: () => lists.lws.listAll() as Promise<k8s.KubernetesListObject<LeaderWorkerSet & k8s.KubernetesObject>>,
         handlers: { upsert: (o) => this.onLws(o, false), remove: (o) => this.onLws(o, true) },
         onRestart: restarted('leaderworkersets'),
       }),
@@ -143,7 +140,7 @@ export class Trigger {
         what: 'statefulsets',
         path: '/apis/apps/v1/statefulsets',
         labelSelector: LABEL_NAME,
-        list: () => apps.listStatefulSetForAllNamespaces({ labelSelector: LABEL_NAME }),
+        list: () => lists.statefulSets.listAll({ labelSelector: LABEL_NAME }) as Promise<k8s.V1StatefulSetList>,
         handlers: { upsert: (o) => this.onStatefulSet(o, false), remove: (o) => this.onStatefulSet(o, true) },
         onRestart: restarted('statefulsets'),
       }),
@@ -155,7 +152,7 @@ export class Trigger {
         what: 'pods',
         path: '/api/v1/pods',
         labelSelector: LABEL_NAME,
-        list: () => core.listPodForAllNamespaces({ labelSelector: LABEL_NAME }),
+        list: () => lists.pods.listAll({ labelSelector: LABEL_NAME }) as Promise<k8s.V1PodList>,
         handlers: { upsert: (o) => this.onPod(o, false), remove: (o) => this.onPod(o, true) },
         onRestart: restarted('pods'),
       }),

@@ -111,6 +111,7 @@ export const PATH_CALLS: Record<string, string[]> = {
 export const JSON_RESOURCE_CALLS: Record<string, string> = {
   'JsonResource.read': 'get',
   'JsonResource.list': 'list',
+  'JsonResource.listAll': 'list',
   'JsonResource.create': 'create',
   'JsonResource.replace': 'update',
   'JsonResource.mergePatch': 'patch',
