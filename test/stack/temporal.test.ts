@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { startDevServerEnvironment, startTimeSkippingEnvironment } from '../../src/stack/temporal.js';
+import { binPath } from '../../src/stack/paths.js';
 import { freePort } from '../../src/stack/processes.js';
 
 const workflowsPath = fileURLToPath(new URL('../fixtures/stack-workflows.ts', import.meta.url));
@@ -29,6 +33,30 @@ describe('Temporal servers from the provisioned binaries', function () {
       assert.ok(wall < 60_000, `took ${wall} ms of wall time for a 1-day sleep`);
     } finally {
       await env.teardown();
+    }
+  });
+
+  it('dev server: a start the SDK gave up on (over its fixed 5 s) is tried again', async function () {
+    this.timeout(60_000);
+    // A CLI that hangs on its first run, as a server on a busy machine answers late, then runs the real one.
+    const dir = mkdtempSync(join(tmpdir(), 'lws-slow-temporal-'));
+    const firstRun = join(dir, 'first-run-done');
+    const cli = join(dir, 'temporal');
+    writeFileSync(
+      cli,
+      `#!/bin/sh\nif [ ! -e '${firstRun}' ]; then touch '${firstRun}'; exec sleep 30; fi\nexec '${binPath('temporal')}' "$@"\n`,
+    );
+    chmodSync(cli, 0o755);
+    const env = await startDevServerEnvironment({ executablePath: cli });
+    try {
+      assert.ok(existsSync(firstRun), 'the first start hung and was given up on');
+      const result = await runOnWorker(env, (taskQueue) =>
+        env.client.workflow.execute('hello', { taskQueue, workflowId: `hello-${randomUUID()}`, args: ['retried'] }),
+      );
+      assert.equal(result, 'hello retried');
+    } finally {
+      await env.teardown();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
