@@ -16,9 +16,26 @@ function executable(name: 'temporal' | 'temporal-test-server'): { type: 'existin
   return { type: 'existing-path', path };
 }
 
+/**
+ * The SDK gives a server it starts 5 s to answer (a fixed limit in its core) and kills it otherwise. On a busy machine
+ * (CI running a cluster and the benchmark's processes beside it) a server can take longer, so a start that timed out
+ * is tried again.
+ */
+async function startWithRetry(start: () => Promise<TestWorkflowEnvironment>): Promise<TestWorkflowEnvironment> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= 3 || !/did not start within/.test(String(err))) throw err;
+    }
+  }
+}
+
 /** The time-skipping test server: timers jump ahead whenever every workflow is blocked. */
 export function startTimeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: executable('temporal-test-server') } });
+  return startWithRetry(() =>
+    TestWorkflowEnvironment.createTimeSkipping({ server: { executable: executable('temporal-test-server') } }),
+  );
 }
 
 export interface DevServerOptions {
@@ -33,30 +50,20 @@ export interface DevServerOptions {
   executablePath?: string;
 }
 
-/**
- * The Temporal CLI dev server with the Web UI, as a platform engineer would run it locally. The SDK gives the server 5 s
- * to answer (a fixed limit in its core) and kills it otherwise; on a busy machine (CI running a cluster and the
- * benchmark's processes beside it) the server with its UI can take longer, so a start that timed out is tried again.
- */
+/** The Temporal CLI dev server with the Web UI, as a platform engineer would run it locally. */
 export async function startDevServerEnvironment(opts: DevServerOptions = {}): Promise<TestWorkflowEnvironment> {
   if (opts.dbFilename) await mkdir(join(opts.dbFilename, '..'), { recursive: true });
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await TestWorkflowEnvironment.createLocal({
-        server: {
-          executable: opts.executablePath
-            ? { type: 'existing-path', path: opts.executablePath }
-            : executable('temporal'),
-          dbFilename: opts.dbFilename,
-          port: opts.port,
-          ui: true,
-          uiPort: opts.uiPort,
-          namespace: opts.namespace,
-          searchAttributes: opts.searchAttributes,
-        },
-      });
-    } catch (err) {
-      if (attempt >= 3 || !/did not start within/.test(String(err))) throw err;
-    }
-  }
+  return startWithRetry(() =>
+    TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: opts.executablePath ? { type: 'existing-path', path: opts.executablePath } : executable('temporal'),
+        dbFilename: opts.dbFilename,
+        port: opts.port,
+        ui: true,
+        uiPort: opts.uiPort,
+        namespace: opts.namespace,
+        searchAttributes: opts.searchAttributes,
+      },
+    }),
+  );
 }
