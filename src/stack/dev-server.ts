@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { allSearchAttributes } from '../workflows/search-attributes.js';
 import { binPath, stateDir } from './paths.js';
-import { freePort, GiveUp, waitFor } from './processes.js';
+import { freePort, GiveUp, startRetrying, waitFor } from './processes.js';
 
 /** Where `npm start` keeps the embedded dev server's SQLite file. */
 export const devServerDbPath = join(stateDir, 'temporal', 'dev-server.sqlite');
@@ -36,15 +36,12 @@ type DevServerOptions = { dbFilename?: string; port?: number; uiPort?: number };
  * CLI also picks its HTTP API and metrics ports itself): a start that fails with "address already in use" is
  * tried again on fresh ports.
  */
-export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startDevServerOnce(opts);
-    } catch (err) {
-      const fixedPorts = opts.port !== undefined || opts.uiPort !== undefined;
-      if (fixedPorts || attempt >= 3 || !/address already in use/.test(String(err))) throw err;
-    }
-  }
+export function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  const fixedPorts = opts.port !== undefined || opts.uiPort !== undefined;
+  return startRetrying(
+    () => startDevServerOnce(opts),
+    (err) => !fixedPorts && /address already in use/.test(String(err)),
+  );
 }
 
 async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {

@@ -70,6 +70,21 @@ export function freePort(): Promise<number> {
 }
 
 /** Thrown by a `waitFor` check to stop waiting at once (the awaited thing can no longer happen). */
+/** Runs `start`, and again (up to `attempts` times in all) while it fails in a way `retryable` accepts. */
+export async function startRetrying<T>(
+  start: () => Promise<T>,
+  retryable: (err: unknown) => boolean,
+  attempts = 3,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= attempts || !retryable(err)) throw err;
+    }
+  }
+}
+
 export class GiveUp extends Error {
   override name = 'GiveUp';
 }

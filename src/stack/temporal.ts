@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DevServerConfig } from '@temporalio/testing';
 import { binPath } from './paths.js';
+import { startRetrying } from './processes.js';
 
 /**
  * Temporal servers for tests and the demo, started from the provisioned binaries (the SDK's own download of them
@@ -21,14 +22,8 @@ function executable(name: 'temporal' | 'temporal-test-server'): { type: 'existin
  * (CI running a cluster and the benchmark's processes beside it) a server can take longer, so a start that timed out
  * is tried again.
  */
-async function startWithRetry(start: () => Promise<TestWorkflowEnvironment>): Promise<TestWorkflowEnvironment> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await start();
-    } catch (err) {
-      if (attempt >= 3 || !/did not start within/.test(String(err))) throw err;
-    }
-  }
+function startWithRetry(start: () => Promise<TestWorkflowEnvironment>): Promise<TestWorkflowEnvironment> {
+  return startRetrying(start, (err) => /did not start within/.test(String(err)));
 }
 
 /** The time-skipping test server: timers jump ahead whenever every workflow is blocked. */
