@@ -143,7 +143,11 @@ p99 ${result.trigger.reactionP99Ms} ms.${
       : ''
   } The floor under it, the same Temporal dev server idle before the scenarios (no
 worker, no cluster load): one start at a time takes ${floor.singleP50Ms} ms (p50); ${floor.burst} starts sent at once (twice
-the largest scenario's groups) take ${floor.burstP50Ms} ms p50 and ${floor.burstP99Ms} ms p99 each.
+the largest scenario's groups) take ${floor.burstP50Ms} ms p50 and ${floor.burstP99Ms} ms p99 each.${
+    floor.burstServerCpuMs !== undefined
+      ? ` The server used ${floor.burstServerCpuMs} ms of CPU to answer that burst (${(floor.burstServerCpuMs / floor.burst).toFixed(1)} ms per start): on ${result.machine.cpus} cores with nothing else running, its last start cannot be answered sooner than ${Math.round(floor.burstServerCpuMs / result.machine.cpus)} ms after the first was sent.`
+      : ''
+  }
 
 CPU while each scenario's rounds ran (from the first deletion until every group's samples were in), in CPU seconds
 per process of the stack, from \`/proc\`. Everything runs on this one machine; a machine busy near 100 % means every

@@ -342,7 +342,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const list = scenarios(opts.quick).filter((s) => opts.only.length === 0 || opts.only.includes(s.id));
   const largestBurst = 2 * Math.max(...list.map((s) => s.groups));
   opts.progress(`measuring workflow starts on the idle Temporal server (one at a time, then ${largestBurst} at once)`);
-  const temporalStartFloor = await measureStartFloor(server.address, largestBurst);
+  const temporalStartFloor = await measureStartFloor(server.address, largestBurst, server.child.pid);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     KUBECONFIG: kubeconfigPath,

@@ -2,6 +2,7 @@
 // server, alone and in a burst as large as the benchmark's largest (both LeaderWorkerSets of the 50-group scenario).
 // No worker polls the task queue; the workflows are terminated afterwards.
 import { Client, Connection } from '@temporalio/client';
+import { processTicks, TICKS_PER_SECOND } from './cpu-load.js';
 import { Lifecycle, LwsName, LwsNamespace } from '../workflows/search-attributes.js';
 import { percentile } from './results.js';
 
@@ -12,11 +13,16 @@ export interface StartFloor {
   burst: number;
   burstP50Ms: number;
   burstP99Ms: number;
+  /**
+   * CPU time the server process used from the burst's first start until its last was answered, when its pid is
+   * known: divided by the cores, the least time the burst can take on this machine.
+   */
+  burstServerCpuMs?: number;
 }
 
 const taskQueue = 'bench-start-floor';
 
-export async function measureStartFloor(address: string, burst: number): Promise<StartFloor> {
+export async function measureStartFloor(address: string, burst: number, serverPid?: number): Promise<StartFloor> {
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
   const ids: string[] = [];
@@ -40,12 +46,17 @@ export async function measureStartFloor(address: string, burst: number): Promise
   try {
     const single: number[] = [];
     for (let i = 0; i < 20; i++) single.push(await startOne(`floor/single/${i}`));
+    const ticksBefore = serverPid === undefined ? undefined : processTicks(serverPid);
     const burstTimes = await Promise.all(Array.from({ length: burst }, (_, i) => startOne(`floor/burst/${i}`)));
+    const ticksAfter = serverPid === undefined ? undefined : processTicks(serverPid);
     return {
       singleP50Ms: percentile(single, 50),
       burst,
       burstP50Ms: percentile(burstTimes, 50),
       burstP99Ms: percentile(burstTimes, 99),
+      ...(ticksBefore !== undefined && ticksAfter !== undefined
+        ? { burstServerCpuMs: Math.round(((ticksAfter - ticksBefore) * 1000) / TICKS_PER_SECOND) }
+        : {}),
     };
   } finally {
     await Promise.all(

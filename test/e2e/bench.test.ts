@@ -93,6 +93,14 @@ describe('npm run bench -- --quick', function () {
     const floor = result.temporalStartFloor;
     assert.equal(floor.burst, 2 * Math.max(...scenarios(true).map((s) => s.groups)), 'burst = the largest scenario');
     assert.ok(floor.singleP50Ms > 0 && floor.burstP99Ms >= floor.burstP50Ms && floor.burstP50Ms > 0);
+    assert.ok(
+      floor.burstServerCpuMs !== undefined && floor.burstServerCpuMs >= 0,
+      "the server's CPU over the burst, from its pid",
+    );
+    assert.match(
+      readFileSync(join(out, 'benchmarks.md'), 'utf8'),
+      /The server used \d+ ms of CPU to answer that burst/,
+    );
     for (const scenario of scenarios(true)) {
       const load = result.load[scenario.id];
       assert.ok(load, `no CPU load for ${scenario.id}`);
