@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import * as esbuild from 'esbuild';
 import { workflowBundleFile, workflowBundleOptions } from '../worker/run.js';
+import { staleReason } from './build-freshness.js';
 import { repoRoot } from './paths.js';
 
 /**
@@ -104,4 +105,17 @@ export async function buildDist(outDir: string, progress: (step: string) => void
     progress(`bundling ${entry}.js`);
     await bundleEntry(out, entry, external);
   }
+}
+
+/** What a build reads: a change to any of them makes dist/ stale. */
+const buildInputs = ['src', 'package-lock.json', 'tsconfig.json', 'docker/tsconfig.build.json', 'scripts/build.ts'];
+
+/** Why `outDir` must be built again before a process runs from it (see staleReason), or undefined. */
+export function distStaleReason(outDir: string): string | undefined {
+  const outputs = [...processEntries.map(({ entry }) => join(outDir, `${entry}.js`)), join(outDir, workflowBundleFile)];
+  return staleReason(
+    repoRoot,
+    buildInputs.map((input) => join(repoRoot, input)),
+    outputs,
+  );
 }

@@ -1,5 +1,6 @@
-// The worker and the trigger as separate OS processes, started exactly as `npm run worker` / `npm run trigger`
-// start them (for the end-to-end tests, the demo and the benchmark), or both in one, the entry `npm start` runs.
+// The worker and the trigger as separate OS processes, from the entries `npm run worker` / `npm run trigger` run (for
+// the end-to-end tests, the demo and the benchmark), or both in one, the entry `npm start` runs: through tsx from
+// src/, or compiled from dist/ with the same memory settings, as those scripts (bin/controller.sh) and the image do.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,6 +45,18 @@ export const memorySettings: Record<ControllerRole, MemorySettings> = {
   main: workerMemory,
 };
 
+/**
+ * The environment a role's process runs with: the memory settings, under whatever the caller sets itself (its own
+ * NODE_OPTIONS replaces them, to measure others).
+ */
+export function controllerEnv(role: ControllerRole, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...memorySettings[role], ...env };
+}
+
+export function isControllerRole(value: string): value is ControllerRole {
+  return Object.hasOwn(memorySettings, value);
+}
+
 /** The line each role logs once it serves, in the human and the JSON log format. */
 const workerReady = /\[worker\] running|"component":"worker","msg":"running"/;
 const triggerReady = /\[trigger\] watching|"component":"trigger","msg":"watching"/;
@@ -70,9 +83,8 @@ export function startControllerProcess(
     : ['--import', 'tsx', join(repoRoot, 'src', `${entryPoint[role]}.ts`)];
   const child = spawn(process.execPath, entry, {
     cwd: repoRoot,
-    // A free metrics port each, unless the caller chose one: worker and trigger share this host. The caller's
-    // NODE_OPTIONS, if any, replaces the memory settings (to measure others).
-    env: { METRICS_PORT: '0', ...memorySettings[role], ...env },
+    // A free metrics port each, unless the caller chose one: worker and trigger share this host.
+    env: controllerEnv(role, { METRICS_PORT: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const file = createWriteStream(join(logDir, `${role}.log`), { flags: 'a' });

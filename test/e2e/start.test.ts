@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { memorySettings } from '../../src/stack/controller-processes.js';
 import { kubeconfigPath, repoRoot } from '../../src/stack/paths.js';
 import { freePort, isAlive, waitFor } from '../../src/stack/processes.js';
 import { installCrd } from '../../src/stack/crd.js';
@@ -11,8 +12,12 @@ import { ensureCluster } from '../fixtures/cluster.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { exampleLws, LwsClient } from '../fixtures/lws.js';
 
-function start(env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src', 'main.ts')], {
+/** What `npm start` runs (`npm run worker` / `npm run trigger` with another role). */
+function start(
+  env: NodeJS.ProcessEnv,
+  role = 'main',
+): { child: ChildProcess; output: () => string; exit: Promise<number | null> } {
+  const child = spawn('bash', [join(repoRoot, 'bin', 'controller.sh'), role], {
     cwd: repoRoot,
     env: { ...process.env, TEMPORAL_ADDRESS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -27,9 +32,16 @@ describe('npm start (worker and trigger in one process)', function () {
   this.timeout(180_000);
 
   it('a missing kubeconfig is a clear error that says how to start a cluster', async () => {
+    // The first start of a checkout may build dist/ first; it says so.
     const run = start({ KUBECONFIG: '/nonexistent/kubeconfig' });
-    assert.equal(await run.exit, 1);
+    assert.equal(await run.exit, 1, run.output());
     assert.match(run.output(), /KUBECONFIG=\/nonexistent\/kubeconfig.*npm run cluster:up/);
+  });
+
+  it('an unknown role names the roles allowed', async () => {
+    const run = start({}, 'controller');
+    assert.equal(await run.exit, 2);
+    assert.match(run.output(), /unknown role 'controller'; allowed: main \(worker and trigger\), worker, trigger/);
   });
 
   it('an unreachable cluster is a clear error that says how to start one', async () => {
@@ -42,6 +54,7 @@ describe('npm start (worker and trigger in one process)', function () {
     );
     const run = start({ KUBECONFIG: kubeconfig });
     assert.equal(await run.exit, 1);
+    assert.doesNotMatch(run.output(), /building dist/, 'dist/ was built by the start before and is up to date');
     assert.match(
       run.output(),
       new RegExp(`cannot reach the Kubernetes API at https://127.0.0.1:${port}.*npm run cluster:up`),
@@ -53,7 +66,8 @@ describe('npm start (worker and trigger in one process)', function () {
     const kc = localKubeConfig();
     await installCrd(kc);
     const namespace = await createTestNamespace(kc, 'e2e-start');
-    const run = start({ KUBECONFIG: kubeconfigPath });
+    // A setting of the caller's own stays; the others come from the Deployments'.
+    const run = start({ KUBECONFIG: kubeconfigPath, NODE_OPTIONS: undefined, MALLOC_ARENA_MAX: '4' });
     try {
       await waitFor(
         'worker and trigger running',
@@ -64,6 +78,25 @@ describe('npm start (worker and trigger in one process)', function () {
         },
       );
       assert.match(run.output(), /embedded Temporal dev server .*webUi=http:\/\/127\.0\.0\.1:\d+/);
+      // The launcher replaced itself with the compiled entry, which runs with the Deployments' memory settings.
+      const pid = run.child.pid!;
+      assert.equal(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1], join(repoRoot, 'dist', 'main.js'));
+      const environ = new Map(
+        readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as const),
+      );
+      // glibc parses GLIBC_TUNABLES in place, ending the string after its first tunable: /proc shows only that.
+      const firstTunable = (value: string | undefined) => value?.split(':')[0];
+      assert.deepEqual(
+        { ...Object.fromEntries(environ), GLIBC_TUNABLES: firstTunable(environ.get('GLIBC_TUNABLES')) },
+        {
+          ...Object.fromEntries(environ),
+          ...memorySettings.main,
+          MALLOC_ARENA_MAX: '4',
+          GLIBC_TUNABLES: firstTunable(memorySettings.main.GLIBC_TUNABLES),
+        },
+      );
       const lws = new LwsClient(kc, namespace);
       const base = exampleLws('parallel');
       await lws.create({
