@@ -1,0 +1,65 @@
+// The worker process's workflow task polls, read from the SDK's own metrics: the poller settings in src/worker/run.ts
+// take effect (the SDK silently ignored the option used for them before).
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startControllerProcess, type ControllerProcess } from '../../src/stack/controller-processes.js';
+import { kubeconfigPath, stateDir } from '../../src/stack/paths.js';
+import { freePort, waitFor } from '../../src/stack/processes.js';
+import { startDevServerEnvironment } from '../../src/stack/temporal.js';
+import { allSearchAttributes } from '../../src/workflows/search-attributes.js';
+import { ensureCluster } from '../fixtures/cluster.js';
+
+/** The `temporal_num_pollers` gauge by poller type, from a Prometheus text page. */
+function pollers(page: string): Record<string, number> {
+  const found: Record<string, number> = {};
+  for (const match of page.matchAll(/^temporal_num_pollers\{[^}]*poller_type="([a-z_]+)"[^}]*\} (\d+)$/gm)) {
+    found[match[1]!] = Number(match[2]);
+  }
+  return found;
+}
+
+describe('worker process: workflow task polls', function () {
+  this.timeout(120_000);
+
+  it('keeps 20 polls open on the task queue (new workflows) and 20 on its sticky queue', async () => {
+    await ensureCluster();
+    const env = await startDevServerEnvironment({ searchAttributes: allSearchAttributes });
+    let worker: ControllerProcess | undefined;
+    try {
+      const metricsPort = await freePort();
+      worker = await startControllerProcess(
+        'worker',
+        {
+          ...process.env,
+          KUBECONFIG: kubeconfigPath,
+          TEMPORAL_ADDRESS: env.address,
+          TEMPORAL_TASK_QUEUE: 'pollers-test',
+          TEMPORAL_METRICS_PORT: String(metricsPort),
+        },
+        join(stateDir, 'test-logs'),
+      );
+      const want = { workflow_task: 20, sticky_workflow_task: 20 };
+      let seen: Record<string, number> = {};
+      await waitFor(
+        'the worker to open its workflow task polls',
+        async () => {
+          const page = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(
+            (r) => r.text(),
+            () => '',
+          );
+          seen = pollers(page);
+          return seen.workflow_task === want.workflow_task && seen.sticky_workflow_task === want.sticky_workflow_task
+            ? true
+            : undefined;
+        },
+        { timeoutMs: 30_000, hint: 'see .lws-temporal/test-logs/worker.log' },
+      ).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}; pollers seen: ${JSON.stringify(seen)}`);
+      });
+      assert.deepEqual({ workflow_task: seen.workflow_task, sticky_workflow_task: seen.sticky_workflow_task }, want);
+    } finally {
+      await worker?.stop();
+      await env.teardown();
+    }
+  });
+});
