@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm start` (worker and trigger in one process), `npm run worker`, `npm run trigger`: the compiled entry in dist/, as
-# the image runs it, with the memory settings of the Deployments (each one unless the caller sets it). In a checkout,
-# dist/ is built first when the sources changed since the last build. exec: signals reach the controller itself.
+# the image runs it. In a checkout (sources and tsx present) dist/ is first built again if a source changed since the
+# last build, and the Deployments' memory settings are set, each unless the caller set it; elsewhere (the image sets
+# them itself) dist/ runs as it is. exec: signals reach the controller itself.
 set -euo pipefail
 role=${1:-main}
 case "$role" in

@@ -1,6 +1,6 @@
 // Run by bin/controller.sh before `npm start`, `npm run worker` and `npm run trigger`: builds dist/ when the sources
 // changed since the last build (progress on stderr), then prints on stdout, one KEY=VALUE per line, the memory
-// settings the role's Deployment gives it. The script keeps those the caller set itself.
+// settings the role's Deployment gives it, of which bin/controller.sh keeps those the caller set itself.
 import { createLogger } from '../src/log.js';
 import { buildDist, distStaleReason } from '../src/stack/build.js';
 import { isControllerRole, memorySettings } from '../src/stack/controller-processes.js';
