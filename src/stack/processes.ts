@@ -69,7 +69,6 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Thrown by a `waitFor` check to stop waiting at once (the awaited thing can no longer happen). */
 /** Runs `start`, and again (up to `attempts` times in all) while it fails in a way `retryable` accepts. */
 export async function startRetrying<T>(
   start: () => Promise<T>,
@@ -85,6 +84,7 @@ export async function startRetrying<T>(
   }
 }
 
+/** Thrown by a `waitFor` check to stop waiting at once (the awaited thing can no longer happen). */
 export class GiveUp extends Error {
   override name = 'GiveUp';
 }
