@@ -12,6 +12,7 @@ import {
   workflowSummary,
   type LeaderWorkerSet,
   type LwsRef,
+  type PodTerminationPolicy,
   type WorkflowOp,
 } from '../model/index.js';
 import type { SeenWorkers } from '../activities/types.js';
@@ -73,6 +74,8 @@ export interface StartAction {
   ref: LwsRef;
   groupIndex?: number;
   lifecycle?: Lifecycle | 'provision' | 'reconcile' | 'recreate';
+  /** A teardown's policy as the trigger knows it: set as its search attribute at the start. */
+  policy?: PodTerminationPolicy;
   /** Why, for the decision log. */
   reason: string;
 }
@@ -157,6 +160,7 @@ export function podActions(
         kind: 'start',
         groupIndex,
         lifecycle,
+        policy,
         ...start(
           ref,
           { kind: 'rebuild', groupIndex, oldLeaderUid: pod.uid },

@@ -4,7 +4,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../log.js';
-import { GroupIndex, Lifecycle, LwsName, LwsNamespace } from '../workflows/search-attributes.js';
+import { GroupIndex, Lifecycle, LwsName, LwsNamespace, TerminationPolicy } from '../workflows/search-attributes.js';
 import { changedSignal } from '../workflows/reconcile.js';
 import type { StartAction } from './decide.js';
 
@@ -83,6 +83,9 @@ export class WorkflowStarter {
     ];
     if (action.groupIndex !== undefined) pairs.push({ key: GroupIndex, value: action.groupIndex });
     if (action.lifecycle) pairs.push({ key: Lifecycle, value: action.lifecycle });
+    // Set here, the teardown need not upsert it: each upsert is one more visibility write for the server, in the
+    // first second of a burst of teardowns.
+    if (action.policy) pairs.push({ key: TerminationPolicy, value: action.policy });
     return pairs;
   }
 

@@ -3,7 +3,7 @@
 //   Sequential: observe only. The leader terminates; once it is gone the garbage collector removes the workers.
 //   Parallel:   foreground-delete the worker StatefulSet at once, so leader and workers terminate together.
 // Then it follows the group until its pods are gone and, for a rebuild, until the replacement group is ready.
-import { CancellationScope, isCancellation, patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
   applyDefaults,
   decideWorkerTeardown,
@@ -115,7 +115,11 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
   if (deleted === 'deleted') workersDeletedAt = new Date().toISOString();
   // Once the LWS is gone the policy is still on the terminating leader pod's annotation.
   const { policy, source } = resolvePodTerminationPolicy({ lws, leaderPod: asState(leaderPod) });
-  if (input.searchAttributes) upsertSearchAttributes([{ key: TerminationPolicy, value: policy }]);
+  // The trigger sets the policy it saw at the start; only a different one (the spec changed meanwhile, or a start
+  // without it) costs an upsert. Deterministic: the start's attributes are in the history.
+  if (input.searchAttributes && workflowInfo().typedSearchAttributes.get(TerminationPolicy) !== policy) {
+    upsertSearchAttributes([{ key: TerminationPolicy, value: policy }]);
+  }
   // Only this leader's workers are ours to follow; a replacement group's StatefulSet is never touched.
   const ownSts = sts !== null && sts.ownerUid === leader.uid ? sts : null;
   const workerPods = ownSts ? groupPods.filter((p) => p.ownerUid === ownSts.uid) : [];

@@ -331,9 +331,10 @@ describe('trigger/decide', () => {
       ['Sequential by default', leader(0, { deleting: true }), undefined, 'Sequential'],
     ];
     for (const [what, pod, known, policy] of policyCases) {
-      it(`passes teardownGroup the policy ${what}`, () => {
+      it(`passes teardownGroup the policy ${what}, in its input and for its search attribute`, () => {
         const [action] = podActions(pod, fakeKnowledge({ lws: known }), false);
         assert.equal((action?.args[0] as { policy?: string }).policy, policy);
+        assert.equal(action?.policy, policy);
       });
     }
 

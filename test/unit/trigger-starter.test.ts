@@ -1,11 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
 import { silentLogger } from '../../src/log.js';
 import type { StartAction } from '../../src/trigger/decide.js';
 import { WorkflowStarter } from '../../src/trigger/starter.js';
 
-type Call = { op: 'start' | 'signalWithStart'; workflowId: string; requestEagerStart?: boolean };
+type Call = {
+  op: 'start' | 'signalWithStart';
+  workflowId: string;
+  requestEagerStart?: boolean;
+  /** The typed search attributes a start carried, by name. */
+  searchAttributes?: Record<string, unknown>;
+};
+
+type StartSearchAttributes = { typedSearchAttributes?: SearchAttributePair[] };
 
 /** A Temporal client stand-in: records calls and answers each with what `answer` says, after `delayMs`. */
 function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'fail', delayMs = 20) {
@@ -22,11 +31,16 @@ function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'fail',
   };
   const client = {
     workflow: {
-      start: (_type: string, o: { workflowId: string; requestEagerStart?: boolean }) =>
+      start: (_type: string, o: { workflowId: string; requestEagerStart?: boolean } & StartSearchAttributes) =>
         respond({
           op: 'start',
           workflowId: o.workflowId,
           ...(o.requestEagerStart === undefined ? {} : { requestEagerStart: o.requestEagerStart }),
+          ...(o.typedSearchAttributes === undefined
+            ? {}
+            : {
+                searchAttributes: Object.fromEntries(o.typedSearchAttributes.map((p) => [p.key.name, p.value])),
+              }),
         }),
       signalWithStart: (_type: string, o: { workflowId: string }) =>
         respond({ op: 'signalWithStart', workflowId: o.workflowId }),
@@ -47,13 +61,19 @@ function action(workflowId: string, kind: StartAction['kind'] = 'start'): StartA
   };
 }
 
-function starterWith(client: Client, outcomes: string[], errors: string[] = [], eagerStart?: boolean) {
+function starterWith(
+  client: Client,
+  outcomes: string[],
+  errors: string[] = [],
+  eagerStart?: boolean,
+  searchAttributes = false,
+) {
   return new WorkflowStarter({
     client,
     eagerStart,
     taskQueue: 'q',
     log: silentLogger,
-    searchAttributes: false,
+    searchAttributes,
     retryBaseMs: 5,
     onStarted: (a, outcome) => outcomes.push(`${a.workflowId}:${outcome}`),
     onError: (a) => errors.push(a.workflowId),
@@ -75,6 +95,32 @@ describe('trigger: WorkflowStarter', () => {
       assert.equal(calls.find((c) => c.op === 'signalWithStart')?.requestEagerStart, undefined);
     }
   });
+
+  // Each attribute the start does not carry, a workflow that wants it must upsert: one more write for the server.
+  const searchAttributeCases: [string, Partial<StartAction>, boolean, Record<string, unknown> | undefined][] = [
+    [
+      'a teardown: LWS, group, lifecycle and its policy',
+      { groupIndex: 2, lifecycle: 'rebuild', policy: 'Parallel' },
+      true,
+      { LwsNamespace: 'default', LwsName: 'demo', GroupIndex: 2, Lifecycle: 'rebuild', TerminationPolicy: 'Parallel' },
+    ],
+    [
+      'a provisioning: no policy',
+      { groupIndex: 0, lifecycle: 'provision' },
+      true,
+      { LwsNamespace: 'default', LwsName: 'demo', GroupIndex: 0, Lifecycle: 'provision' },
+    ],
+    ['none when the server has them not registered', { groupIndex: 2, policy: 'Sequential' }, false, undefined],
+  ];
+  for (const [what, fields, registered, expected] of searchAttributeCases) {
+    it(`starts with search attributes: ${what}`, async () => {
+      const { client, calls } = fakeClient(() => 'ok');
+      const starter = starterWith(client, [], [], false, registered);
+      starter.submit({ ...action('wf-sa'), ...fields });
+      await settle();
+      assert.deepEqual(calls[0]?.searchAttributes, expected);
+    });
+  }
 
   it('makes one start for a burst of identical decisions, and none once the server has the workflow', async () => {
     const { client, calls } = fakeClient(() => 'ok');

@@ -8,10 +8,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { temporal } from '@temporalio/proto';
 import type { Workflow, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { startTimeSkippingEnvironment } from '../../src/stack/temporal.js';
 import { workflowBundleOptions } from '../../src/worker/run.js';
+import { allSearchAttributes } from '../../src/workflows/search-attributes.js';
 import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.js';
 import { FakeCluster, timeSkippingClock, type FakeOptions } from '../fixtures/fake-activities.js';
 
@@ -33,6 +35,12 @@ export interface Run {
   taskQueue: string;
   /** Starts a workflow by name on this test's task queue; it is terminated at the end of the test if still running. */
   start<W extends Workflow>(type: string, ...args: Parameters<W>): Promise<WorkflowHandleWithFirstExecutionRunId<W>>;
+  /** As `start`, with the search attributes a start by the trigger carries. */
+  startWith<W extends Workflow>(
+    type: string,
+    options: { typedSearchAttributes?: SearchAttributePair[] },
+    ...args: Parameters<W>
+  ): Promise<WorkflowHandleWithFirstExecutionRunId<W>>;
   /**
    * With RECORD_HISTORIES=1, writes this workflow's history (once the test has passed) to
    * test/fixtures/histories/<name>.json, which replay.test.ts then replays against later code.
@@ -45,6 +53,12 @@ export class WorkflowTestEnv {
 
   static async start(): Promise<WorkflowTestEnv> {
     const [env] = await Promise.all([startTimeSkippingEnvironment(), workflowBundle()]);
+    // This project's search attributes, as the dev server registers them at start: starts may then carry them.
+    const { INDEXED_VALUE_TYPE_INT: INT, INDEXED_VALUE_TYPE_KEYWORD: KEYWORD } = temporal.api.enums.v1.IndexedValueType;
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: env.namespace ?? 'default',
+      searchAttributes: Object.fromEntries(allSearchAttributes.map((k) => [k.name, k.type === 'INT' ? INT : KEYWORD])),
+    });
     return new WorkflowTestEnv(env);
   }
 
@@ -98,11 +112,19 @@ export class WorkflowTestEnv {
     const run: Run = {
       keepHistory: (handle, name) => void kept.set(handle.workflowId, name),
       taskQueue,
-      async start<W extends Workflow>(type: string, ...args: Parameters<W>) {
+      start<W extends Workflow>(type: string, ...args: Parameters<W>) {
+        return run.startWith<W>(type, {}, ...args);
+      },
+      async startWith<W extends Workflow>(
+        type: string,
+        options: { typedSearchAttributes?: SearchAttributePair[] },
+        ...args: Parameters<W>
+      ) {
         const handle = await client.workflow.start<W>(type, {
           taskQueue,
           workflowId: `${type}-${randomUUID()}`,
           args: args as never,
+          ...options,
         });
         started.push(handle as unknown as WorkflowHandleWithFirstExecutionRunId<Workflow>);
         return handle;

@@ -3,7 +3,9 @@
 // Parallel the workflow's first call is then the delete); without it the workflow reads first, then decides.
 import assert from 'node:assert/strict';
 import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
 import type { PodTerminationPolicy } from '../../src/model/index.js';
+import { Lifecycle, TerminationPolicy } from '../../src/workflows/search-attributes.js';
 import type { TeardownGroupInput, teardownGroup } from '../../src/workflows/teardown-group.js';
 import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.js';
 import { identityOf, type ActivityName, type FakeCluster } from '../fixtures/fake-activities.js';
@@ -447,6 +449,36 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       // Events go to the LWS; once it is gone there is nothing to attach them to.
       if (c.lws === 'exists') assert.ok(fake.events.length > 0);
       else assert.equal(fake.events.length, 0);
+    });
+  }
+
+  // The trigger starts a teardown with the policy it saw as a search attribute; each upsert is one more visibility
+  // write for the server, so the workflow upserts only a policy the start does not already carry.
+  const policyAttributeCases: [string, PodTerminationPolicy | undefined, PodTerminationPolicy, boolean][] = [
+    ['the start carries the policy the workflow resolves: no upsert', 'Parallel', 'Parallel', false],
+    ['the start carries another (the spec changed since): upserted', 'Sequential', 'Parallel', true],
+    ['the start carries none: upserted', undefined, 'Sequential', true],
+  ];
+  for (const [what, atStart, spec, upserted] of policyAttributeCases) {
+    it(`TerminationPolicy search attribute: ${what}`, async () => {
+      const fake = t.fake({ graceMs: GRACE });
+      const { input } = await terminatingGroup(fake, { spec });
+      const typedSearchAttributes: SearchAttributePair[] = [{ key: Lifecycle, value: input.lifecycle }];
+      if (atStart) typedSearchAttributes.push({ key: TerminationPolicy, value: atStart });
+      const history = await t.withWorker(fake, async (run) => {
+        const handle = await run.startWith<typeof teardownGroup>(
+          'teardownGroup',
+          { typedSearchAttributes },
+          { ...input, searchAttributes: true },
+        );
+        assert.equal((await handle.result()).policy, spec);
+        assert.equal((await handle.describe()).typedSearchAttributes.get(TerminationPolicy), spec);
+        return handle.fetchHistory();
+      });
+      const policyUpserts = (history.events ?? []).filter(
+        (e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.TerminationPolicy,
+      );
+      assert.equal(policyUpserts.length, upserted ? 1 : 0);
     });
   }
 
