@@ -68,6 +68,30 @@ function loadTable(result: BenchResult): string {
 ${rows.join('\n')}`;
 }
 
+/**
+ * Each round of the scenarios whose rounds rebuild many groups at once (10 or more), teardown p50 / p95 per policy:
+ * how far one round's p95 is from the next shows how much of a difference between runs is the machine.
+ */
+export function roundsTable(result: BenchResult): string | undefined {
+  const rows = result.scenarios
+    .filter((r) => r.groups >= 10)
+    .flatMap((r) => {
+      const rounds = new Map<number, number[]>();
+      for (const x of r.samples) rounds.set(x.roundStartedAt, [...(rounds.get(x.roundStartedAt) ?? []), x.teardownMs]);
+      if (rounds.size < 2) return [];
+      const cells = [...rounds.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([, times]) => `${s(percentile(times, 50))} / ${s(percentile(times, 95))}`);
+      return [`| ${r.title} | ${r.policy} | ${cells.join(', ')} |`];
+    });
+  if (rows.length === 0) return undefined;
+  return `Teardown p50 / p95 of each round, in the order they ran:
+
+| scenario | policy | rounds |
+|---|---|---|
+${rows.join('\n')}`;
+}
+
 function processLayout(result: BenchResult): string {
   const run = (entry: string) => (result.compiled ? `node dist/${entry}.js` : `tsx src/${entry}.ts`);
   return result.oneProcess
@@ -100,6 +124,7 @@ export function markdown(result: BenchResult, chartFile: string): string {
     ];
   });
   const floor = result.temporalStartFloor;
+  const rounds = roundsTable(result);
   const t = targets(result);
   const v = result.versions;
   return `# Benchmarks
@@ -124,7 +149,7 @@ it. Each group of each round is one sample.
 | scenario | groups x size | samples | Sequential teardown p50 / p95 | Parallel teardown p50 / p95 | ratio P/S | Parallel overhead above G | Sequential recovery p50 / p95 | Parallel recovery p50 / p95 | recovery ratio |
 |---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
-
+${rounds ? `\n${rounds}\n` : ''}
 The controller's share. **Trigger reaction**: watch event to workflow started, every start about the scenario's two
 LeaderWorkerSets (provisioning included). **Leader deletion -> workers terminating** (Parallel): the trigger's
 reaction, the workflow start and the delete. **Last leader delete answered** (Parallel): how long the API server took to
