@@ -110,7 +110,7 @@ describe('trigger: WorkflowStarter', () => {
       true,
       { LwsNamespace: 'default', LwsName: 'demo', GroupIndex: 0, Lifecycle: 'provision' },
     ],
-    ['none when the server has them not registered', { groupIndex: 2, policy: 'Sequential' }, false, undefined],
+    ['none when the server does not have them registered', { groupIndex: 2, policy: 'Sequential' }, false, undefined],
   ];
   for (const [what, fields, registered, expected] of searchAttributeCases) {
     it(`starts with search attributes: ${what}`, async () => {
