@@ -6,7 +6,9 @@ import {
   isZeroIntOrPercent,
   leaderStatefulSetMaxUnavailable,
   parsePercent,
+  planLeaderRollout,
   scaleIntOrPercent,
+  type GroupState,
   type IntOrString,
 } from '../../src/model/index.js';
 
@@ -82,6 +84,90 @@ describe('model/rollout', () => {
         leaderWorkerTemplate: { workerTemplate: {} },
       });
       assert.equal(leaderStatefulSetMaxUnavailable(spec), expected);
+    });
+  }
+
+  /**
+   * Groups by index, one letter each: o old template and Ready, x old and not Ready, t old and terminating, n new and
+   * Ready, u new and not Ready yet, . no leader pod.
+   */
+  const groupsOf = (letters: string): GroupState[] =>
+    [...letters].flatMap((c, groupIndex) =>
+      c === '.'
+        ? []
+        : [{ groupIndex, ready: c === 'o' || c === 'n', updated: c === 'n' || c === 'u', terminating: c === 't' }],
+    );
+  // [case, replicas, maxUnavailable, maxSurge, partition, groups, surging before, expected replicas / partition / surging]
+  const steps: Array<[string, number, IntOrString, IntOrString, number, string, boolean, [number, number, boolean]]> = [
+    ['no old group: replicas and partition as the spec says', 3, 0, 1, 0, 'nnn', false, [3, 0, false]],
+    [
+      'a new template: surge first, no old group down before the surge is Ready',
+      3,
+      0,
+      1,
+      0,
+      'ooo',
+      false,
+      [4, 3, true],
+    ],
+    ['the surge group starting', 3, 0, 1, 0, 'ooou', true, [4, 3, true]],
+    ['the surge group Ready: the top old group goes', 3, 0, 1, 0, 'ooon', true, [4, 2, true]],
+    ['that group terminating', 3, 0, 1, 0, 'ootn', true, [4, 2, true]],
+    ['its leader gone, the next old group waits', 3, 0, 1, 0, 'oo.n', true, [4, 2, true]],
+    ['its new group Ready: the next old group goes', 3, 0, 1, 0, 'oonn', true, [4, 1, true]],
+    ['the last old group terminating', 3, 0, 1, 0, 'tnnn', true, [4, 0, true]],
+    ['no old group left, one in range not Ready: the surge group stays', 3, 0, 1, 0, 'unnn', true, [4, 0, true]],
+    ['every group in range Ready: the surge group goes', 3, 0, 1, 0, 'nnnn', true, [3, 0, false]],
+    ['maxUnavailable 1: one old group goes at once, with the surge', 4, 1, 1, 0, 'oooo', false, [5, 3, true]],
+    ['maxUnavailable 1, the surge Ready: two old groups down', 4, 1, 1, 0, 'oooon', true, [5, 2, true]],
+    ['percentages: 25% of 4 unavailable (1), 50% surge (2)', 4, '25%', '50%', 0, 'oooo', false, [6, 3, true]],
+    ['a surge of 5 is capped at replicas (2)', 2, 0, 5, 0, 'oo', false, [4, 2, true]],
+    [
+      'an old group not Ready below the top costs nothing, but the top one does',
+      3,
+      0,
+      1,
+      0,
+      'oxon',
+      true,
+      [4, 3, true],
+    ],
+    ['a user partition: groups below it keep the old template', 4, 0, 1, 2, 'oooon', true, [5, 3, true]],
+    ['a user partition, the groups above it updated: the rollout is done', 4, 0, 1, 2, 'oonnn', true, [4, 2, false]],
+    ['a new generation after the rollout does not hold on to surge groups', 3, 0, 1, 0, 'unnn', false, [3, 0, false]],
+    ['a scale-down without a template change: no surge', 2, 0, 1, 0, 'nnnn', false, [2, 0, false]],
+    [
+      'maxSurge 0: the StatefulSet rolls by itself (partition as the spec says)',
+      3,
+      1,
+      0,
+      0,
+      'ooo',
+      false,
+      [3, 0, false],
+    ],
+  ];
+  for (const [
+    name,
+    replicas,
+    mu,
+    ms,
+    partition,
+    letters,
+    surging,
+    [wantReplicas, wantPartition, wantSurging],
+  ] of steps) {
+    it(`rolling update with surge: ${name} (${letters})`, () => {
+      const spec = applySpecDefaults({
+        replicas,
+        rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: mu, maxSurge: ms, partition } },
+        leaderWorkerTemplate: { workerTemplate: {} },
+      });
+      assert.deepEqual(planLeaderRollout(spec, groupsOf(letters), surging), {
+        replicas: wantReplicas,
+        partition: wantPartition,
+        surging: wantSurging,
+      });
     });
   }
 });
