@@ -7,3 +7,6 @@ export const REPLACEMENT_WAIT_ENDS_FIRST = 'replacement-wait-ends-first';
 
 /** A teardown's first round (the Parallel delete and the reads) is one local activity, and its two Events one more. */
 export const TEARDOWN_FIRST_ROUND_IN_ONE_CALL = 'teardown-first-round-in-one-call';
+
+/** With maxSurge the reconcile lists the groups first and steers the leader StatefulSet's size and partition. */
+export const ROLLOUT_WITH_SURGE = 'rollout-with-surge';

@@ -1,13 +1,27 @@
 // Keeps one generation of an LWS applied: the headless Service and the leader StatefulSet, and the status as groups
-// come and go. The trigger signals it on every change of the LWS, its pods and its StatefulSets.
-import { condition, continueAsNew, defineSignal, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
-import { applyDefaults, computeStatus, sameStatus, validateLeaderWorkerSet, type LwsRef } from '../model/index.js';
+// come and go. The trigger signals it on every change of the LWS, its pods and its StatefulSets. With maxSurge above 0
+// it also steers a rolling update, step by step as groups become ready (model/rollout.ts, planLeaderRollout).
+import { condition, continueAsNew, defineSignal, patched, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  applyDefaults,
+  computeStatus,
+  effectiveMaxSurge,
+  groupStates,
+  planLeaderRollout,
+  sameStatus,
+  validateLeaderWorkerSet,
+  type LeaderRollout,
+  type LwsRef,
+} from '../model/index.js';
 import { kube } from './activities.js';
 import { isNamespaceTerminating } from './failures.js';
+import { ROLLOUT_WITH_SURGE } from './patches.js';
 
 export interface ReconcileInput {
   ref: LwsRef;
   generation: number;
+  /** Carried over continue-as-new: this generation's rollout has surge groups up (see LeaderRollout.surging). */
+  surging?: boolean;
 }
 
 export type ReconcileResult = 'deleted' | 'superseded' | 'invalid';
@@ -30,12 +44,14 @@ export async function reconcileLeaderWorkerSet(input: ReconcileInput): Promise<R
   }
 }
 
-async function reconcile({ ref, generation }: ReconcileInput): Promise<ReconcileResult> {
+async function reconcile({ ref, generation, surging = false }: ReconcileInput): Promise<ReconcileResult> {
   let dirty = true;
   setHandler(changedSignal, () => {
     dirty = true;
   });
   let applied = false;
+  /** The leader StatefulSet's size and partition as this run last wrote them while steering a rollout. */
+  let written: LeaderRollout | undefined;
   for (;;) {
     const signalled = await condition(() => dirty, resyncInterval);
     // A group change is a burst of pod events: gather it into one pass (one list, one status write).
@@ -44,42 +60,73 @@ async function reconcile({ ref, generation }: ReconcileInput): Promise<Reconcile
     const lws = await kube.getLeaderWorkerSet(ref);
     if (lws === null || lws.metadata.deletionTimestamp) return 'deleted';
     if ((lws.metadata.generation ?? 0) > generation) return 'superseded';
+    const spec = applyDefaults(lws).spec;
+    const lwsUid = lws.metadata.uid ?? '';
 
     if (!applied) {
       const errors = validateLeaderWorkerSet(lws);
       if (errors.length > 0) {
         // The API server's schema normally stops these; objects written around it end here, loudly.
         await kube.recordEvent({
-          lws: { ...ref, uid: lws.metadata.uid ?? '' },
+          lws: { ...ref, uid: lwsUid },
           type: 'Warning',
           reason: 'InvalidSpec',
           message: errors.map((e) => e.message).join('; '),
         });
         return 'invalid';
       }
+    }
+
+    // With surge the StatefulSet cannot roll by itself (it sees leaders, not groups, and never adds pods): each pass
+    // plans the step from the groups, so they are listed before the leader StatefulSet is written.
+    const steering = effectiveMaxSurge(spec) > 0 && patched(ROLLOUT_WITH_SURGE);
+    let groups = steering ? await kube.listGroups(ref) : undefined;
+    const plan =
+      groups && planLeaderRollout(spec, groupStates(lws, groups.leaders, groups.workerStatefulSets), surging);
+    const planned = plan && { replicas: plan.replicas, partition: plan.partition };
+
+    if (!applied) {
       await kube.ensureHeadlessService(lws);
-      const leaders = await kube.ensureLeaderStatefulSet(lws);
+      const leaders = await kube.ensureLeaderStatefulSet(lws, planned);
       if (leaders !== 'unchanged') {
         await kube.recordEvent({
-          lws: { ...ref, uid: lws.metadata.uid ?? '' },
+          lws: { ...ref, uid: lwsUid },
           type: 'Normal',
           reason: leaders === 'created' ? 'LeaderStatefulSetCreated' : 'LeaderStatefulSetUpdated',
-          message: `leader StatefulSet ${ref.name} ${leaders} for generation ${generation}`,
+          message: `leader StatefulSet ${ref.name} ${leaders} for generation ${generation}${plan?.surging ? `; ${rolloutStep(spec.replicas, plan)}` : ''}`,
         });
       }
       // The policy lives on each leader pod, so a switch applies to the next teardown without rolling any group.
-      const d = applyDefaults(lws);
-      await kube.annotateLeaderPods({ ref, podTerminationPolicy: d.spec.podTerminationPolicy });
+      await kube.annotateLeaderPods({ ref, podTerminationPolicy: spec.podTerminationPolicy });
       applied = true;
+    } else if (plan && (plan.replicas !== written?.replicas || plan.partition !== written.partition)) {
+      await kube.ensureLeaderStatefulSet(lws, planned);
+      await kube.recordEvent({
+        lws: { ...ref, uid: lwsUid },
+        type: 'Normal',
+        reason: 'RollingUpdateStep',
+        message: rolloutStep(spec.replicas, plan),
+      });
+    }
+    if (plan) {
+      written = plan;
+      surging = plan.surging;
     }
 
-    const { leaders, workerStatefulSets } = await kube.listGroups(ref);
-    const status = computeStatus(lws, leaders, workerStatefulSets, new Date().toISOString());
+    groups ??= await kube.listGroups(ref);
+    const status = computeStatus(lws, groups.leaders, groups.workerStatefulSets, new Date().toISOString());
     if (!sameStatus(lws.status, status)) await kube.updateLeaderWorkerSetStatus({ ref, status });
 
     // Keep the history short for an LWS that lives for months.
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2000) {
-      await continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
+      await continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation, ...(surging ? { surging } : {}) });
     }
   }
+}
+
+/** A rollout step for people: "rolling update: 4 groups (1 surge), the new template from group 2 up". */
+function rolloutStep(replicas: number, plan: LeaderRollout): string {
+  const surge = plan.replicas - replicas;
+  const groups = surge > 0 ? `${plan.replicas} groups (${surge} surge)` : `back to ${plan.replicas} groups`;
+  return `rolling update: ${groups}, the new template from group ${plan.partition} up`;
 }

@@ -2,7 +2,13 @@
 // policy annotation), keeps the status in step with the groups on every `changed` signal (and every 5 minutes
 // without one), and ends when a newer generation takes over or the LWS goes.
 import assert from 'node:assert/strict';
-import { hpaPodSelector, type LeaderWorkerSetStatus } from '../../src/model/index.js';
+import {
+  applyDefaults,
+  hpaPodSelector,
+  LABEL_TEMPLATE_REVISION_HASH,
+  templateRevisionHash,
+  type LeaderWorkerSetStatus,
+} from '../../src/model/index.js';
 import type { ReconcileInput, ReconcileResult, reconcileLeaderWorkerSet } from '../../src/workflows/reconcile.js';
 import type { ActivityName, FakeCluster } from '../fixtures/fake-activities.js';
 import { useWorkflowTestEnv, eventually } from './harness.js';
@@ -111,6 +117,82 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     assert.equal(result, 'superseded');
     assert.equal(fake.callsOf('ensureLeaderStatefulSet').length, 1);
     assert.equal(fake.callsOf('ensureHeadlessService').length, 1);
+  });
+
+  it('with maxSurge, steers a rolling update: a surge group first, an old group only when a Ready one is spare, then back', async () => {
+    const fake = t.fake();
+    fake.setLws(
+      { replicas: 2, rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } } },
+      { generation: 5 },
+    );
+    const now = await fake.now();
+    const revision = templateRevisionHash(applyDefaults(fake.lws!).spec);
+    /** A group of 4 whose leader runs the current template or an old one. */
+    const group = (groupIndex: number, current: boolean) => {
+      const leader = fake.addLeader({ groupIndex, at: now - 60_000, readyAt: now - 60_000 });
+      leader.labels[LABEL_TEMPLATE_REVISION_HASH] = current ? revision : 'old-revision';
+      fake.addWorkers({ groupIndex, ownerUid: leader.uid, at: now - 60_000 });
+      return leader;
+    };
+    const [leader0, leader1] = [group(0, false), group(1, false)];
+    const writes = () => fake.callsOf('ensureLeaderStatefulSet').map((c) => c.args[1]);
+    const steps = () => fake.events.filter((e) => e.reason === 'RollingUpdateStep').map((e) => e.message);
+
+    const result = await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
+        ref: fake.ref,
+        generation: 5,
+      });
+      run.keepHistory(handle, 'reconcileLeaderWorkerSet-surge');
+      await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
+      // The groups are listed before the leader StatefulSet is written, and once per pass.
+      assert.deepEqual(
+        namesFrom(fake, 0).filter((n) => n !== 'recordEvent' && n !== 'annotateLeaderPods'),
+        [
+          'getLeaderWorkerSet',
+          'listGroups',
+          'ensureHeadlessService',
+          'ensureLeaderStatefulSet',
+          'updateLeaderWorkerSetStatus',
+        ],
+      );
+      // Both old groups stay up until the surge group (index 2, on the new template) is Ready.
+      assert.deepEqual(writes(), [{ replicas: 3, partition: 2 }]);
+      assert.match(fake.events[0]!.message, /rolling update: 3 groups \(1 surge\), the new template from group 2 up/);
+
+      /** One more pass, and the leader StatefulSet written `written` times by its end. */
+      const pass = async (n: number, written: number) => {
+        await handle.signal('changed');
+        await eventually(`pass ${n}`, () => fake.completed('listGroups').length === n);
+        await eventually(`write ${written}`, () => fake.completed('ensureLeaderStatefulSet').length === written);
+      };
+      group(2, true);
+      await pass(2, 2);
+      assert.deepEqual(writes()[1], { replicas: 3, partition: 1 }, 'the surge group is Ready: group 1 may go');
+      // Group 1 back on the new template and Ready: group 0 may go.
+      leader1.labels[LABEL_TEMPLATE_REVISION_HASH] = revision;
+      await pass(3, 3);
+      assert.deepEqual(writes()[2], { replicas: 3, partition: 0 });
+      // Group 0 replaced but not Ready yet: the surge group stays.
+      leader0.labels[LABEL_TEMPLATE_REVISION_HASH] = revision;
+      delete leader0.readyAt;
+      await pass(4, 3);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(writes().length, 3, 'nothing to write');
+      leader0.readyAt = await fake.now();
+      await pass(5, 4);
+      assert.deepEqual(writes()[3], { replicas: 2, partition: 0 }, 'every group Ready: the surge group goes');
+      await eventually('the last step told', () => steps().length === 3);
+      assert.deepEqual(steps(), [
+        'rolling update: 3 groups (1 surge), the new template from group 1 up',
+        'rolling update: 3 groups (1 surge), the new template from group 0 up',
+        'rolling update: back to 2 groups, the new template from group 0 up',
+      ]);
+      fake.lws!.metadata.generation = 6;
+      await handle.signal('changed');
+      return handle.result();
+    });
+    assert.equal(result, 'superseded');
   });
 
   it('looks again every 5 minutes without a signal, and ends with deleted once the LWS is gone', async () => {
