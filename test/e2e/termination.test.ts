@@ -3,7 +3,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet, PodTerminationPolicy } from '../../src/model/index.js';
 import { waitFor } from '../../src/stack/processes.js';
 import { startController, type Controller } from '../fixtures/controller.js';
-import { LwsClient } from '../fixtures/lws.js';
+import { isReady, LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { PodRecorder } from '../fixtures/pod-recorder.js';
 
@@ -322,6 +322,69 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
       { timeoutMs: 30_000 },
     );
     assert.ok(status);
+  });
+
+  it('maxSurge 1, maxUnavailable 0: a template change starts a surge group first and never has fewer Ready groups than replicas', async () => {
+    const name = 'surge';
+    const spec = lwsOf(name, 'Parallel', 2, 2);
+    spec.spec.rolloutStrategy = { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } };
+    await lws.create(spec);
+    const before = new Set((await lws.waitForGroups(name, 2, 2)).map((p) => p.metadata!.uid));
+
+    // Ready groups of any index (a surge group counts): the leader and its worker Ready, neither terminating.
+    const samples: { readyGroups: number; leaders: string[] }[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const pods = (await lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
+        const leaders = pods.filter((p) => p.metadata!.name!.split('-').length === 2);
+        const readyGroups = leaders.filter(
+          (l) => isReady(l) && pods.some((w) => w.metadata!.name === `${l.metadata!.name}-1` && isReady(w)),
+        ).length;
+        samples.push({ readyGroups, leaders: leaders.map((l) => l.metadata!.name!) });
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+
+    const template = (await lws.get(name))!.spec.leaderWorkerTemplate;
+    await lws.patchSpec(name, {
+      leaderWorkerTemplate: {
+        ...template,
+        workerTemplate: {
+          spec: { ...template.workerTemplate.spec, containers: [{ name: 'worker', image: 'registry.invalid/ai:2' }] },
+        },
+      },
+    });
+    const after = await waitFor(
+      'two groups on the new template, the surge group gone',
+      async () => {
+        const now = (await lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
+        const fresh = now.filter((p) => !before.has(p.metadata!.uid!) && isReady(p));
+        return now.length === 4 && fresh.length === 4 && !now.some((p) => p.metadata!.name === `${name}-2`)
+          ? now
+          : undefined;
+      },
+      { timeoutMs: 150_000, intervalMs: 500 },
+    );
+    sampling = false;
+    await sampler;
+
+    for (const p of after.filter((p) => p.metadata!.name!.split('-').length === 3)) {
+      assert.equal(p.spec?.containers[0]?.image, 'registry.invalid/ai:2', `${p.metadata!.name} runs the new image`);
+    }
+    assert.ok(
+      samples.some((s) => s.leaders.includes(`${name}-2`)),
+      'a surge group (index 2) was started during the rollout',
+    );
+    const fewest = Math.min(...samples.map((s) => s.readyGroups));
+    assert.ok(fewest >= 2, `at least 2 groups Ready throughout (fewest seen: ${fewest} in ${samples.length} samples)`);
+    assert.equal((await lws.apps.readNamespacedStatefulSet({ name, namespace })).spec?.replicas, 2, 'back to 2');
+    assert.ok(
+      (await lws.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` })).items.some(
+        (e) => e.reason === 'RollingUpdateStep',
+      ),
+      'the steps are told as Events on the LWS',
+    );
   });
 
   it('(h) switching Sequential -> Parallel applies to the next teardown without recreating any group', async () => {
