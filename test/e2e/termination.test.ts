@@ -58,6 +58,25 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     return lws.waitForGroups(name, replicas, size);
   }
 
+  /** A template change: the workers' image becomes registry.invalid/ai:2. */
+  async function newWorkerImage(name: string) {
+    const template = (await lws.get(name))!.spec.leaderWorkerTemplate;
+    await lws.patchSpec(name, {
+      leaderWorkerTemplate: {
+        ...template,
+        workerTemplate: {
+          spec: { ...template.workerTemplate.spec, containers: [{ name: 'worker', image: 'registry.invalid/ai:2' }] },
+        },
+      },
+    });
+  }
+
+  function assertNewWorkerImage(pods: k8s.V1Pod[]) {
+    for (const p of pods.filter((p) => p.metadata!.name!.split('-').length === 3)) {
+      assert.equal(p.spec?.containers[0]?.image, 'registry.invalid/ai:2', `${p.metadata!.name} runs the new image`);
+    }
+  }
+
   /** The old pods of a group (by uid) and when each went; resolves when all are gone. */
   async function groupGone(pods: k8s.V1Pod[]) {
     const uids = pods.map((p) => p.metadata!.uid!);
@@ -278,16 +297,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
   it('a template change rolls the groups one by one, each torn down as a rolling update and rebuilt on the new revision', async () => {
     const pods = await readyLws('roll', 'Parallel', 2, 2);
     const before = new Set(pods.map((p) => p.metadata!.uid));
-    const lwsNow = (await lws.get('roll'))!;
-    const template = lwsNow.spec.leaderWorkerTemplate;
-    await lws.patchSpec('roll', {
-      leaderWorkerTemplate: {
-        ...template,
-        workerTemplate: {
-          spec: { ...template.workerTemplate.spec, containers: [{ name: 'worker', image: 'registry.invalid/ai:2' }] },
-        },
-      },
-    });
+    await newWorkerImage('roll');
     const after = await waitFor(
       'every group rebuilt on the new template',
       async () => {
@@ -296,9 +306,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
       },
       { timeoutMs: 120_000, intervalMs: 1000 },
     );
-    for (const p of after.filter((p) => p.metadata!.name!.split('-').length === 3)) {
-      assert.equal(p.spec?.containers[0]?.image, 'registry.invalid/ai:2', `${p.metadata!.name} runs the new image`);
-    }
+    assertNewWorkerImage(after);
     const lifecycles = new Set<string>();
     for await (const wf of controller.env.client.workflow.list({
       query: `WorkflowId STARTS_WITH "lws/${namespace}/roll/group-"`,
@@ -346,15 +354,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
       }
     })();
 
-    const template = (await lws.get(name))!.spec.leaderWorkerTemplate;
-    await lws.patchSpec(name, {
-      leaderWorkerTemplate: {
-        ...template,
-        workerTemplate: {
-          spec: { ...template.workerTemplate.spec, containers: [{ name: 'worker', image: 'registry.invalid/ai:2' }] },
-        },
-      },
-    });
+    await newWorkerImage(name);
     const after = await waitFor(
       'two groups on the new template, the surge group gone',
       async () => {
@@ -369,9 +369,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     sampling = false;
     await sampler;
 
-    for (const p of after.filter((p) => p.metadata!.name!.split('-').length === 3)) {
-      assert.equal(p.spec?.containers[0]?.image, 'registry.invalid/ai:2', `${p.metadata!.name} runs the new image`);
-    }
+    assertNewWorkerImage(after);
     assert.ok(
       samples.some((s) => s.leaders.includes(`${name}-2`)),
       'a surge group (index 2) was started during the rollout',
