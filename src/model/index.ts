@@ -8,6 +8,7 @@ export * from './rollout.js';
 export * from './names.js';
 export * from './env.js';
 export * from './policy.js';
+export * from './lifecycle.js';
 export * from './revision.js';
 export * from './templates.js';
 export { canonicalJson, cloneJson } from './json.js';

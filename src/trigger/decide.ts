@@ -2,21 +2,19 @@
 // Everything here is recomputed from a fresh list after a restart; deterministic workflow IDs make a repeated start
 // a no-op, so the trigger never needs to remember what it already started.
 import {
-  applyDefaults,
   LABEL_NAME,
-  LABEL_TEMPLATE_REVISION_HASH,
+  lifecycleOf,
   parsePodName,
   resolvePodTerminationPolicy,
-  templateRevisionHash,
   workflowId,
   workflowSummary,
   type LeaderWorkerSet,
+  type Lifecycle,
   type LwsRef,
   type PodTerminationPolicy,
   type WorkflowOp,
 } from '../model/index.js';
 import type { SeenWorkers } from '../activities/types.js';
-import type { Lifecycle } from '../workflows/teardown-group.js';
 
 /** The facts of a pod the trigger decides on (a trimmed V1Pod). */
 export interface PodView {
@@ -103,16 +101,6 @@ export function reconcileAction(lws: LeaderWorkerSet, reason: string): StartActi
   };
 }
 
-/** Why a group's leader is terminating, from the LWS as the trigger last saw it. */
-export function lifecycleOf(lws: LeaderWorkerSet | undefined, groupIndex: number, leader: PodView): Lifecycle {
-  if (!lws || lws.metadata.deletionTimestamp) return 'delete';
-  const spec = applyDefaults(lws).spec;
-  if (groupIndex >= spec.replicas) return 'scale-down';
-  const revision = leader.labels[LABEL_TEMPLATE_REVISION_HASH];
-  if (revision !== undefined && revision !== templateRevisionHash(spec)) return 'rolling-update';
-  return 'rebuild';
-}
-
 /**
  * When a leader's deletion was made, for its teardown's timeline and teardownMs: when the trigger saw it (`observedAt`),
  * unless the pod's own record says it was earlier (the trigger was down, or saw it only in a resync). That record has
@@ -147,7 +135,7 @@ export function podActions(
 
   if (workerIndex === 0) {
     if (pod.deleting) {
-      const lifecycle = lifecycleOf(lws, groupIndex, pod);
+      const lifecycle = lifecycleOf(lws, groupIndex, pod.labels);
       // The policy as known now, so that under Parallel the workflow's first call is the delete; with the workers
       // as seen, that delete needs no read first.
       const { policy } = resolvePodTerminationPolicy({

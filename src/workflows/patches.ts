@@ -10,3 +10,6 @@ export const TEARDOWN_FIRST_ROUND_IN_ONE_CALL = 'teardown-first-round-in-one-cal
 
 /** With maxSurge the reconcile lists the groups first and steers the leader StatefulSet's size and partition. */
 export const ROLLOUT_WITH_SURGE = 'rollout-with-surge';
+
+/** A teardown judges its lifecycle again from its first reads, where they differ from the trigger's judgement. */
+export const LIFECYCLE_FROM_FIRST_READS = 'lifecycle-from-first-reads';

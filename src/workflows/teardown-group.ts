@@ -3,25 +3,32 @@
 //   Sequential: observe only. The leader terminates; once it is gone the garbage collector removes the workers.
 //   Parallel:   foreground-delete the worker StatefulSet at once, so leader and workers terminate together.
 // Then it follows the group until its pods are gone and, for a rebuild, until the replacement group is ready.
+import type { SearchAttributePair } from '@temporalio/common';
 import { CancellationScope, isCancellation, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
   applyDefaults,
   decideWorkerTeardown,
   leaderPodName,
+  lifecycleOf,
   resolvePodTerminationPolicy,
   workerStatefulSetName,
+  type Lifecycle,
   type LwsRef,
   type PodTerminationPolicy,
 } from '../model/index.js';
 import type { KubernetesEvent, ObjectIdentity, PodInfo, SeenWorkers, StatefulSetInfo } from '../activities/types.js';
 import { cancellableWait, kube, wait } from './activities.js';
 import { allSettledOrThrow } from './calls.js';
-import { REPLACEMENT_WAIT_ENDS_FIRST, TEARDOWN_FIRST_ROUND_IN_ONE_CALL } from './patches.js';
-import { TerminationPolicy } from './search-attributes.js';
+import {
+  LIFECYCLE_FROM_FIRST_READS,
+  REPLACEMENT_WAIT_ENDS_FIRST,
+  TEARDOWN_FIRST_ROUND_IN_ONE_CALL,
+} from './patches.js';
+import { Lifecycle as LifecycleAttribute, TerminationPolicy } from './search-attributes.js';
 import { teardownFirstRound } from './teardown-first-round.js';
 import { Timeline, type TimelineEntry, type TimelineEvent } from './timeline.js';
 
-export type Lifecycle = 'rebuild' | 'scale-down' | 'rolling-update' | 'delete';
+export type { Lifecycle };
 
 export interface TeardownGroupInput {
   ref: LwsRef;
@@ -80,8 +87,9 @@ function eventReason(event: TimelineEvent): string {
 }
 
 export async function teardownGroup(input: TeardownGroupInput): Promise<TeardownGroupResult> {
-  const { ref, groupIndex, leader, lifecycle } = input;
-  const timeline = new Timeline(`${lifecycle} of group ${groupIndex} of ${ref.namespace}/${ref.name}`);
+  const { ref, groupIndex, leader } = input;
+  const title = (lifecycle: Lifecycle) => `${lifecycle} of group ${groupIndex} of ${ref.namespace}/${ref.name}`;
+  const timeline = new Timeline(title(input.lifecycle));
   const workflowStarted = Date.now();
   const deletedAt = input.leaderDeletedAt ? Date.parse(input.leaderDeletedAt) : NaN;
   // Never after the workflow's own start: the trigger's clock may be a little ahead of the worker's.
@@ -115,10 +123,25 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
   if (deleted === 'deleted') workersDeletedAt = new Date().toISOString();
   // Once the LWS is gone the policy is still on the terminating leader pod's annotation.
   const { policy, source } = resolvePodTerminationPolicy({ lws, leaderPod: asState(leaderPod) });
-  // The trigger sets the policy it saw at the start; only a different one (the spec changed meanwhile, or a start
-  // without it) costs an upsert. Deterministic: the start's attributes are in the history.
-  if (input.searchAttributes && workflowInfo().typedSearchAttributes.get(TerminationPolicy) !== policy) {
-    upsertSearchAttributes([{ key: TerminationPolicy, value: policy }]);
+  // The trigger judged the lifecycle from its watches, which may not have shown the new spec yet (a scale-down or a
+  // template change a moment before the leader went); these reads come after the leader's deletion. Only a different
+  // judgement costs a patch marker, and runs recorded before it keep the trigger's. Only this leader's labels count
+  // (a pod of its name may be its replacement), and a delete stays one (an LWS of that name may be a new one).
+  const seen =
+    leaderPod?.uid !== leader.uid || input.lifecycle === 'delete'
+      ? input.lifecycle
+      : lifecycleOf(lws, groupIndex, leaderPod.labels);
+  const lifecycle = seen !== input.lifecycle && patched(LIFECYCLE_FROM_FIRST_READS) ? seen : input.lifecycle;
+  if (lifecycle !== input.lifecycle) timeline.title = title(lifecycle);
+  // The trigger sets the policy and lifecycle it saw at the start; only a different one (the spec changed meanwhile,
+  // or a start without them) costs an upsert. Deterministic: the start's attributes are in the history.
+  if (input.searchAttributes) {
+    const changed: SearchAttributePair[] = [];
+    if (workflowInfo().typedSearchAttributes.get(TerminationPolicy) !== policy) {
+      changed.push({ key: TerminationPolicy, value: policy });
+    }
+    if (lifecycle !== input.lifecycle) changed.push({ key: LifecycleAttribute, value: lifecycle });
+    if (changed.length > 0) upsertSearchAttributes(changed);
   }
   // Only this leader's workers are ours to follow; a replacement group's StatefulSet is never touched.
   const ownSts = sts !== null && sts.ownerUid === leader.uid ? sts : null;

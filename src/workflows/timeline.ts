@@ -28,7 +28,8 @@ export const timelineQuery = defineQuery<TimelineEntry[]>('timeline');
 export class Timeline {
   readonly entries: TimelineEntry[] = [];
 
-  constructor(private readonly title: string) {
+  /** The first line of the UI's current details. */
+  constructor(public title: string) {
     setHandler(timelineQuery, () => this.entries);
   }
 

@@ -4,7 +4,12 @@
 import assert from 'node:assert/strict';
 import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
-import type { PodTerminationPolicy } from '../../src/model/index.js';
+import {
+  LABEL_TEMPLATE_REVISION_HASH,
+  type Lifecycle as LifecycleName,
+  type PodTerminationPolicy,
+} from '../../src/model/index.js';
+import { LIFECYCLE_FROM_FIRST_READS } from '../../src/workflows/patches.js';
 import { Lifecycle, TerminationPolicy } from '../../src/workflows/search-attributes.js';
 import type { TeardownGroupInput, teardownGroup } from '../../src/workflows/teardown-group.js';
 import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.js';
@@ -50,9 +55,16 @@ async function terminatingGroup(
     annotation?: PodTerminationPolicy;
     lws?: 'exists' | 'gone';
     hint?: PodTerminationPolicy;
+    /** Why the leader goes (default scale-down): the LWS wants 2 groups for a rebuild, 0 for a scale-down. */
+    lifecycle?: 'rebuild' | 'scale-down';
   } = {},
 ) {
-  fake.setLws(opts.spec ? { podTerminationPolicy: opts.spec } : {});
+  const lifecycle = opts.lifecycle ?? 'scale-down';
+  // As the teardown judges it again from its reads, the LWS agrees with the lifecycle.
+  fake.setLws({
+    replicas: lifecycle === 'rebuild' ? 2 : 0,
+    ...(opts.spec ? { podTerminationPolicy: opts.spec } : {}),
+  });
   const longAgo = (await fake.now()) - 3_600_000;
   const leader = fake.addLeader({ groupIndex: 0, at: longAgo, readyAt: longAgo, policy: opts.annotation });
   const { sts, pods } = fake.addWorkers({ groupIndex: 0, ownerUid: leader.uid, at: longAgo });
@@ -69,7 +81,7 @@ async function terminatingGroup(
     ref: fake.ref,
     groupIndex: 0,
     leader: { namespace: leader.namespace, name: leader.name, uid: leader.uid },
-    lifecycle: opts.lws === 'gone' ? 'delete' : 'scale-down',
+    lifecycle: opts.lws === 'gone' ? 'delete' : lifecycle,
     ...(opts.hint ? { policy: opts.hint } : {}),
   };
   const t0 = () => {
@@ -145,8 +157,12 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
   for (const c of rebuilds) {
     it(`rebuild under ${c.policy}: timeline in order, teardown about ${c.teardown / GRACE} x grace`, async () => {
       const fake = t.fake({ graceMs: GRACE, podReadyAfterMs: READY, leaderController: true, provisioner: true });
-      const { t0, leader, sts, pods, input } = await terminatingGroup(fake, { spec: c.policy, hint: c.policy });
-      const result = await teardown(fake, { ...input, lifecycle: 'rebuild' }, `teardownGroup-rebuild-${c.policy}`);
+      const { t0, leader, sts, pods, input } = await terminatingGroup(fake, {
+        spec: c.policy,
+        hint: c.policy,
+        lifecycle: 'rebuild',
+      });
+      const result = await teardown(fake, input, `teardownGroup-rebuild-${c.policy}`);
 
       assert.equal(result.policy, c.policy);
       assert.equal(result.lifecycle, 'rebuild');
@@ -482,6 +498,59 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     });
   }
 
+  // The trigger judges the lifecycle from its watches, which may lag the spec; the teardown judges it again from its
+  // first reads, made after the leader's deletion, and only a different judgement costs a patch marker and an upsert.
+  // [what, the trigger's judgement, the LWS now, the leader built from the current template, the teardown's]
+  const lifecycleCases: [string, LifecycleName, { replicas?: number }, boolean, LifecycleName][] = [
+    ['the same: kept, no marker, no upsert', 'rebuild', {}, true, 'rebuild'],
+    [
+      'scaled down a moment before: a scale-down, no replacement waited for',
+      'rebuild',
+      { replicas: 0 },
+      true,
+      'scale-down',
+    ],
+    ['a template change the trigger had not seen: a rolling update', 'rebuild', {}, false, 'rolling-update'],
+    ['scaled down and up again: a rebuild, its replacement waited for', 'scale-down', {}, true, 'rebuild'],
+    ['a delete stays a delete, whatever LWS of that name exists now', 'delete', {}, true, 'delete'],
+  ];
+  for (const [what, judged, lwsNow, current, expected] of lifecycleCases) {
+    it(`lifecycle judged again from the first reads: ${what}`, async () => {
+      const fake = t.fake({ graceMs: GRACE, podReadyAfterMs: READY, leaderController: true, provisioner: true });
+      const { leader, input } = await terminatingGroup(fake, { lifecycle: 'rebuild' });
+      if (lwsNow.replicas !== undefined) fake.lws!.spec.replicas = lwsNow.replicas;
+      if (!current) leader.labels[LABEL_TEMPLATE_REVISION_HASH] = 'an-old-revision';
+      const typedSearchAttributes: SearchAttributePair[] = [{ key: Lifecycle, value: judged }];
+      const { result, history } = await t.withWorker(fake, async (run) => {
+        const handle = await run.startWith<typeof teardownGroup>(
+          'teardownGroup',
+          { typedSearchAttributes },
+          { ...input, lifecycle: judged, searchAttributes: true },
+        );
+        const result = await handle.result();
+        assert.equal((await handle.describe()).typedSearchAttributes.get(Lifecycle), expected);
+        return { result, history: await handle.fetchHistory() };
+      });
+      assert.equal(result.lifecycle, expected);
+      assert.equal(
+        fake.callsOf('waitForReplacementGroupReady').length,
+        expected === 'rebuild' ? 1 : 0,
+        'a replacement is waited for in a rebuild only',
+      );
+      const events = history.events ?? [];
+      const lifecycleUpserts = events.filter(
+        (e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.Lifecycle,
+      );
+      assert.equal(lifecycleUpserts.length, expected === judged ? 0 : 1);
+      const patchIds = events.flatMap((e) => {
+        const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+        return data ? [(JSON.parse(Buffer.from(data).toString()) as { id: string }).id] : [];
+      });
+      const lifecycleMarkers = patchIds.filter((id) => id === LIFECYCLE_FROM_FIRST_READS);
+      assert.equal(lifecycleMarkers.length, expected === judged ? 0 : 1);
+    });
+  }
+
   for (const hint of [undefined, 'Parallel'] as const) {
     it(`never deletes a replacement group's StatefulSet (owned by another leader), hint ${hint ?? 'none'}`, async () => {
       const fake = t.fake({ graceMs: GRACE });
@@ -675,11 +744,11 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
   for (const c of notWanted) {
     it(`rebuild: ends as soon as no replacement is wanted, not after 30 minutes, when ${c.name}`, async () => {
       const fake = t.fake({ graceMs: GRACE });
-      const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+      const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel', lifecycle: 'rebuild' });
       // Once the old group is gone, the LWS stops wanting it.
       fake.onCall('waitForReplacementGroupReady', () => c.change(fake));
       const result = await t.withWorker(fake, async (run) =>
-        (await run.start<typeof teardownGroup>('teardownGroup', { ...input, lifecycle: 'rebuild' })).result(),
+        (await run.start<typeof teardownGroup>('teardownGroup', input)).result(),
       );
       near(result.teardownMs, GRACE, 'teardownMs');
       assert.equal(result.recoveryMs, undefined);
@@ -697,9 +766,9 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
 
   it('rebuild without a replacement group: gives up after 30 minutes, teardown still reported', async () => {
     const fake = t.fake({ graceMs: GRACE, pollMs: 10_000 });
-    const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+    const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel', lifecycle: 'rebuild' });
     const { result, events } = await t.withWorker(fake, async (run) => {
-      const handle = await run.start<typeof teardownGroup>('teardownGroup', { ...input, lifecycle: 'rebuild' });
+      const handle = await run.start<typeof teardownGroup>('teardownGroup', input);
       const result = await handle.result();
       return { result, events: (await handle.fetchHistory()).events ?? [] };
     });

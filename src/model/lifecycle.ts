@@ -1,0 +1,25 @@
+// Why a group's leader is terminating, which decides what its teardown waits for afterwards: the trigger judges it
+// from its watches when it starts the teardown, and the teardown again from what it reads first.
+import { applyDefaults } from './defaults.js';
+import { LABEL_TEMPLATE_REVISION_HASH } from './labels.js';
+import { templateRevisionHash } from './revision.js';
+import type { LeaderWorkerSet } from './types.js';
+
+export type Lifecycle = 'rebuild' | 'scale-down' | 'rolling-update' | 'delete';
+
+/**
+ * The LWS gone or being deleted: delete. The group at or above spec.replicas: scale-down (surge groups going after a
+ * rolling update too). The leader built from another template: rolling update. Otherwise a rebuild.
+ */
+export function lifecycleOf(
+  lws: LeaderWorkerSet | null | undefined,
+  groupIndex: number,
+  leaderLabels: Record<string, string>,
+): Lifecycle {
+  if (!lws || lws.metadata.deletionTimestamp) return 'delete';
+  const spec = applyDefaults(lws).spec;
+  if (groupIndex >= spec.replicas) return 'scale-down';
+  const revision = leaderLabels[LABEL_TEMPLATE_REVISION_HASH];
+  if (revision !== undefined && revision !== templateRevisionHash(spec)) return 'rolling-update';
+  return 'rebuild';
+}

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'mocha';
+import {
+  LABEL_NAME,
+  LABEL_TEMPLATE_REVISION_HASH,
+  LABEL_WORKER_INDEX,
+  lifecycleOf,
+  templateRevisionHash,
+  type LeaderWorkerSet,
+} from '../../src/model/index.js';
+import { sampleLws } from './model-fixtures.js';
+
+// sampleLws: default/demo, generation 3, replicas 2, size 4.
+const lws = sampleLws();
+const currentRevision = templateRevisionHash(lws.spec);
+const deleting = (l: LeaderWorkerSet): LeaderWorkerSet => ({
+  ...l,
+  metadata: { ...l.metadata, deletionTimestamp: '2025-01-01T00:00:00Z' },
+});
+
+describe('model/lifecycle: lifecycleOf', () => {
+  const newImage = sampleLws({
+    leaderWorkerTemplate: {
+      ...lws.spec.leaderWorkerTemplate,
+      workerTemplate: { spec: { containers: [{ name: 'worker', image: 'nginx:1.27' }] } },
+    },
+  });
+  const oneReplica = sampleLws({ replicas: undefined });
+  const labels = (revision: string | undefined) => {
+    const out: Record<string, string> = { [LABEL_NAME]: 'demo', [LABEL_WORKER_INDEX]: '0' };
+    if (revision !== undefined) out[LABEL_TEMPLATE_REVISION_HASH] = revision;
+    return out;
+  };
+
+  // [what, lws, groupIndex, revision label of the leader, expected]
+  const cases: Array<[string, LeaderWorkerSet | undefined, number, string | undefined, string]> = [
+    ['LWS unknown', undefined, 0, currentRevision, 'delete'],
+    ['LWS being deleted', deleting(lws), 0, currentRevision, 'delete'],
+    ['LWS being deleted, group above replicas', deleting(lws), 5, currentRevision, 'delete'],
+    ['LWS being deleted, old revision', deleting(lws), 0, 'old', 'delete'],
+    ['group index == replicas', lws, 2, currentRevision, 'scale-down'],
+    ['group index > replicas', lws, 7, currentRevision, 'scale-down'],
+    ['group above replicas on an old revision', lws, 2, 'old', 'scale-down'],
+    ['replicas defaulted to 1, group 1', oneReplica, 1, currentRevision, 'scale-down'],
+    ['replicas defaulted to 1, group 0', oneReplica, 0, currentRevision, 'rebuild'],
+    ['revision label differs from the spec', lws, 1, 'old', 'rolling-update'],
+    ['template changed since the leader was built', newImage, 0, currentRevision, 'rolling-update'],
+    ['leader built from the changed template', newImage, 0, templateRevisionHash(newImage.spec), 'rebuild'],
+    ['revision label matches', lws, 1, currentRevision, 'rebuild'],
+    ['no revision label', lws, 0, undefined, 'rebuild'],
+  ];
+  for (const [what, l, group, revision, expected] of cases) {
+    it(`${what}: ${expected}`, () => {
+      assert.equal(lifecycleOf(l, group, labels(revision)), expected);
+    });
+  }
+
+  it('compares against the defaulted spec (a spec and its defaulted form hash alike)', () => {
+    const explicit = sampleLws({ startupPolicy: 'LeaderCreated', networkConfig: { subdomainPolicy: 'Shared' } });
+    assert.equal(lifecycleOf(explicit, 0, labels(currentRevision)), 'rebuild');
+  });
+});
