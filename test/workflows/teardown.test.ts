@@ -527,6 +527,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
           { typedSearchAttributes },
           { ...input, lifecycle: judged, searchAttributes: true },
         );
+        if (expected === 'scale-down') run.keepHistory(handle, 'teardownGroup-lifecycle-judged-again');
         const result = await handle.result();
         assert.equal((await handle.describe()).typedSearchAttributes.get(Lifecycle), expected);
         return { result, history: await handle.fetchHistory() };
