@@ -28,8 +28,6 @@ import { Lifecycle as LifecycleAttribute, TerminationPolicy } from './search-att
 import { teardownFirstRound } from './teardown-first-round.js';
 import { Timeline, type TimelineEntry, type TimelineEvent } from './timeline.js';
 
-export type { Lifecycle };
-
 export interface TeardownGroupInput {
   ref: LwsRef;
   groupIndex: number;
