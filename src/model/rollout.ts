@@ -1,5 +1,5 @@
 // Rolling-update numbers: maxUnavailable and maxSurge are an absolute count or a percentage of spec.replicas; and the
-// steps of a rolling update with surge, which the reconcile workflow steers.
+// steps of a rolling update, which the reconcile workflow steers.
 import type { GroupState } from './status.js';
 import type { DefaultedLeaderWorkerSetSpec, IntOrString } from './types.js';
 
@@ -69,28 +69,29 @@ export function leaderStatefulSetMaxUnavailable(spec: DefaultedLeaderWorkerSetSp
   return Math.max(1, effectiveMaxUnavailable(spec) + effectiveMaxSurge(spec));
 }
 
-/** The leader StatefulSet's size and partition while the controller steers a rolling update (maxSurge above 0). */
+/** The leader StatefulSet's size and partition while the controller steers a rolling update. */
 export interface LeaderRollout {
   /** Leader pods wanted: spec.replicas, plus the surge groups while they are needed. */
   replicas: number;
   /** Ordinals from here up run the current template; the StatefulSet replaces those that do not. */
   partition: number;
-  /** Surge groups are part of this plan: the next plan may keep them while the last groups become ready. */
-  surging: boolean;
+  /** A rollout is under way: the next plan may keep surge groups while the last groups become ready. */
+  rolling: boolean;
 }
 
 /**
- * One step of a rolling update with surge, from the groups as they are now (level-triggered: called on every change).
+ * One step of a rolling update, from the groups as they are now (level-triggered: called on every change). A group is
+ * Ready when its leader and every worker are; the StatefulSet alone sees only leaders, and a replaced leader is Ready
+ * long before its workers (they wait for the old ones to go), so it would take the next group down too early.
  * While a group at or above the user's partition still runs an old template, there are `replicas + maxSurge` groups
  * (the surge groups, above the last ordinal, start on the new template) and the partition comes down over old Ready
  * groups only as far as the Ready groups allow: never fewer than `replicas - maxUnavailable` Ready, counting surge
  * groups. Once no old group is left, the surge groups go, each as soon as the groups in range no longer need it.
- * A group is Ready when its leader and every worker are (the StatefulSet alone sees only leaders).
  */
 export function planLeaderRollout(
   spec: DefaultedLeaderWorkerSetSpec,
   groups: GroupState[],
-  surging: boolean,
+  rolling: boolean,
 ): LeaderRollout {
   const { replicas } = spec;
   const userPartition = spec.rolloutStrategy.rollingUpdateConfiguration.partition;
@@ -98,7 +99,7 @@ export function planLeaderRollout(
   const surge = effectiveMaxSurge(spec);
   const byIndex = new Map(groups.map((g) => [g.groupIndex, g]));
   const oldLeft = groups.some((g) => g.groupIndex >= userPartition && g.groupIndex < replicas && !g.updated);
-  if (oldLeft && surge > 0) {
+  if (oldLeft) {
     // Each old Ready group taken down costs one Ready group; old groups already down, and new ones, cost nothing.
     let spare = groups.filter((g) => g.ready).length - minReady;
     let partition = replicas;
@@ -109,9 +110,9 @@ export function planLeaderRollout(
       spare -= cost;
       partition = i;
     }
-    return { replicas: replicas + surge, partition, surging: true };
+    return { replicas: replicas + surge, partition, rolling: true };
   }
   const readyInRange = groups.filter((g) => g.groupIndex < replicas && g.ready).length;
-  const keep = surging ? Math.min(surge, Math.max(0, minReady - readyInRange)) : 0;
-  return { replicas: replicas + keep, partition: userPartition, surging: keep > 0 };
+  const keep = rolling ? Math.min(surge, Math.max(0, minReady - readyInRange)) : 0;
+  return { replicas: replicas + keep, partition: userPartition, rolling: keep > 0 };
 }

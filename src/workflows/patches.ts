@@ -8,8 +8,8 @@ export const REPLACEMENT_WAIT_ENDS_FIRST = 'replacement-wait-ends-first';
 /** A teardown's first round (the Parallel delete and the reads) is one local activity, and its two Events one more. */
 export const TEARDOWN_FIRST_ROUND_IN_ONE_CALL = 'teardown-first-round-in-one-call';
 
-/** With maxSurge the reconcile lists the groups first and steers the leader StatefulSet's size and partition. */
-export const ROLLOUT_WITH_SURGE = 'rollout-with-surge';
+/** The reconcile lists the groups first and steers the leader StatefulSet's size and partition from them. */
+export const ROLLOUT_STEERED_BY_GROUPS = 'rollout-steered-by-groups';
 
 /** A teardown judges its lifecycle again from its first reads, where they differ from the trigger's judgement. */
 export const LIFECYCLE_FROM_FIRST_READS = 'lifecycle-from-first-reads';

@@ -1,11 +1,10 @@
 // Keeps one generation of an LWS applied: the headless Service and the leader StatefulSet, and the status as groups
-// come and go. The trigger signals it on every change of the LWS, its pods and its StatefulSets. With maxSurge above 0
-// it also steers a rolling update, step by step as groups become ready (model/rollout.ts, planLeaderRollout).
+// come and go. The trigger signals it on every change of the LWS, its pods and its StatefulSets. It also steers a
+// rolling update, step by step as groups become ready (model/rollout.ts, planLeaderRollout).
 import { condition, continueAsNew, defineSignal, patched, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import {
   applyDefaults,
   computeStatus,
-  effectiveMaxSurge,
   groupStates,
   planLeaderRollout,
   sameStatus,
@@ -15,13 +14,13 @@ import {
 } from '../model/index.js';
 import { kube } from './activities.js';
 import { isNamespaceTerminating } from './failures.js';
-import { ROLLOUT_WITH_SURGE } from './patches.js';
+import { ROLLOUT_STEERED_BY_GROUPS } from './patches.js';
 
 export interface ReconcileInput {
   ref: LwsRef;
   generation: number;
-  /** Carried over continue-as-new: this generation's rollout has surge groups up (see LeaderRollout.surging). */
-  surging?: boolean;
+  /** Carried over continue-as-new: this generation's rollout is under way (see LeaderRollout.rolling). */
+  rolling?: boolean;
 }
 
 export type ReconcileResult = 'deleted' | 'superseded' | 'invalid';
@@ -44,7 +43,7 @@ export async function reconcileLeaderWorkerSet(input: ReconcileInput): Promise<R
   }
 }
 
-async function reconcile({ ref, generation, surging = false }: ReconcileInput): Promise<ReconcileResult> {
+async function reconcile({ ref, generation, rolling = false }: ReconcileInput): Promise<ReconcileResult> {
   let dirty = true;
   setHandler(changedSignal, () => {
     dirty = true;
@@ -77,12 +76,12 @@ async function reconcile({ ref, generation, surging = false }: ReconcileInput): 
       }
     }
 
-    // With surge the StatefulSet cannot roll by itself (it sees leaders, not groups, and never adds pods): each pass
+    // The StatefulSet cannot roll groups by itself (it sees leaders, not workers, and never adds surge pods): each pass
     // plans the step from the groups, so they are listed before the leader StatefulSet is written.
-    const steering = effectiveMaxSurge(spec) > 0 && patched(ROLLOUT_WITH_SURGE);
+    const steering = patched(ROLLOUT_STEERED_BY_GROUPS);
     let groups = steering ? await kube.listGroups(ref) : undefined;
     const plan =
-      groups && planLeaderRollout(spec, groupStates(lws, groups.leaders, groups.workerStatefulSets), surging);
+      groups && planLeaderRollout(spec, groupStates(lws, groups.leaders, groups.workerStatefulSets), rolling);
     const planned = plan && { replicas: plan.replicas, partition: plan.partition };
 
     if (!applied) {
@@ -93,7 +92,7 @@ async function reconcile({ ref, generation, surging = false }: ReconcileInput): 
           lws: { ...ref, uid: lwsUid },
           type: 'Normal',
           reason: leaders === 'created' ? 'LeaderStatefulSetCreated' : 'LeaderStatefulSetUpdated',
-          message: `leader StatefulSet ${ref.name} ${leaders} for generation ${generation}${plan?.surging ? `; ${rolloutStep(spec.replicas, plan)}` : ''}`,
+          message: `leader StatefulSet ${ref.name} ${leaders} for generation ${generation}${plan?.rolling ? `; ${rolloutStep(spec.replicas, plan)}` : ''}`,
         });
       }
       // The policy lives on each leader pod, so a switch applies to the next teardown without rolling any group.
@@ -110,7 +109,7 @@ async function reconcile({ ref, generation, surging = false }: ReconcileInput): 
     }
     if (plan) {
       written = plan;
-      surging = plan.surging;
+      rolling = plan.rolling;
     }
 
     groups ??= await kube.listGroups(ref);
@@ -119,7 +118,7 @@ async function reconcile({ ref, generation, surging = false }: ReconcileInput): 
 
     // Keep the history short for an LWS that lives for months.
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2000) {
-      await continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation, ...(surging ? { surging } : {}) });
+      await continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation, ...(rolling ? { rolling } : {}) });
     }
   }
 }
@@ -127,6 +126,7 @@ async function reconcile({ ref, generation, surging = false }: ReconcileInput): 
 /** A rollout step for people: "rolling update: 4 groups (1 surge), the new template from group 2 up". */
 function rolloutStep(replicas: number, plan: LeaderRollout): string {
   const surge = plan.replicas - replicas;
-  const groups = surge > 0 ? `${plan.replicas} groups (${surge} surge)` : `back to ${plan.replicas} groups`;
-  return `rolling update: ${groups}, the new template from group ${plan.partition} up`;
+  const from = `the new template from group ${plan.partition} up`;
+  if (!plan.rolling) return `rolling update done: ${plan.replicas} groups, ${from}`;
+  return `rolling update: ${surge > 0 ? `${plan.replicas} groups (${surge} surge), ` : ''}${from}`;
 }

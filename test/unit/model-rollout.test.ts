@@ -97,7 +97,7 @@ describe('model/rollout', () => {
         ? []
         : [{ groupIndex, ready: c === 'o' || c === 'n', updated: c === 'n' || c === 'u', terminating: c === 't' }],
     );
-  // [case, replicas, maxUnavailable, maxSurge, partition, groups, surging before, expected replicas / partition / surging]
+  // [case, replicas, maxUnavailable, maxSurge, partition, groups, rolling before, expected replicas / partition / rolling]
   const steps: Array<[string, number, IntOrString, IntOrString, number, string, boolean, [number, number, boolean]]> = [
     ['no old group: replicas and partition as the spec says', 3, 0, 1, 0, 'nnn', false, [3, 0, false]],
     ['a new template: the surge first, no old group down yet', 3, 0, 1, 0, 'ooo', false, [4, 3, true]],
@@ -118,16 +118,10 @@ describe('model/rollout', () => {
     ['a user partition, the groups above it updated: the rollout is done', 4, 0, 1, 2, 'oonnn', true, [4, 2, false]],
     ['a new generation after the rollout does not hold on to surge groups', 3, 0, 1, 0, 'unnn', false, [3, 0, false]],
     ['a scale-down without a template change: no surge', 2, 0, 1, 0, 'nnnn', false, [2, 0, false]],
-    [
-      'maxSurge 0: the StatefulSet rolls by itself (partition as the spec says)',
-      3,
-      1,
-      0,
-      0,
-      'ooo',
-      false,
-      [3, 0, false],
-    ],
+    ['maxSurge 0, maxUnavailable 1: one old group at a time', 3, 1, 0, 0, 'ooo', false, [3, 2, true]],
+    ['maxSurge 0: a new leader Ready before its workers holds the next group', 3, 1, 0, 0, 'oou', true, [3, 2, true]],
+    ['maxSurge 0: that group Ready, the next one goes', 3, 1, 0, 0, 'oon', true, [3, 1, true]],
+    ['maxSurge 0: every group updated, the rollout is done', 3, 1, 0, 0, 'nnn', true, [3, 0, false]],
   ];
   for (const [
     name,
@@ -136,19 +130,19 @@ describe('model/rollout', () => {
     ms,
     partition,
     letters,
-    surging,
-    [wantReplicas, wantPartition, wantSurging],
+    rolling,
+    [wantReplicas, wantPartition, wantRolling],
   ] of steps) {
-    it(`rolling update with surge: ${name} (${letters})`, () => {
+    it(`rolling update: ${name} (${letters})`, () => {
       const spec = applySpecDefaults({
         replicas,
         rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: mu, maxSurge: ms, partition } },
         leaderWorkerTemplate: { workerTemplate: {} },
       });
-      assert.deepEqual(planLeaderRollout(spec, groupsOf(letters), surging), {
+      assert.deepEqual(planLeaderRollout(spec, groupsOf(letters), rolling), {
         replicas: wantReplicas,
         partition: wantPartition,
-        surging: wantSurging,
+        rolling: wantRolling,
       });
     });
   }

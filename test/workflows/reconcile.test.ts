@@ -54,14 +54,14 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       });
       run.keepHistory(handle, 'reconcileLeaderWorkerSet-signals');
 
-      // First pass: apply, then status.
+      // First pass: the groups (a rollout step is planned from them), apply, then status.
       await eventually('the first status write', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
       const first = namesFrom(fake, 0);
       const order: ActivityName[] = [
         'getLeaderWorkerSet',
+        'listGroups',
         'ensureHeadlessService',
         'ensureLeaderStatefulSet',
-        'listGroups',
         'updateLeaderWorkerSetStatus',
       ];
       assert.deepEqual(
@@ -186,7 +186,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       assert.deepEqual(steps(), [
         'rolling update: 3 groups (1 surge), the new template from group 1 up',
         'rolling update: 3 groups (1 surge), the new template from group 0 up',
-        'rolling update: back to 2 groups, the new template from group 0 up',
+        'rolling update done: 2 groups, the new template from group 0 up',
       ]);
       fake.lws!.metadata.generation = 6;
       await handle.signal('changed');
