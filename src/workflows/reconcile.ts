@@ -43,14 +43,19 @@ export async function reconcileLeaderWorkerSet(input: ReconcileInput): Promise<R
   }
 }
 
-async function reconcile({ ref, generation, rolling = false }: ReconcileInput): Promise<ReconcileResult> {
+async function reconcile({
+  ref,
+  generation,
+  rolling: rollingBefore = false,
+}: ReconcileInput): Promise<ReconcileResult> {
   let dirty = true;
   setHandler(changedSignal, () => {
     dirty = true;
   });
   let applied = false;
-  /** The leader StatefulSet's size and partition as this run last wrote them while steering a rollout. */
+  /** The rollout step this run last applied to the leader StatefulSet (none yet: the one carried over, if any). */
   let written: LeaderRollout | undefined;
+  const rolling = () => written?.rolling ?? rollingBefore;
   for (;;) {
     const signalled = await condition(() => dirty, resyncInterval);
     // A group change is a burst of pod events: gather it into one pass (one list, one status write).
@@ -81,7 +86,7 @@ async function reconcile({ ref, generation, rolling = false }: ReconcileInput): 
     const steering = patched(ROLLOUT_STEERED_BY_GROUPS);
     let groups = steering ? await kube.listGroups(ref) : undefined;
     const plan =
-      groups && planLeaderRollout(spec, groupStates(lws, groups.leaders, groups.workerStatefulSets), rolling);
+      groups && planLeaderRollout(spec, groupStates(lws, groups.leaders, groups.workerStatefulSets), rolling());
     const planned = plan && { replicas: plan.replicas, partition: plan.partition };
 
     if (!applied) {
@@ -107,10 +112,7 @@ async function reconcile({ ref, generation, rolling = false }: ReconcileInput): 
         message: rolloutStep(spec.replicas, plan),
       });
     }
-    if (plan) {
-      written = plan;
-      rolling = plan.rolling;
-    }
+    if (plan) written = plan;
 
     groups ??= await kube.listGroups(ref);
     const status = computeStatus(lws, groups.leaders, groups.workerStatefulSets, new Date().toISOString());
@@ -118,7 +120,11 @@ async function reconcile({ ref, generation, rolling = false }: ReconcileInput): 
 
     // Keep the history short for an LWS that lives for months.
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2000) {
-      await continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation, ...(rolling ? { rolling } : {}) });
+      await continueAsNew<typeof reconcileLeaderWorkerSet>({
+        ref,
+        generation,
+        ...(rolling() ? { rolling: true } : {}),
+      });
     }
   }
 }
