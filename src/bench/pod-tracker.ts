@@ -159,6 +159,29 @@ export class PodTracker {
     return this.groupPods(lws, groupIndex).filter((p) => p.leader && !old.has(p.uid) && p.seenAt >= since).length;
   }
 
+  /** Every one of these pods is there, Ready and not terminating: the group they make up is Ready. */
+  allReadyAmong(uids: string[]): boolean {
+    return uids.every((u) => {
+      const p = this.pods.get(u);
+      return p !== undefined && !p.gone && !p.deleting && p.ready;
+    });
+  }
+
+  /** Groups at index `from` and above (surge groups of a rolling update) with `size` Ready pods. */
+  readyGroupsFrom(lws: string, from: number, size: number): number {
+    const ready = new Map<number, number>();
+    for (const p of this.pods.values()) {
+      if (p.lws === lws && p.groupIndex >= from && !p.gone && !p.deleting && p.ready)
+        ready.set(p.groupIndex, (ready.get(p.groupIndex) ?? 0) + 1);
+    }
+    return [...ready.values()].filter((n) => n >= size).length;
+  }
+
+  /** Pods of groups at or above `replicas` not gone yet: surge groups of a rolling update, or a scale-down's. */
+  podsFrom(lws: string, replicas: number): number {
+    return [...this.pods.values()].filter((p) => p.lws === lws && !p.gone && p.groupIndex >= replicas).length;
+  }
+
   /** `replicas` groups of `size` Ready pods each. */
   allReady(lws: string, replicas: number, size: number): boolean {
     const ready = [...this.pods.values()].filter((p) => p.lws === lws && !p.gone && !p.deleting && p.ready);

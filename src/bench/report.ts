@@ -92,6 +92,36 @@ export function roundsTable(result: BenchResult): string | undefined {
 ${rows.join('\n')}`;
 }
 
+/**
+ * Rolling updates: how long each policy took to roll every group onto a new template, and the fewest groups Ready
+ * meanwhile against what maxUnavailable allows.
+ */
+export function rolloutTable(result: BenchResult): string | undefined {
+  const rows = ids(result).flatMap((id) => {
+    const { seq, par } = pair(result.scenarios, id);
+    if (!seq?.rollout || !par?.rollout) return [];
+    const durations = (r: ScenarioResult) => r.rollout!.rounds.map((x) => s(x.durationMs)).join(', ') || '-';
+    const fewest = (r: ScenarioResult) => Math.min(...r.rollout!.rounds.map((x) => x.fewestReadyGroups));
+    const mean = (r: ScenarioResult) =>
+      r.rollout!.rounds.reduce((sum, x) => sum + x.durationMs, 0) / Math.max(1, r.rollout!.rounds.length);
+    const ratio = mean(seq) > 0 ? (mean(par) / mean(seq)).toFixed(2) : '-';
+    const { maxUnavailable, maxSurge } = seq.rollout;
+    const kept = fewest(seq) >= seq.groups - maxUnavailable && fewest(par) >= par.groups - maxUnavailable;
+    return [
+      `| ${seq.title} | ${seq.groups} x ${seq.size} | ${maxUnavailable} / ${maxSurge} | ${durations(seq)} | ${durations(par)} | ${ratio} | ${fewest(seq)} / ${fewest(par)} (at least ${seq.groups - maxUnavailable}) | ${kept ? 'yes' : 'no'} |`,
+    ];
+  });
+  if (rows.length === 0) return undefined;
+  return `Rolling updates: a new image for leaders and workers, every group rolled onto it as the reconcile workflow
+steers the leader StatefulSet. **Rollout**: the template change to every group Ready on the new template, with no old
+pod and no surge group left. **Fewest groups Ready**: at any moment of the rollout, counting surge groups; a group is
+Ready with all of its old pods or \`size\` new ones Ready.
+
+| scenario | groups x size | maxUnavailable / maxSurge | Sequential rollout | Parallel rollout | ratio P/S | fewest groups Ready, Sequential / Parallel | within maxUnavailable |
+|---|---|---|---|---|---|---|---|
+${rows.join('\n')}`;
+}
+
 function processLayout(result: BenchResult): string {
   const run = (entry: string) => (result.compiled ? `node dist/${entry}.js` : `tsx src/${entry}.ts`);
   return result.oneProcess
@@ -125,6 +155,7 @@ export function markdown(result: BenchResult, chartFile: string): string {
   });
   const floor = result.temporalStartFloor;
   const rounds = roundsTable(result);
+  const rollouts = rolloutTable(result);
   const t = targets(result);
   const v = result.versions;
   return `# Benchmarks
@@ -140,8 +171,9 @@ ${
     ? 'Both policies run side by side in each scenario (two LeaderWorkerSets in one namespace), their groups rebuilt at the same moment (`--together`): a scenario of N groups puts 2N on the machine at once.'
     : 'Both policies run side by side in each scenario (two LeaderWorkerSets in one namespace); each round rebuilds one policy\'s groups alone, then the other\'s (the order alternates by round), after the controller has finished every group workflow of the round before. So "N groups rebuilt at once" means N groups on the machine.'
 } Times are taken
-from a watch on the API server: **teardown** is leader deletion (or the scale-down / LWS delete call) to the last old
-pod of the group gone; **recovery** is leader deletion to a new group of \`size\` Ready pods. The fake kubelet (KWOK,
+from a watch on the API server: **teardown** is leader deletion (or the scale-down / LWS delete call; in a rolling
+update, the StatefulSet controller's deletion of the group's leader) to the last old pod of the group gone; **recovery**
+is leader deletion to a new group of \`size\` Ready pods. The fake kubelet (KWOK,
 and this project's pod finisher) removes a pod when its grace period ends, counted from when its watch shows the
 deletion, as a kubelet does; so G is the physical floor of a teardown, and "overhead" is Parallel's teardown p50 above
 it. Each group of each round is one sample.
@@ -149,7 +181,7 @@ it. Each group of each round is one sample.
 | scenario | groups x size | samples | Sequential teardown p50 / p95 | Parallel teardown p50 / p95 | ratio P/S | Parallel overhead above G | Sequential recovery p50 / p95 | Parallel recovery p50 / p95 | recovery ratio |
 |---|---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
-${rounds ? `\n${rounds}\n` : ''}
+${rounds ? `\n${rounds}\n` : ''}${rollouts ? `\n${rollouts}\n` : ''}
 The controller's share. **Trigger reaction**: watch event to workflow started, every start about the scenario's two
 LeaderWorkerSets (provisioning included). **Leader deletion -> workers terminating** (Parallel): the trigger's
 reaction, the workflow start and the delete. **Last leader delete answered** (Parallel): how long the API server took to

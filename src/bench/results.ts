@@ -2,8 +2,13 @@
 import type { StartFloor } from './temporal-floor.js';
 
 export interface GroupSample {
-  /** When its round's deletions went out (ms since the epoch); the times below count from it. */
+  /**
+   * When its round's deletions (or a rolling update's template change) went out, ms since the epoch. The times below
+   * count from it, except in a rolling update: there they count from the group's own leader deletion.
+   */
   roundStartedAt: number;
+  /** Rolling updates: the template change -> the StatefulSet controller deleted this group's leader. */
+  updateToLeaderDeletionMs?: number;
   /** Leader deletion (or scale-down / LWS deletion) -> last old pod of the group gone. */
   teardownMs: number;
   /**
@@ -15,16 +20,26 @@ export interface GroupSample {
   leaderGoneMs: number;
   /** -> the first old worker terminating. */
   workersTerminatingMs: number;
-  /** -> a new group of `size` Ready pods (rebuilds only). */
+  /** -> a new group of `size` Ready pods (rebuilds and rolling updates). */
   recoveryMs?: number;
   /** Leader pods the group had from the deletion until it was Ready again: 1 unless something rebuilt it twice. */
   newLeaders?: number;
 }
 
+export type ScenarioKind = 'rebuild' | 'scale-down' | 'delete' | 'rolling-update';
+
+/** One rolling update of every group: how long it took and how many groups it kept Ready. */
+export interface RolloutRound {
+  /** The template change -> every group Ready on the new template, no old pod and no surge group left. */
+  durationMs: number;
+  /** The fewest groups of `size` Ready pods (surge groups included) at any moment of the rollout. */
+  fewestReadyGroups: number;
+}
+
 export interface ScenarioResult {
   id: string;
   title: string;
-  kind: 'rebuild' | 'scale-down' | 'delete';
+  kind: ScenarioKind;
   groups: number;
   size: number;
   policy: 'Sequential' | 'Parallel';
@@ -35,6 +50,8 @@ export interface ScenarioResult {
   recoveryP95Ms?: number;
   /** The trigger's reaction (watch event -> workflow started) for every start about this LWS, in ms. */
   reactionsMs: number[];
+  /** Rolling updates: the limits the LWS had, and each round. */
+  rollout?: { maxUnavailable: number; maxSurge: number; rounds: RolloutRound[] };
 }
 
 /** CPU while a scenario's rounds ran, from the first deletion until every group's samples were in. */

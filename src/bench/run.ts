@@ -19,7 +19,15 @@ import { waitFor } from '../stack/processes.js';
 import { isProvisioned, provision } from '../stack/provision.js';
 import { createLogger } from '../log.js';
 import { PodTracker } from './pod-tracker.js';
-import { percentile, type BenchResult, type GroupSample, type ScenarioLoad, type ScenarioResult } from './results.js';
+import {
+  percentile,
+  type BenchResult,
+  type GroupSample,
+  type RolloutRound,
+  type ScenarioKind,
+  type ScenarioLoad,
+  type ScenarioResult,
+} from './results.js';
 import { cpuSnapshot, loadBetween, type CpuSnapshot } from './cpu-load.js';
 import { processStats } from './process-stats.js';
 import { measureStartFloor } from './temporal-floor.js';
@@ -29,11 +37,13 @@ import { temporalConfigFromEnv } from '../config/temporal.js';
 export interface Scenario {
   id: string;
   title: string;
-  kind: 'rebuild' | 'scale-down' | 'delete';
+  kind: ScenarioKind;
   groups: number;
   size: number;
   /** Rebuild rounds on the same LWS (more samples). */
   rounds: number;
+  /** The LWS's rolling-update limits, in groups (the defaults when absent). */
+  rollingUpdate?: { maxUnavailable: number; maxSurge: number };
 }
 
 export function scenarios(quick: boolean): Scenario[] {
@@ -67,6 +77,25 @@ export function scenarios(quick: boolean): Scenario[] {
     { id: 'delete', title: 'LWS deletion', kind: 'delete', groups: quick ? 4 : 10, size: 4, rounds: 1 },
     { id: 'size-2', title: 'one group of size 2 rebuilt', kind: 'rebuild', groups: 1, size: 2, rounds: quick ? 1 : 3 },
     { id: 'size-8', title: 'one group of size 8 rebuilt', kind: 'rebuild', groups: 1, size: 8, rounds: quick ? 1 : 3 },
+    // A new template for every group, one group at a time (the defaults), then with a surge group and no group down.
+    {
+      id: 'rollout',
+      title: `rolling update of ${quick ? 2 : 4} groups (maxUnavailable 1)`,
+      kind: 'rolling-update',
+      groups: quick ? 2 : 4,
+      size: 4,
+      rounds: 1,
+      rollingUpdate: { maxUnavailable: 1, maxSurge: 0 },
+    },
+    {
+      id: 'rollout-surge',
+      title: `rolling update of ${quick ? 2 : 4} groups (maxSurge 1, maxUnavailable 0)`,
+      kind: 'rolling-update',
+      groups: quick ? 2 : 4,
+      size: 4,
+      rounds: 1,
+      rollingUpdate: { maxUnavailable: 0, maxSurge: 1 },
+    },
   ];
   if (quick) all[2]!.title = '12 groups rebuilt at once';
   return all;
@@ -127,7 +156,19 @@ async function runScenario(
     string
   >;
   const samples: Record<PodTerminationPolicy, GroupSample[]> = { Sequential: [], Parallel: [] };
+  const rollouts: Record<PodTerminationPolicy, RolloutRound[]> = { Sequential: [], Parallel: [] };
   const timeout = (20 * graceSeconds + 60 + g * 2) * 1000;
+  const lwsBody = (policy: PodTerminationPolicy, image: string) =>
+    sampleLeaderWorkerSet({
+      name: names[policy],
+      policy,
+      replicas: g,
+      size: scenario.size,
+      graceSeconds,
+      image,
+      rollingUpdate: scenario.rollingUpdate,
+    });
+  let round = 0;
   /** One round: the leaders of the policies in `batch` deleted (or their LWS scaled down or deleted) at once. */
   const runRound = async (batch: PodTerminationPolicy[]) => {
     const old = Object.fromEntries(
@@ -135,6 +176,9 @@ async function runScenario(
     ) as Partial<Record<PodTerminationPolicy, string[][]>>;
     const t0 = Date.now();
     const leaderDeletedAt = new Map<string, number>();
+    const rollingOut = batch.map((p) => watchRollout(p, old[p]!));
+    // Awaited after the groups' samples; a failure of those must not leave this one unhandled meanwhile.
+    for (const r of rollingOut) r?.catch(() => undefined);
     await Promise.all(
       batch.map(async (p) => {
         if (scenario.kind === 'rebuild') {
@@ -144,6 +188,20 @@ async function runScenario(
               await pods.delete({ namespace, name: leader }, {});
               leaderDeletedAt.set(leader, Date.now());
             }),
+          );
+        } else if (scenario.kind === 'rolling-update') {
+          // A new image for leaders and workers: a new template revision, which every group is rolled onto.
+          const next = lwsBody(p, `registry.invalid/inference:${round + 1}`);
+          await custom.patchNamespacedCustomObject(
+            {
+              group: API_GROUP,
+              version: API_VERSION,
+              plural: PLURAL,
+              namespace,
+              name: names[p],
+              body: { spec: { leaderWorkerTemplate: next.spec.leaderWorkerTemplate } },
+            },
+            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
           );
         } else if (scenario.kind === 'scale-down') {
           await custom.patchNamespacedCustomObject(
@@ -173,6 +231,17 @@ async function runScenario(
         old[p]!.map(async (uids, i) => {
           const leader = `${names[p]}-${i}`;
           const group = { lws: names[p], groupIndex: i };
+          // A rolling update deletes the leaders one after another (the StatefulSet controller, as the reconcile
+          // steers it): a group's times count from its own leader's deletion.
+          const from =
+            scenario.kind === 'rolling-update'
+              ? await tracker.until(
+                  () => tracker.terminatingAt(uids.slice(0, 1)) ?? tracker.goneAt(uids.slice(0, 1)),
+                  timeout,
+                  `the rolling update to delete ${leader}`,
+                  group,
+                )
+              : t0;
           const gone = await tracker.until(
             () => tracker.goneAt(uids),
             timeout,
@@ -181,12 +250,13 @@ async function runScenario(
           );
           const sample: GroupSample = {
             roundStartedAt: t0,
-            teardownMs: gone - t0,
+            ...(from !== t0 && { updateToLeaderDeletionMs: from - t0 }),
+            teardownMs: gone - from,
             ...(leaderDeletedAt.has(leader) ? { leaderDeletedMs: leaderDeletedAt.get(leader)! - t0 } : {}),
-            leaderGoneMs: (tracker.goneAt(uids.slice(0, 1)) ?? gone) - t0,
-            workersTerminatingMs: (tracker.terminatingAt(uids.slice(1)) ?? t0) - t0,
+            leaderGoneMs: (tracker.goneAt(uids.slice(0, 1)) ?? gone) - from,
+            workersTerminatingMs: (tracker.terminatingAt(uids.slice(1)) ?? from) - from,
           };
-          if (scenario.kind === 'rebuild') {
+          if (scenario.kind === 'rebuild' || scenario.kind === 'rolling-update') {
             const oldSet = new Set(uids);
             const ready = await tracker.until(
               () => (tracker.replacementReady(names[p], i, scenario.size, oldSet) ? Date.now() : undefined),
@@ -194,7 +264,7 @@ async function runScenario(
               `replacement of ${leader}`,
               group,
             );
-            sample.recoveryMs = ready - t0;
+            sample.recoveryMs = ready - from;
             sample.newLeaders = tracker.newLeaders(names[p], i, oldSet, t0);
             if (sample.newLeaders !== 1) {
               progress(`  WARNING ${leader} got ${sample.newLeaders} new leader pods; one rebuild should make one`);
@@ -204,25 +274,52 @@ async function runScenario(
         }),
       ),
     );
+    for (const [i, p] of batch.entries()) {
+      const rollout = await rollingOut[i];
+      if (rollout) rollouts[p].push({ durationMs: rollout.doneAt - t0, fewestReadyGroups: rollout.fewestReadyGroups });
+    }
+  };
+  /**
+   * A rolling update of `policy`'s LWS, followed from now on: when it is over (every group Ready on the new template,
+   * no old pod and no surge group left), and the fewest groups Ready meanwhile. A group is Ready with all of its old
+   * pods or `size` new ones, never a mix; surge groups count too.
+   */
+  const watchRollout = (policy: PodTerminationPolicy, oldGroups: string[][]) => {
+    if (scenario.kind !== 'rolling-update') return undefined;
+    const lws = names[policy];
+    const olds = oldGroups.map((uids) => new Set(uids));
+    let fewestReadyGroups = g;
+    return tracker
+      .until(
+        () => {
+          const ready =
+            olds.filter(
+              (old, i) => tracker.allReadyAmong([...old]) || tracker.replacementReady(lws, i, scenario.size, old),
+            ).length + tracker.readyGroupsFrom(lws, g, scenario.size);
+          fewestReadyGroups = Math.min(fewestReadyGroups, ready);
+          const over =
+            oldGroups.every((uids) => tracker.goneAt(uids) !== undefined) &&
+            ready === g &&
+            tracker.podsFrom(lws, g) === 0;
+          return over ? Date.now() : undefined;
+        },
+        timeout,
+        `the rolling update of ${lws}`,
+      )
+      .then((doneAt) => ({ doneAt, fewestReadyGroups }));
   };
   let cpuFrom: CpuSnapshot | undefined;
   let cpuTo: CpuSnapshot | undefined;
+  const since = (from: number) => formatDuration(Date.now() - from);
   try {
+    const creating = Date.now();
     for (const policy of policies) {
-      const body = sampleLeaderWorkerSet({
-        name: names[policy],
-        policy,
-        replicas: g,
-        size: scenario.size,
-        graceSeconds,
-        image: 'registry.invalid/inference:1',
-      });
       await custom.createNamespacedCustomObject({
         group: API_GROUP,
         version: API_VERSION,
         plural: PLURAL,
         namespace,
-        body,
+        body: lwsBody(policy, 'registry.invalid/inference:1'),
       });
     }
     await tracker.until(
@@ -230,13 +327,17 @@ async function runScenario(
       timeout,
       `${g} groups ready`,
     );
-    for (let round = 1; round <= scenario.rounds; round++) {
+    progress(`  ${2 * g} groups provisioned and Ready in ${since(creating)}`);
+    for (round = 1; round <= scenario.rounds; round++) {
       // Apart (the default), each policy's groups are rebuilt alone, in an order that alternates by round: "N groups
       // at once" means N on the machine, and neither policy is measured under the other's load.
       const order = round % 2 === 1 ? policies : [...policies].reverse();
       for (const batch of opts.together ? [policies] : order.map((p) => [p])) {
         // The previous round's workflows (or the provisioning's) may still be finishing: Events, status, reports.
+        const settling = Date.now();
         await opts.settle();
+        if (Date.now() - settling >= 1000)
+          progress(`  the controller's group workflows finished in ${since(settling)}`);
         cpuFrom ??= cpuSnapshot(pids);
         await runRound(batch);
       }
@@ -254,19 +355,20 @@ async function runScenario(
     cpuTo = cpuSnapshot(pids);
   } finally {
     tracker.stop();
-    // Awaited: a namespace still tearing down hundreds of pods in the background loaded the API server during the
-    // next scenario (the 50-group rebuild measured 6 s slower right after the 10-group one).
+    // Its pods are awaited: a namespace still tearing down hundreds of pods in the background loaded the API server
+    // during the next scenario (the 50-group rebuild measured 6 s slower right after the 10-group one). The namespace
+    // object itself is left to the namespace controller to finish in the background.
     progress(`  removing namespace ${namespace}`);
+    const removing = Date.now();
     await core.deleteNamespace({ name: namespace }).catch(() => undefined);
     await waitFor(
-      `namespace ${namespace} to be gone`,
-      () =>
-        core.readNamespace({ name: namespace }).then(
-          () => undefined,
-          (err: { code?: number }) => (err.code === 404 ? true : undefined),
-        ),
-      { timeoutMs: 10 * 60_000, intervalMs: 1000 },
-    ).catch((err: unknown) => progress(`  WARNING ${(err as Error).message}; going on`));
+      `the pods of namespace ${namespace} to be gone`,
+      async () => ((await core.listNamespacedPod({ namespace, limit: 1 })).items.length === 0 ? true : undefined),
+      { timeoutMs: 10 * 60_000, intervalMs: 500 },
+    ).then(
+      () => progress(`  its pods gone in ${since(removing)}`),
+      (err: unknown) => progress(`  WARNING ${(err as Error).message}; going on`),
+    );
   }
   const results = policies.map((policy) => ({
     id: scenario.id,
@@ -286,19 +388,20 @@ async function runScenario(
       95,
     ),
     recoveryP50Ms:
-      scenario.kind === 'rebuild'
+      scenario.kind === 'rebuild' || scenario.kind === 'rolling-update'
         ? percentile(
             samples[policy].map((s) => s.recoveryMs ?? 0),
             50,
           )
         : undefined,
     recoveryP95Ms:
-      scenario.kind === 'rebuild'
+      scenario.kind === 'rebuild' || scenario.kind === 'rolling-update'
         ? percentile(
             samples[policy].map((s) => s.recoveryMs ?? 0),
             95,
           )
         : undefined,
+    ...(scenario.rollingUpdate && { rollout: { ...scenario.rollingUpdate, rounds: rollouts[policy] } }),
   }));
   return { results, load: loadBetween(cpuFrom!, cpuTo!) };
 }

@@ -1,5 +1,5 @@
 // The spec's sample LeaderWorkerSet (a leader and workers, each one container), with the knobs the demo and the
-// benchmark turn: policy, replicas, size and the pods' grace period.
+// benchmark turn: policy, replicas, size, the pods' grace period and, for a rolling update, maxUnavailable / maxSurge.
 import { API_GROUP, API_VERSION, type LeaderWorkerSet, type PodTerminationPolicy } from '../model/index.js';
 
 export function sampleLeaderWorkerSet(opts: {
@@ -9,6 +9,8 @@ export function sampleLeaderWorkerSet(opts: {
   size: number;
   graceSeconds: number;
   image: string;
+  /** Rolling-update limits (the defaults when absent: maxUnavailable 1, maxSurge 0). */
+  rollingUpdate?: { maxUnavailable: number; maxSurge: number };
 }): LeaderWorkerSet {
   const template = (role: string) => ({
     spec: { terminationGracePeriodSeconds: opts.graceSeconds, containers: [{ name: role, image: opts.image }] },
@@ -21,6 +23,9 @@ export function sampleLeaderWorkerSet(opts: {
       podTerminationPolicy: opts.policy,
       replicas: opts.replicas,
       leaderWorkerTemplate: { size: opts.size, leaderTemplate: template('leader'), workerTemplate: template('worker') },
+      ...(opts.rollingUpdate && {
+        rolloutStrategy: { type: 'RollingUpdate', rollingUpdateConfiguration: opts.rollingUpdate },
+      }),
     },
   };
 }

@@ -56,6 +56,36 @@ describe('npm run bench -- --quick', function () {
             assert.ok(x.leaderDeletedMs !== undefined && x.leaderDeletedMs >= 0, `${scenario.id}: delete answered`);
             assert.ok(x.leaderDeletedMs <= x.teardownMs, `${scenario.id}: delete answered after the group was gone`);
           }
+        } else if (scenario.kind === 'rolling-update') {
+          // Every group rolled once onto the new template, within maxUnavailable, surge groups gone at the end.
+          const limits = scenario.rollingUpdate!;
+          assert.equal(r.rollout?.maxUnavailable, limits.maxUnavailable);
+          assert.equal(r.rollout?.rounds.length, scenario.rounds, `${scenario.id} ${policy}: rollout rounds`);
+          for (const round of r.rollout.rounds) {
+            assert.ok(
+              round.fewestReadyGroups >= scenario.groups - limits.maxUnavailable,
+              `${scenario.id} ${policy}: ${round.fewestReadyGroups} groups Ready at the fewest`,
+            );
+          }
+          assert.deepEqual(
+            r.samples.map((s) => s.newLeaders),
+            r.samples.map(() => 1),
+            `${scenario.id} ${policy}: new leader pods per group`,
+          );
+          for (const x of r.samples) {
+            assert.ok(x.updateToLeaderDeletionMs !== undefined && x.updateToLeaderDeletionMs >= 0, scenario.id);
+            assert.ok(x.recoveryMs! >= x.teardownMs, `${scenario.id}: Ready before the old group was gone`);
+            assert.ok(
+              r.rollout.rounds[0]!.durationMs >= x.updateToLeaderDeletionMs + x.recoveryMs!,
+              `${scenario.id}: the rollout ended before a group was Ready`,
+            );
+          }
+          // One group at a time (maxUnavailable 1, or 0 with a surge group): the next leader goes only once the
+          // group before is back, at least a grace period later.
+          const deletions = r.samples.map((x) => x.updateToLeaderDeletionMs!).sort((a, b) => a - b);
+          for (let i = 1; i < deletions.length; i++) {
+            assert.ok(deletions[i]! - deletions[i - 1]! >= result.graceSeconds * 1000, `${scenario.id}: ${deletions}`);
+          }
         } else {
           assert.ok(
             r.samples.every((x) => x.leaderDeletedMs === undefined),
@@ -74,7 +104,7 @@ describe('npm run bench -- --quick', function () {
           s.samples.map((x) => ({
             policy: s.policy,
             from: x.roundStartedAt,
-            to: x.roundStartedAt + (x.recoveryMs ?? x.teardownMs),
+            to: x.roundStartedAt + (x.updateToLeaderDeletionMs ?? 0) + (x.recoveryMs ?? x.teardownMs),
           })),
         );
       assert.equal(

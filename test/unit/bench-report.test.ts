@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { roundsTable } from '../../src/bench/report.js';
+import { rolloutTable, roundsTable } from '../../src/bench/report.js';
 import type { BenchResult, GroupSample, ScenarioResult } from '../../src/bench/results.js';
 
 /** A scenario whose samples are `[round start, teardown ms]`. */
@@ -70,6 +70,71 @@ describe('bench report: teardown by round', () => {
   for (const [what, scenarios, rows] of cases) {
     it(what, () => {
       const table = roundsTable(withScenarios(scenarios));
+      if (rows === undefined) return assert.equal(table, undefined);
+      assert.deepEqual(
+        table?.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| scenario')),
+        rows,
+      );
+    });
+  }
+});
+
+/** A rolling update of 4 groups with these limits; each round is `[duration ms, fewest groups Ready]`. */
+function rollout(
+  policy: ScenarioResult['policy'],
+  limits: { maxUnavailable: number; maxSurge: number },
+  rounds: [number, number][],
+): ScenarioResult {
+  return {
+    ...scenario(4, policy, []),
+    id: `rollout-${limits.maxSurge}`,
+    title: `rolling update of 4 groups (surge ${limits.maxSurge})`,
+    kind: 'rolling-update',
+    rollout: {
+      ...limits,
+      rounds: rounds.map(([durationMs, fewestReadyGroups]) => ({ durationMs, fewestReadyGroups })),
+    },
+  };
+}
+
+describe('bench report: rolling updates', () => {
+  const one = { maxUnavailable: 1, maxSurge: 0 };
+  const surge = { maxUnavailable: 0, maxSurge: 1 };
+  const cases: [string, ScenarioResult[], string[] | undefined][] = [
+    [
+      'both policies within maxUnavailable: their times, the ratio and the fewest groups Ready',
+      [rollout('Sequential', one, [[84_000, 3]]), rollout('Parallel', one, [[44_000, 3]])],
+      [
+        '| rolling update of 4 groups (surge 0) | 4 x 4 | 1 / 0 | 84.00 s | 44.00 s | 0.52 | 3 / 3 (at least 3) | yes |',
+      ],
+    ],
+    [
+      'a policy that let one group too many go down is reported, not hidden',
+      [rollout('Sequential', surge, [[90_000, 4]]), rollout('Parallel', surge, [[50_000, 3]])],
+      ['| rolling update of 4 groups (surge 1) | 4 x 4 | 0 / 1 | 90.00 s | 50.00 s | 0.56 | 4 / 3 (at least 4) | no |'],
+    ],
+    [
+      'two rounds: each listed, the ratio of their means, the fewest of both',
+      [
+        rollout('Sequential', one, [
+          [80_000, 3],
+          [100_000, 3],
+        ]),
+        rollout('Parallel', one, [
+          [40_000, 3],
+          [50_000, 2],
+        ]),
+      ],
+      [
+        '| rolling update of 4 groups (surge 0) | 4 x 4 | 1 / 0 | 80.00 s, 100.00 s | 40.00 s, 50.00 s | 0.50 | 3 / 2 (at least 3) | no |',
+      ],
+    ],
+    ['no rolling update in the run: no table', [scenario(10, 'Parallel', [[1, 10_000]])], undefined],
+    ['one policy only: no row', [rollout('Parallel', one, [[44_000, 3]])], undefined],
+  ];
+  for (const [what, scenarios, rows] of cases) {
+    it(what, () => {
+      const table = rolloutTable(withScenarios(scenarios));
       if (rows === undefined) return assert.equal(table, undefined);
       assert.deepEqual(
         table?.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| scenario')),
