@@ -10,6 +10,7 @@ import {
   ApiException,
   type CoreV1Event,
   type KubeConfig,
+  type V1Namespace,
   type V1Pod,
   type V1Service,
   type V1StatefulSet,
@@ -33,6 +34,8 @@ const allServices = '/api/v1/services';
 const allEvents = '/api/v1/events';
 const allStatefulSets = '/apis/apps/v1/statefulsets';
 const allLeaderWorkerSets = `/apis/${API_GROUP}/${API_VERSION}/${PLURAL}`;
+// Cluster-scoped: the trigger's first list of namespaces (it watches this path too).
+const namespaces = '/api/v1/namespaces';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -218,6 +221,11 @@ export function eventsJson(kc: KubeConfig): JsonResource<EventJson> {
 
 export function leaderWorkerSetsJson(kc: KubeConfig): JsonResource<LeaderWorkerSet> {
   return resource<LeaderWorkerSet>(kc, leaderWorkerSetsPath, allLeaderWorkerSets);
+}
+
+/** Namespaces are cluster-scoped: a ref's namespace is ignored, its name is the namespace's. */
+export function namespacesJson(kc: KubeConfig): JsonResource<V1Namespace> {
+  return resource<V1Namespace>(kc, () => namespaces, namespaces);
 }
 
 /**

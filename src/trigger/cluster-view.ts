@@ -82,6 +82,8 @@ export class ClusterView implements Knowledge {
   private readonly started = new Set<string>();
   private readonly podsByOwner = new OwnerIndex();
   private readonly statefulSetsByOwner = new OwnerIndex();
+  /** Only the names of namespaces being deleted: a cluster may have thousands of namespaces. */
+  private readonly terminatingNamespaces = new Set<string>();
 
   lws(ref: LwsRef): LeaderWorkerSet | undefined {
     return this.lwsByKey.get(key(ref.namespace, ref.name));
@@ -118,6 +120,20 @@ export class ClusterView implements Knowledge {
   private workerStatefulSetOf(leaderUid: string): StatefulSetView | undefined {
     const [uid] = this.statefulSetsByOwner.of(leaderUid);
     return uid === undefined ? undefined : this.statefulSets.get(uid);
+  }
+
+  namespaceTerminating(namespace: string): boolean {
+    return this.terminatingNamespaces.has(namespace);
+  }
+
+  /** A namespace as its watch shows it; `terminating` once it has a deletionTimestamp. */
+  setNamespace(name: string, terminating: boolean): void {
+    if (terminating) this.terminatingNamespaces.add(name);
+    else this.terminatingNamespaces.delete(name);
+  }
+
+  deleteNamespace(name: string): void {
+    this.terminatingNamespaces.delete(name);
   }
 
   setLws(lws: LeaderWorkerSet): void {

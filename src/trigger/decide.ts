@@ -59,6 +59,8 @@ export interface Knowledge {
   groupStarted(leaderUid: string): boolean;
   /** The worker StatefulSet this leader uid controls and its pods not yet terminating, if the watches showed one. */
   workersOf(leaderUid: string): SeenWorkers | undefined;
+  /** The namespace is being deleted: it takes its LWSs with it, whatever order its objects go in. */
+  namespaceTerminating(namespace: string): boolean;
 }
 
 export type WorkflowType = 'reconcileLeaderWorkerSet' | 'provisionGroup' | 'teardownGroup' | 'recreateGroup';
@@ -130,12 +132,16 @@ export function podActions(
   const ref = { namespace: pod.namespace, name: lwsName };
   const { groupIndex, workerIndex } = parsed;
   const lws = know.lws(ref);
+  // The LWS as something that still wants groups: not being deleted, nor in a namespace being deleted. The namespace
+  // controller deletes pods, StatefulSets and the LWS in no set order: a leader it deletes first is no rebuild.
+  const wanting =
+    lws && !lws.metadata.deletionTimestamp && !know.namespaceTerminating(pod.namespace) ? lws : undefined;
   const actions: StartAction[] = [];
   const identity = { namespace: pod.namespace, name: pod.name, uid: pod.uid };
 
   if (workerIndex === 0) {
     if (pod.deleting) {
-      const lifecycle = lifecycleOf(lws, groupIndex, pod.labels);
+      const lifecycle = wanting ? lifecycleOf(wanting, groupIndex, pod.labels) : 'delete';
       // The policy as known now, so that under Parallel the workflow's first call is the delete; with the workers
       // as seen, that delete needs no read first.
       const { policy } = resolvePodTerminationPolicy({
@@ -170,7 +176,7 @@ export function podActions(
       });
       return actions;
     }
-    if (lws && !lws.metadata.deletionTimestamp) {
+    if (wanting) {
       actions.push({
         kind: 'start',
         groupIndex,
@@ -190,7 +196,7 @@ export function podActions(
   const leader = workerIndex === 0 ? pod : know.leaderOfWorker(pod);
   const restarted = pod.restartCount > 0 && !pod.deleting;
   const workerDeleted = workerIndex > 0 && pod.deleting;
-  if (lws && !lws.metadata.deletionTimestamp && leader && !leader.deleting && (restarted || workerDeleted)) {
+  if (wanting && leader && !leader.deleting && (restarted || workerDeleted)) {
     const reason = restarted ? `a container of ${pod.name} restarted` : `worker pod ${pod.name} was deleted`;
     actions.push({
       kind: 'start',

@@ -1,5 +1,6 @@
-// The trigger service: watches LeaderWorkerSets and the StatefulSets and pods that carry their name label, and turns
-// each relevant change into a workflow start or a signal. It writes nothing to Kubernetes.
+// The trigger service: watches LeaderWorkerSets and the StatefulSets and pods that carry their name label (and
+// namespaces, for the ones being deleted), and turns each relevant change into a workflow start or a signal. It writes
+// nothing to Kubernetes.
 import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from '../log.js';
@@ -15,7 +16,7 @@ import { ClusterView, podView, statefulSetView } from './cluster-view.js';
 import { podActions, reconcileAction, type PodView, type StartAction } from './decide.js';
 import { WorkflowStarter } from './starter.js';
 import { watchResource, type RunningWatch } from '../kube/informer.js';
-import { leaderWorkerSetsJson, podsJson, statefulSetsJson } from '../kube/kube-json.js';
+import { leaderWorkerSetsJson, namespacesJson, podsJson, statefulSetsJson } from '../kube/kube-json.js';
 
 export interface TriggerOptions {
   kc: k8s.KubeConfig;
@@ -68,6 +69,14 @@ export class Trigger {
     return lws ? reconcileAction(lws, reason) : undefined;
   }
 
+  /** Only whether it is being deleted matters, for the pods deleted with it (decide.ts). */
+  private onNamespace(namespace: k8s.V1Namespace, removed: boolean): void {
+    const name = namespace.metadata?.name;
+    if (!name) return;
+    if (removed) this.view.deleteNamespace(name);
+    else this.view.setNamespace(name, Boolean(namespace.metadata?.deletionTimestamp));
+  }
+
   private onLws(lws: LeaderWorkerSet, removed: boolean): void {
     const now = Date.now();
     if (removed) {
@@ -118,10 +127,26 @@ export class Trigger {
   async start(): Promise<void> {
     const { kc, log } = this.opts;
     // The first lists as plain JSON over the shared HTTP/2 connection: what the watches then deliver is plain JSON too.
-    const lists = { lws: leaderWorkerSetsJson(kc), statefulSets: statefulSetsJson(kc), pods: podsJson(kc) };
+    const lists = {
+      namespaces: namespacesJson(kc),
+      lws: leaderWorkerSetsJson(kc),
+      statefulSets: statefulSetsJson(kc),
+      pods: podsJson(kc),
+    };
     const restarted = (what: string) => () => this.opts.onWatchRestart?.(what);
-    // One after the other: LWS first (a pod's lifecycle depends on its LWS), then StatefulSets, then pods (the owner
-    // chain worker pod -> StatefulSet -> leader must resolve on the first list).
+    // One after the other: namespaces and LWS first (a pod's lifecycle depends on both), then StatefulSets, then pods
+    // (the owner chain worker pod -> StatefulSet -> leader must resolve on the first list).
+    await this.add(
+      watchResource<k8s.V1Namespace>({
+        kc,
+        log,
+        what: 'namespaces',
+        path: '/api/v1/namespaces',
+        list: () => lists.namespaces.listAll() as Promise<k8s.V1NamespaceList>,
+        handlers: { upsert: (o) => this.onNamespace(o, false), remove: (o) => this.onNamespace(o, true) },
+        onRestart: restarted('namespaces'),
+      }),
+    );
     await this.add(
       watchResource<LeaderWorkerSet & k8s.KubernetesObject>({
         kc,
@@ -162,7 +187,7 @@ export class Trigger {
     this.resyncTimer = setInterval(() => this.resync(), this.opts.resyncIntervalMs ?? 60_000);
     this.resyncTimer.unref();
     log.info('watching', {
-      resources: 'leaderworkersets, statefulsets, pods',
+      resources: 'namespaces, leaderworkersets, statefulsets, pods',
       labelSelector: LABEL_NAME,
       workerIndexLabel: LABEL_WORKER_INDEX,
     });

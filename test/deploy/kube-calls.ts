@@ -125,6 +125,7 @@ export const JSON_RESOURCE_TYPES: Record<string, [group: string, resource: strin
   V1Service: ['', 'services'],
   EventJson: ['', 'events'],
   LeaderWorkerSet: ['leaderworkerset.x-k8s.io', 'leaderworkersets'],
+  V1Namespace: ['', 'namespaces'],
 };
 
 /** The module whose JsonResource methods send the requests; its `kubeCall` is called only there. */

@@ -425,4 +425,43 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     for (const w of workers)
       assert.ok(w.terminatingAt! - leader.terminatingAt! < 1000, 'the next teardown is Parallel');
   });
+
+  it('(i) deleting its namespace tears the groups down as an LWS deletion: no rebuild, no recreate', async () => {
+    // A namespace of its own: the namespace controller deletes pods, StatefulSets and the LWS in no set order, so
+    // without the namespace's own deletion in view, a leader gone first looked like a rebuild and a worker gone first
+    // like a failure to recreate the group for.
+    const doomed = await createTestNamespace(controller.kc, 'e2e-ns-delete');
+    const inDoomed = new LwsClient(controller.kc, doomed);
+    await inDoomed.create(lwsOf('nsdel', 'Parallel', 2, 4));
+    await inDoomed.waitForGroups('nsdel', 2, 4);
+    await controller.kc.makeApiClient(k8s.CoreV1Api).deleteNamespace({ name: doomed });
+    const { client } = controller.env;
+    const groupWorkflows = async () => {
+      const found: { id: string; running: boolean }[] = [];
+      for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${doomed}/nsdel/group-"` }))
+        found.push({ id: wf.workflowId, running: wf.status.name === 'RUNNING' });
+      return found;
+    };
+    const teardowns = await waitFor(
+      'both groups torn down',
+      async () => {
+        const found = (await groupWorkflows()).filter((w) => w.id.includes('/rebuild/'));
+        return found.length >= 2 && found.every((w) => !w.running) ? found : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const lifecycles = await Promise.all(
+      teardowns.map(async (w) => ((await client.workflow.getHandle(w.id).result()) as { lifecycle: string }).lifecycle),
+    );
+    assert.deepEqual(
+      lifecycles,
+      teardowns.map(() => 'delete'),
+      teardowns.map((w) => w.id).join(', '),
+    );
+    assert.deepEqual(
+      (await groupWorkflows()).filter((w) => w.id.includes('/recreate/')),
+      [],
+      'no group recreated while its namespace went',
+    );
+  });
 });

@@ -480,5 +480,21 @@ describe('trigger/cluster-view', () => {
       assert.equal(view.deleteStatefulSet('sts-0')?.readyReplicas, 2);
       assert.deepEqual(view.allPods(), []);
     });
+
+    it('knows which namespaces are being deleted, as their watch shows them', () => {
+      const view = new ClusterView();
+      view.setNamespace('team-a', false);
+      view.setNamespace('team-b', true);
+      assert.equal(view.namespaceTerminating('team-a'), false);
+      assert.equal(view.namespaceTerminating('team-b'), true);
+      assert.equal(view.namespaceTerminating('never-seen'), false);
+      view.setNamespace('team-a', true);
+      assert.equal(view.namespaceTerminating('team-a'), true);
+      // Gone, and later made again under the same name: a new namespace, not being deleted.
+      view.deleteNamespace('team-b');
+      assert.equal(view.namespaceTerminating('team-b'), false);
+      view.setNamespace('team-b', false);
+      assert.equal(view.namespaceTerminating('team-b'), false);
+    });
   });
 });

@@ -73,6 +73,8 @@ interface World {
   started?: string[];
   /** Leader uid -> its worker StatefulSet and pods as the watches showed them. */
   workers?: Record<string, SeenWorkers>;
+  /** Namespaces being deleted. */
+  terminatingNamespaces?: string[];
 }
 
 function fakeKnowledge(world: World = {}): Knowledge {
@@ -84,6 +86,7 @@ function fakeKnowledge(world: World = {}): Knowledge {
     leaderOfWorker: (w) => (w.ownerUid ? world.stsOwners?.[w.ownerUid] : undefined),
     groupStarted: (uid) => world.started?.includes(uid) ?? false,
     workersOf: (uid) => world.workers?.[uid],
+    namespaceTerminating: (namespace) => world.terminatingNamespaces?.includes(namespace) ?? false,
   };
 }
 
@@ -203,6 +206,33 @@ describe('trigger/decide', () => {
         [],
       ],
       ['a restarted worker, LWS unknown', worker(0, 3, { restartCount: 1 }), { stsOwners: owners }, []],
+
+      // A namespace being deleted takes its LWS with it: its pods go in any order, and none is to be replaced.
+      [
+        'a terminating leader in a namespace being deleted, its LWS still there',
+        leader(1, { deleting: true }),
+        { lws, terminatingNamespaces: ['default'] },
+        [teardown(1, 'leader-1', 'delete')],
+      ],
+      [
+        'a terminating leader while another namespace is being deleted',
+        leader(1, { deleting: true }),
+        { lws, terminatingNamespaces: ['team-a'] },
+        [teardown(1, 'leader-1', 'rebuild')],
+      ],
+      ['a new leader in a namespace being deleted', leader(1), { lws, terminatingNamespaces: ['default'] }, []],
+      [
+        'a restarted leader in a namespace being deleted',
+        leader(1, { restartCount: 1 }),
+        { lws, terminatingNamespaces: ['default'] },
+        [],
+      ],
+      [
+        'a worker deleted before its leader in a namespace being deleted',
+        worker(0, 3, { deleting: true }),
+        { lws, stsOwners: owners, terminatingNamespaces: ['default'] },
+        [],
+      ],
     ];
     for (const [what, pod, world, expected] of cases) {
       it(`${what}: ${expected.length === 0 ? 'nothing' : expected.join('; ')}`, () => {
