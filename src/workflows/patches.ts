@@ -13,6 +13,3 @@ export const ROLLOUT_STEERED_BY_GROUPS = 'rollout-steered-by-groups';
 
 /** A teardown judges its lifecycle again from its first reads, where they differ from the trigger's judgement. */
 export const LIFECYCLE_FROM_FIRST_READS = 'lifecycle-from-first-reads';
-
-/** While a rollout is under way, a pass gathers changes for a quarter of the batch window, not the whole second. */
-export const ROLLOUT_PASSES_GATHER_BRIEFLY = 'rollout-passes-gather-briefly';

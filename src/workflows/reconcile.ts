@@ -14,7 +14,7 @@ import {
 } from '../model/index.js';
 import { kube } from './activities.js';
 import { isNamespaceTerminating } from './failures.js';
-import { ROLLOUT_PASSES_GATHER_BRIEFLY, ROLLOUT_STEERED_BY_GROUPS } from './patches.js';
+import { ROLLOUT_STEERED_BY_GROUPS } from './patches.js';
 
 export interface ReconcileInput {
   ref: LwsRef;
@@ -32,11 +32,6 @@ export const changedSignal = defineSignal('changed');
 const resyncInterval = '5 minutes';
 /** How long changes are gathered before a pass; status lags by at most this much. */
 const batchWindow = '1 second';
-/**
- * The same during a rolling update, where a pass may take the next group down: each step then follows the readiness
- * of the group before it closely. Still long enough to gather a group's pods turning Ready together.
- */
-const rolloutBatchWindow = '250 milliseconds';
 
 export async function reconcileLeaderWorkerSet(input: ReconcileInput): Promise<ReconcileResult> {
   try {
@@ -64,9 +59,7 @@ async function reconcile({
   for (;;) {
     const signalled = await condition(() => dirty, resyncInterval);
     // A group change is a burst of pod events: gather it into one pass (one list, one status write).
-    if (signalled && applied) {
-      await sleep(rolling() && patched(ROLLOUT_PASSES_GATHER_BRIEFLY) ? rolloutBatchWindow : batchWindow);
-    }
+    if (signalled && applied) await sleep(batchWindow);
     dirty = false;
     const lws = await kube.getLeaderWorkerSet(ref);
     if (lws === null || lws.metadata.deletionTimestamp) return 'deleted';
