@@ -134,8 +134,7 @@ export function podActions(
   const lws = know.lws(ref);
   // The LWS as something that still wants groups: not being deleted, nor in a namespace being deleted. The namespace
   // controller deletes pods, StatefulSets and the LWS in no set order: a leader it deletes first is no rebuild.
-  const wanting =
-    lws && !lws.metadata.deletionTimestamp && !know.namespaceTerminating(pod.namespace) ? lws : undefined;
+  const wanting = lws && !lws.metadata.deletionTimestamp && !know.namespaceTerminating(pod.namespace) ? lws : undefined;
   const actions: StartAction[] = [];
   const identity = { namespace: pod.namespace, name: pod.name, uid: pod.uid };
 
