@@ -168,9 +168,11 @@ async function runScenario(
       image,
       rollingUpdate: scenario.rollingUpdate,
     });
-  let round = 0;
-  /** One round: the leaders of the policies in `batch` deleted (or their LWS scaled down or deleted) at once. */
-  const runRound = async (batch: PodTerminationPolicy[]) => {
+  /**
+   * One round: the leaders of the policies in `batch` deleted (or their LWS scaled down, deleted, or given the image
+   * of round `round`) at once.
+   */
+  const runRound = async (batch: PodTerminationPolicy[], round: number) => {
     const old = Object.fromEntries(
       batch.map((p) => [p, Array.from({ length: g }, (_, i) => tracker.groupUids(names[p], i))]),
     ) as Partial<Record<PodTerminationPolicy, string[][]>>;
@@ -191,7 +193,7 @@ async function runScenario(
           );
         } else if (scenario.kind === 'rolling-update') {
           // A new image for leaders and workers: a new template revision, which every group is rolled onto.
-          const next = lwsBody(p, `registry.invalid/inference:${round + 1}`);
+          const next = lwsBody(p, `registry.invalid/inference:${round + 1}`); // round 1 rolls :1 onto :2
           await custom.patchNamespacedCustomObject(
             {
               group: API_GROUP,
@@ -250,7 +252,7 @@ async function runScenario(
           );
           const sample: GroupSample = {
             roundStartedAt: t0,
-            ...(from !== t0 && { updateToLeaderDeletionMs: from - t0 }),
+            ...(scenario.kind === 'rolling-update' && { updateToLeaderDeletionMs: from - t0 }),
             teardownMs: gone - from,
             ...(leaderDeletedAt.has(leader) ? { leaderDeletedMs: leaderDeletedAt.get(leader)! - t0 } : {}),
             leaderGoneMs: (tracker.goneAt(uids.slice(0, 1)) ?? gone) - from,
@@ -328,7 +330,7 @@ async function runScenario(
       `${g} groups ready`,
     );
     progress(`  ${2 * g} groups provisioned and Ready in ${since(creating)}`);
-    for (round = 1; round <= scenario.rounds; round++) {
+    for (let round = 1; round <= scenario.rounds; round++) {
       // Apart (the default), each policy's groups are rebuilt alone, in an order that alternates by round: "N groups
       // at once" means N on the machine, and neither policy is measured under the other's load.
       const order = round % 2 === 1 ? policies : [...policies].reverse();
@@ -339,7 +341,7 @@ async function runScenario(
         if (Date.now() - settling >= 1000)
           progress(`  the controller's group workflows finished in ${since(settling)}`);
         cpuFrom ??= cpuSnapshot(pids);
-        await runRound(batch);
+        await runRound(batch, round);
       }
       const p50 = (p: PodTerminationPolicy) =>
         formatDuration(
@@ -355,10 +357,9 @@ async function runScenario(
     cpuTo = cpuSnapshot(pids);
   } finally {
     tracker.stop();
-    // Its pods are awaited: a namespace still tearing down hundreds of pods in the background loaded the API server
-    // during the next scenario (the 50-group rebuild measured 6 s slower right after the 10-group one). The namespace
-    // object itself is left to the namespace controller to finish in the background. Its pods are deleted here at
-    // once: the namespace controller came to them 5-7 s after the namespace's deletion.
+    // A namespace still tearing down hundreds of pods in the background loaded the API server during the next
+    // scenario (the 50-group rebuild measured 6 s slower right after the 10-group one): its pods are deleted here at
+    // once (the namespace controller came to them 5-7 s later) and awaited. The namespace object finishes on its own.
     progress(`  removing namespace ${namespace}`);
     const removing = Date.now();
     await core.deleteNamespace({ name: namespace }).catch(() => undefined);

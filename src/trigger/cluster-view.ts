@@ -82,7 +82,7 @@ export class ClusterView implements Knowledge {
   private readonly started = new Set<string>();
   private readonly podsByOwner = new OwnerIndex();
   private readonly statefulSetsByOwner = new OwnerIndex();
-  /** Only the names of namespaces being deleted: a cluster may have thousands of namespaces. */
+  /** The names of the namespaces being deleted: all that a decision needs of namespaces. */
   private readonly terminatingNamespaces = new Set<string>();
 
   lws(ref: LwsRef): LeaderWorkerSet | undefined {
