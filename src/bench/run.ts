@@ -168,6 +168,12 @@ async function runScenario(
       image,
       rollingUpdate: scenario.rollingUpdate,
     });
+  /** A JSON merge patch of `policy`'s LWS spec. */
+  const patchSpec = (policy: PodTerminationPolicy, spec: object) =>
+    custom.patchNamespacedCustomObject(
+      { group: API_GROUP, version: API_VERSION, plural: PLURAL, namespace, name: names[policy], body: { spec } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
   /**
    * One round: the leaders of the policies in `batch` deleted (or their LWS scaled down, deleted, or given the image
    * of round `round`) at once.
@@ -194,29 +200,9 @@ async function runScenario(
         } else if (scenario.kind === 'rolling-update') {
           // A new image for leaders and workers: a new template revision, which every group is rolled onto.
           const next = lwsBody(p, `registry.invalid/inference:${round + 1}`); // round 1 rolls :1 onto :2
-          await custom.patchNamespacedCustomObject(
-            {
-              group: API_GROUP,
-              version: API_VERSION,
-              plural: PLURAL,
-              namespace,
-              name: names[p],
-              body: { spec: { leaderWorkerTemplate: next.spec.leaderWorkerTemplate } },
-            },
-            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-          );
+          await patchSpec(p, { leaderWorkerTemplate: next.spec.leaderWorkerTemplate });
         } else if (scenario.kind === 'scale-down') {
-          await custom.patchNamespacedCustomObject(
-            {
-              group: API_GROUP,
-              version: API_VERSION,
-              plural: PLURAL,
-              namespace,
-              name: names[p],
-              body: { spec: { replicas: 0 } },
-            },
-            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-          );
+          await patchSpec(p, { replicas: 0 });
         } else {
           await custom.deleteNamespacedCustomObject({
             group: API_GROUP,
