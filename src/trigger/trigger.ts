@@ -133,54 +133,33 @@ export class Trigger {
       statefulSets: statefulSetsJson(kc),
       pods: podsJson(kc),
     };
-    const restarted = (what: string) => () => this.opts.onWatchRestart?.(what);
     // One after the other: namespaces and LWS first (a pod's lifecycle depends on both), then StatefulSets, then pods
     // (the owner chain worker pod -> StatefulSet -> leader must resolve on the first list).
-    await this.add(
-      watchResource<k8s.V1Namespace>({
-        kc,
-        log,
-        what: 'namespaces',
-        path: '/api/v1/namespaces',
-        list: () => lists.namespaces.listAll() as Promise<k8s.V1NamespaceList>,
-        handlers: { upsert: (o) => this.onNamespace(o, false), remove: (o) => this.onNamespace(o, true) },
-        onRestart: restarted('namespaces'),
-      }),
+    await this.watch<k8s.V1Namespace>(
+      'namespaces',
+      '/api/v1/namespaces',
+      () => lists.namespaces.listAll(),
+      (o, removed) => this.onNamespace(o, removed),
     );
-    await this.add(
-      watchResource<LeaderWorkerSet & k8s.KubernetesObject>({
-        kc,
-        log,
-        what: 'leaderworkersets',
-        path: `/apis/${API_GROUP}/${API_VERSION}/${PLURAL}`,
-        list: () => lists.lws.listAll() as Promise<k8s.KubernetesListObject<LeaderWorkerSet & k8s.KubernetesObject>>,
-        handlers: { upsert: (o) => this.onLws(o, false), remove: (o) => this.onLws(o, true) },
-        onRestart: restarted('leaderworkersets'),
-      }),
+    await this.watch<LeaderWorkerSet & k8s.KubernetesObject>(
+      'leaderworkersets',
+      `/apis/${API_GROUP}/${API_VERSION}/${PLURAL}`,
+      () => lists.lws.listAll(),
+      (o, removed) => this.onLws(o, removed),
     );
-    await this.add(
-      watchResource<k8s.V1StatefulSet>({
-        kc,
-        log,
-        what: 'statefulsets',
-        path: '/apis/apps/v1/statefulsets',
-        labelSelector: LABEL_NAME,
-        list: () => lists.statefulSets.listAll({ labelSelector: LABEL_NAME }) as Promise<k8s.V1StatefulSetList>,
-        handlers: { upsert: (o) => this.onStatefulSet(o, false), remove: (o) => this.onStatefulSet(o, true) },
-        onRestart: restarted('statefulsets'),
-      }),
+    await this.watch<k8s.V1StatefulSet>(
+      'statefulsets',
+      '/apis/apps/v1/statefulsets',
+      () => lists.statefulSets.listAll({ labelSelector: LABEL_NAME }),
+      (o, removed) => this.onStatefulSet(o, removed),
+      LABEL_NAME,
     );
-    await this.add(
-      watchResource<k8s.V1Pod>({
-        kc,
-        log,
-        what: 'pods',
-        path: '/api/v1/pods',
-        labelSelector: LABEL_NAME,
-        list: () => lists.pods.listAll({ labelSelector: LABEL_NAME }) as Promise<k8s.V1PodList>,
-        handlers: { upsert: (o) => this.onPod(o, false), remove: (o) => this.onPod(o, true) },
-        onRestart: restarted('pods'),
-      }),
+    await this.watch<k8s.V1Pod>(
+      'pods',
+      '/api/v1/pods',
+      () => lists.pods.listAll({ labelSelector: LABEL_NAME }),
+      (o, removed) => this.onPod(o, removed),
+      LABEL_NAME,
     );
     // The first lists arrive in any order: decide once more now that every owner is known.
     this.resync();
@@ -193,7 +172,25 @@ export class Trigger {
     });
   }
 
-  private async add(watch: RunningWatch): Promise<void> {
+  /** Lists and watches one resource, handing `on` each object as it changes or goes; resolves once it is listed. */
+  private async watch<T extends k8s.KubernetesObject>(
+    what: string,
+    path: string,
+    list: () => Promise<unknown>,
+    on: (obj: T, removed: boolean) => void,
+    labelSelector?: string,
+  ): Promise<void> {
+    const watch = watchResource<T>({
+      kc: this.opts.kc,
+      log: this.opts.log,
+      what,
+      path,
+      labelSelector,
+      // The JSON list has the shape of client-node's list objects (items, metadata.resourceVersion).
+      list: list as () => Promise<k8s.KubernetesListObject<T>>,
+      handlers: { upsert: (o) => on(o, false), remove: (o) => on(o, true) },
+      onRestart: () => this.opts.onWatchRestart?.(what),
+    });
     this.watches.push(watch);
     await watch.synced;
   }
