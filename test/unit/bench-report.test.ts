@@ -26,6 +26,23 @@ function scenario(groups: number, policy: ScenarioResult['policy'], samples: [nu
 
 const withScenarios = (scenarios: ScenarioResult[]) => ({ scenarios }) as BenchResult;
 
+/** One test per case: the table's data rows as expected, or no table at all (`undefined`). */
+function rendersRows(
+  cases: [what: string, scenarios: ScenarioResult[], rows: string[] | undefined][],
+  render: (result: BenchResult) => string | undefined,
+): void {
+  for (const [what, scenarios, rows] of cases) {
+    it(what, () => {
+      const table = render(withScenarios(scenarios));
+      if (rows === undefined) return assert.equal(table, undefined);
+      assert.deepEqual(
+        table?.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| scenario')),
+        rows,
+      );
+    });
+  }
+}
+
 describe('bench report: teardown by round', () => {
   const cases: [string, ScenarioResult[], string[] | undefined][] = [
     [
@@ -67,16 +84,7 @@ describe('bench report: teardown by round', () => {
       ],
     ],
   ];
-  for (const [what, scenarios, rows] of cases) {
-    it(what, () => {
-      const table = roundsTable(withScenarios(scenarios));
-      if (rows === undefined) return assert.equal(table, undefined);
-      assert.deepEqual(
-        table?.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| scenario')),
-        rows,
-      );
-    });
-  }
+  rendersRows(cases, roundsTable);
 });
 
 /** A rolling update of 4 groups with these limits; each round is `[duration ms, fewest groups Ready]`. */
@@ -132,14 +140,5 @@ describe('bench report: rolling updates', () => {
     ['no rolling update in the run: no table', [scenario(10, 'Parallel', [[1, 10_000]])], undefined],
     ['one policy only: no row', [rollout('Parallel', one, [[44_000, 3]])], undefined],
   ];
-  for (const [what, scenarios, rows] of cases) {
-    it(what, () => {
-      const table = rolloutTable(withScenarios(scenarios));
-      if (rows === undefined) return assert.equal(table, undefined);
-      assert.deepEqual(
-        table?.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| scenario')),
-        rows,
-      );
-    });
-  }
+  rendersRows(cases, rolloutTable);
 });
