@@ -8,7 +8,7 @@ import type { ObjectIdentity, PodsGoneResult, ReplacementGroupInput, Replacement
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause } from './wait-support.js';
 import { getLeaderWorkerSet } from './reads.js';
-import { applyDefaults } from '../model/index.js';
+import { applyDefaults, leaderStatefulSetName } from '../model/index.js';
 import { observeByName } from './waits.js';
 
 function readPod(c: KubeClients, namespace: string, name: string) {
@@ -46,7 +46,8 @@ export const REPLACEMENT_CHECK_MS = 15_000;
 
 /**
  * Resolves once a new leader (not `previousLeaderUid`) is Ready and, for size > 1, its workers are all ready; or,
- * with `group`, once the LWS no longer wants the group (gone, being deleted, or scaled below it), so that a teardown
+ * with `group`, once the LWS no longer wants the group (gone, being deleted, or scaled below it and not kept as a
+ * surge group by its leader StatefulSet), so that a teardown
  * whose LWS went away meanwhile ends instead of waiting for a replacement that never comes.
  */
 export async function waitForReplacementGroupReady(
@@ -82,7 +83,15 @@ async function untilNotWanted(
     if (lws === null) return 'the LWS is gone';
     if (lws.metadata.deletionTimestamp) return 'the LWS is being deleted';
     const replicas = applyDefaults(lws).spec.replicas;
-    if (replicas <= groupIndex) return `the LWS was scaled to ${replicas} groups`;
+    if (replicas > groupIndex) continue;
+    // Above replicas: a surge group is still wanted while the rolling update keeps it in the leader StatefulSet.
+    const leaders = await orNull(() => c.statefulSets.read({ namespace, name: leaderStatefulSetName(lwsName) })).catch(
+      () => undefined,
+    );
+    if (leaders === undefined) continue;
+    const ownedByLws = leaders?.metadata?.ownerReferences?.some((o) => o.controller && o.uid === lws.metadata.uid);
+    if (ownedByLws && (leaders?.spec?.replicas ?? 1) > groupIndex) continue;
+    return `the LWS was scaled to ${replicas} groups`;
   }
 }
 

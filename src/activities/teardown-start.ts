@@ -18,5 +18,6 @@ export function beginTeardown(c: KubeClients, input: BeginTeardownInput): Promis
       listGroupPods: (group) => listGroupPods(c, group),
     },
     input,
+    true,
   );
 }

@@ -109,6 +109,11 @@ export interface TeardownStart {
   /** The group's worker StatefulSet by name (maybe a newer group's: the workflow checks its owner). */
   workerStatefulSet: StatefulSetInfo | null;
   groupPods: PodInfo[];
+  /**
+   * The leader StatefulSet, read only for a group at or above the LWS's replicas (a surge group the rollout still
+   * keeps is rebuilt, not scaled down); absent otherwise, and in runs recorded before it was read.
+   */
+  leaderStatefulSet?: StatefulSetInfo | null;
 }
 
 export interface LwsActivities {

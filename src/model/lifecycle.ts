@@ -9,16 +9,21 @@ export type Lifecycle = 'rebuild' | 'scale-down' | 'rolling-update' | 'delete';
 
 /**
  * The LWS gone or being deleted: delete. The group at or above spec.replicas: scale-down (surge groups going after a
- * rolling update too). The leader built from another template: rolling update. Otherwise a rebuild.
+ * rolling update too), unless the leader StatefulSet still wants it (`leaderReplicas`, its spec.replicas when known:
+ * a surge group that failed mid-rollout is rebuilt). The leader built from another template: rolling update.
+ * Otherwise a rebuild.
  */
 export function lifecycleOf(
   lws: LeaderWorkerSet | null | undefined,
   groupIndex: number,
   leaderLabels: Record<string, string>,
+  leaderReplicas?: number,
 ): Lifecycle {
   if (!lws || lws.metadata.deletionTimestamp) return 'delete';
   const spec = applyDefaults(lws).spec;
-  if (groupIndex >= spec.replicas) return 'scale-down';
+  if (groupIndex >= spec.replicas && !(leaderReplicas !== undefined && groupIndex < leaderReplicas)) {
+    return 'scale-down';
+  }
   const revision = leaderLabels[LABEL_TEMPLATE_REVISION_HASH];
   if (revision !== undefined && revision !== templateRevisionHash(spec)) return 'rolling-update';
   return 'rebuild';

@@ -69,6 +69,7 @@ export function statefulSetView(sts: V1StatefulSet): StatefulSetView | undefined
     name: m.name,
     uid: m.uid,
     labels: m.labels ?? {},
+    replicas: sts.spec?.replicas ?? 1,
     readyReplicas: sts.status?.readyReplicas ?? 0,
     deleting: Boolean(m.deletionTimestamp),
     ownerUid: m.ownerReferences?.find((r) => r.controller)?.uid,
@@ -120,6 +121,17 @@ export class ClusterView implements Knowledge {
   private workerStatefulSetOf(leaderUid: string): StatefulSetView | undefined {
     const [uid] = this.statefulSetsByOwner.of(leaderUid);
     return uid === undefined ? undefined : this.statefulSets.get(uid);
+  }
+
+  leaderReplicas(ref: LwsRef): number | undefined {
+    const uid = this.lws(ref)?.metadata.uid;
+    if (uid === undefined) return undefined;
+    // The LWS owns its leader StatefulSet (of its own name) and nothing else of that kind.
+    const sts = this.statefulSetsByOwner
+      .of(uid)
+      .map((u) => this.statefulSets.get(u))
+      .find((s) => s !== undefined && s.name === ref.name && !s.deleting);
+    return sts?.replicas;
   }
 
   namespaceTerminating(namespace: string): boolean {

@@ -40,6 +40,8 @@ export interface StatefulSetView {
   name: string;
   uid: string;
   labels: Record<string, string>;
+  /** spec.replicas: for the leader StatefulSet, the groups wanted now (surge groups included). */
+  replicas: number;
   readyReplicas: number;
   /** It has a deletionTimestamp. */
   deleting?: boolean;
@@ -61,6 +63,11 @@ export interface Knowledge {
   workersOf(leaderUid: string): SeenWorkers | undefined;
   /** The namespace is being deleted: it takes its LWSs with it, whatever order its objects go in. */
   namespaceTerminating(namespace: string): boolean;
+  /**
+   * spec.replicas of the LWS's leader StatefulSet, if the watches showed it: above the LWS's replicas while a rolling
+   * update keeps surge groups.
+   */
+  leaderReplicas(ref: LwsRef): number | undefined;
 }
 
 export type WorkflowType = 'reconcileLeaderWorkerSet' | 'provisionGroup' | 'teardownGroup' | 'recreateGroup';
@@ -140,7 +147,7 @@ export function podActions(
 
   if (workerIndex === 0) {
     if (pod.deleting) {
-      const lifecycle = wanting ? lifecycleOf(wanting, groupIndex, pod.labels) : 'delete';
+      const lifecycle = wanting ? lifecycleOf(wanting, groupIndex, pod.labels, know.leaderReplicas(ref)) : 'delete';
       // The policy as known now, so that under Parallel the workflow's first call is the delete; with the workers
       // as seen, that delete needs no read first.
       const { policy } = resolvePodTerminationPolicy({

@@ -114,21 +114,25 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
     leaderPod,
     workerStatefulSet: sts,
     groupPods,
+    leaderStatefulSet,
   } = oneCall
     ? await kube.beginTeardown({ ref, groupIndex, leader, policy: input.policy, workers: input.workers })
     : // Runs started before it: the same round as separate local activities, as their histories recorded it.
-      await teardownFirstRound(kube, input);
+      await teardownFirstRound(kube, input, false);
   if (deleted === 'deleted') workersDeletedAt = new Date().toISOString();
   // Once the LWS is gone the policy is still on the terminating leader pod's annotation.
   const { policy, source } = resolvePodTerminationPolicy({ lws, leaderPod: asState(leaderPod) });
   // The trigger judged the lifecycle from its watches, which may not have shown the new spec yet (a scale-down or a
   // template change a moment before the leader went); these reads come after the leader's deletion. Only a different
   // judgement costs a patch marker, and runs recorded before it keep the trigger's. Only this leader's labels count
-  // (a pod of its name may be its replacement), and a delete stays one (an LWS of that name may be a new one).
+  // (a pod of its name may be its replacement), and a delete stays one (an LWS of that name may be a new one). A
+  // group above the LWS's replicas that its leader StatefulSet still wants is a surge group, rebuilt.
+  const leaderReplicas =
+    leaderStatefulSet && leaderStatefulSet.ownerUid === lws?.metadata.uid ? leaderStatefulSet.replicas : undefined;
   const seen =
     leaderPod?.uid !== leader.uid || input.lifecycle === 'delete'
       ? input.lifecycle
-      : lifecycleOf(lws, groupIndex, leaderPod.labels);
+      : lifecycleOf(lws, groupIndex, leaderPod.labels, leaderReplicas);
   const lifecycle = seen !== input.lifecycle && patched(LIFECYCLE_FROM_FIRST_READS) ? seen : input.lifecycle;
   if (lifecycle !== input.lifecycle) timeline.title = title(lifecycle);
   // The trigger sets the policy and lifecycle it saw at the start; only a different one (the spec changed meanwhile,

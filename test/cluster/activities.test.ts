@@ -472,6 +472,28 @@ describe('activities against the cluster', function () {
       assert.deepEqual(await waiting, { notWanted: 'the LWS is gone' });
       assert.ok(Date.now() - started < REPLACEMENT_CHECK_MS * 2 + 5_000, 'within about one look');
     });
+
+    it('waitForReplacementGroupReady waits for a surge group while the leader StatefulSet keeps it, not after', async () => {
+      const surging = await createLws('surging', { replicas: 1 });
+      // A rolling update keeps one surge group (index 1) above the LWS's single replica.
+      assert.equal(await act.ensureLeaderStatefulSet(surging, { replicas: 2 }), 'created');
+      const waiting = act.waitForReplacementGroupReady({
+        namespace,
+        leaderName: 'surging-1',
+        workerStatefulSetName: 'surging-1',
+        previousLeaderUid: '00000000-0000-0000-0000-000000000000',
+        size: 3,
+        group: { lwsName: 'surging', groupIndex: 1 },
+      });
+      let settled = false;
+      void waiting.finally(() => (settled = true));
+      await new Promise((r) => setTimeout(r, REPLACEMENT_CHECK_MS + 2_000));
+      assert.equal(settled, false, 'still wanted after a look: the leader StatefulSet keeps it');
+      const released = Date.now();
+      assert.equal(await act.ensureLeaderStatefulSet(surging, { replicas: 1 }), 'updated');
+      assert.deepEqual(await waiting, { notWanted: 'the LWS was scaled to 1 groups' });
+      assert.ok(Date.now() - released < REPLACEMENT_CHECK_MS + 5_000, 'within one look of its release');
+    });
   });
 
   describe('deleteWorkersIfParallel', () => {
@@ -567,10 +589,24 @@ describe('activities against the cluster', function () {
         (await workerPods('begin', g.stsUid)).every((p) => p.deletionTimestamp),
         'the workers terminate',
       );
-      // Without a policy from the trigger it only reads.
+      // Without a policy from the trigger it only reads; the leader StatefulSet only for a group above replicas.
       const readOnly = await act.beginTeardown(g);
       assert.equal(readOnly.deleted, undefined);
       assert.equal(readOnly.workerStatefulSet?.uid, g.stsUid);
+      assert.equal(readOnly.leaderStatefulSet, undefined);
+    });
+
+    it('beginTeardown reads the leader StatefulSet for a group above the LWS replicas (scale-down or surge)', async () => {
+      const lws = await createLws('above', { replicas: 1 });
+      assert.equal(await act.ensureLeaderStatefulSet(lws, { replicas: 2 }), 'created');
+      const first = await act.beginTeardown({
+        ref: { namespace, name: 'above' },
+        groupIndex: 1,
+        leader: { namespace, name: 'above-1', uid: '00000000-0000-0000-0000-000000000000' },
+      });
+      assert.equal(first.leaderStatefulSet?.name, 'above');
+      assert.equal(first.leaderStatefulSet?.replicas, 2);
+      assert.equal(first.leaderStatefulSet?.ownerUid, lws.metadata.uid);
     });
   });
 

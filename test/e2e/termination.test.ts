@@ -403,6 +403,56 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     );
   });
 
+  it('a surge group whose leader is deleted mid-rollout is rebuilt, and released at the end as a scale-down', async () => {
+    const name = 'surge-lost';
+    const spec = lwsOf(name, 'Parallel', 2, 2);
+    spec.spec.rolloutStrategy = { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } };
+    await lws.create(spec);
+    const before = new Set((await lws.waitForGroups(name, 2, 2)).map((p) => p.metadata!.uid));
+    await newWorkerImage(name);
+    const surgeLeader = await waitFor(
+      'the surge group (index 2) Ready',
+      async () => {
+        const pods = (await lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
+        const leader = pods.find((p) => p.metadata!.name === `${name}-2`);
+        const worker = pods.find((p) => p.metadata!.name === `${name}-2-1`);
+        return leader && worker && isReady(leader) && isReady(worker) ? leader : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    const lostUid = surgeLeader.metadata!.uid!;
+    await deleteLeader(name, 2);
+    await waitFor(
+      'two groups on the new template, the surge group gone',
+      async () => {
+        const now = (await lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
+        const fresh = now.filter((p) => !before.has(p.metadata!.uid!) && isReady(p));
+        return now.length === 4 && fresh.length === 4 && !now.some((p) => p.metadata!.name === `${name}-2`)
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 150_000, intervalMs: 500 },
+    );
+    const surgeTeardowns = new Map<string, { lifecycle: string; recoveryMs?: number }>();
+    for await (const wf of controller.env.client.workflow.list({
+      query: `WorkflowId STARTS_WITH "lws/${namespace}/${name}/group-2/rebuild/"`,
+    })) {
+      const result = await controller.env.client.workflow.getHandle(wf.workflowId).result();
+      surgeTeardowns.set(wf.workflowId.split('/').at(-1)!, result as { lifecycle: string; recoveryMs?: number });
+    }
+    // The deleted surge leader: the leader StatefulSet still kept it, so a rebuild that waited for its replacement.
+    const lost = surgeTeardowns.get(lostUid);
+    assert.equal(lost?.lifecycle, 'rebuild', JSON.stringify([...surgeTeardowns]));
+    assert.ok((lost?.recoveryMs ?? 0) > 0, `a recovery was measured: ${JSON.stringify(lost)}`);
+    // Its replacement, released once every group was on the new template.
+    surgeTeardowns.delete(lostUid);
+    assert.deepEqual(
+      [...surgeTeardowns.values()].map((r) => r.lifecycle),
+      ['scale-down'],
+      'the replacement surge group released as a scale-down',
+    );
+  });
+
   it('(h) switching Sequential -> Parallel applies to the next teardown without recreating any group', async () => {
     const pods = await readyLws('switch', 'Sequential', 2, 4);
     const before = pods.map((p) => p.metadata!.uid).sort();

@@ -32,8 +32,8 @@ describe('model/lifecycle: lifecycleOf', () => {
     return out;
   };
 
-  // [what, lws, groupIndex, revision label of the leader, expected]
-  const cases: Array<[string, LeaderWorkerSet | undefined, number, string | undefined, string]> = [
+  // [what, lws, groupIndex, revision label of the leader, expected, the leader StatefulSet's replicas]
+  const cases: Array<[string, LeaderWorkerSet | undefined, number, string | undefined, string, number?]> = [
     ['LWS unknown', undefined, 0, currentRevision, 'delete'],
     ['LWS being deleted', deleting(lws), 0, currentRevision, 'delete'],
     ['LWS being deleted, group above replicas', deleting(lws), 5, currentRevision, 'delete'],
@@ -48,10 +48,16 @@ describe('model/lifecycle: lifecycleOf', () => {
     ['leader built from the changed template', newImage, 0, templateRevisionHash(newImage.spec), 'rebuild'],
     ['revision label matches', lws, 1, currentRevision, 'rebuild'],
     ['no revision label', lws, 0, undefined, 'rebuild'],
+    ['a surge group the leader StatefulSet still wants', lws, 2, currentRevision, 'rebuild', 3],
+    ['a surge group on a template changed since', newImage, 2, currentRevision, 'rolling-update', 3],
+    ['a surge group released (leader StatefulSet back to replicas)', lws, 2, currentRevision, 'scale-down', 2],
+    ['a group above the leader StatefulSet too', lws, 3, currentRevision, 'scale-down', 3],
+    ['the leader StatefulSet still larger, LWS being deleted', deleting(lws), 2, currentRevision, 'delete', 3],
+    ['the leader StatefulSet smaller than replicas (scaling up)', lws, 1, currentRevision, 'rebuild', 1],
   ];
-  for (const [what, l, group, revision, expected] of cases) {
+  for (const [what, l, group, revision, expected, leaderReplicas] of cases) {
     it(`${what}: ${expected}`, () => {
-      assert.equal(lifecycleOf(l, group, labels(revision)), expected);
+      assert.equal(lifecycleOf(l, group, labels(revision), leaderReplicas), expected);
     });
   }
 

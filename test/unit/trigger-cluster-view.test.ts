@@ -57,6 +57,7 @@ function workerSet(group: number, readyReplicas: number, over: Partial<StatefulS
     name: `demo-${group}`,
     uid: `sts-${group}`,
     labels: { [LABEL_NAME]: 'demo' },
+    replicas: 3,
     readyReplicas,
     ownerUid: `leader-${group}`,
     ...over,
@@ -191,10 +192,11 @@ describe('trigger/cluster-view', () => {
   describe('statefulSetView', () => {
     const base: V1StatefulSet = { metadata: { namespace: 'default', name: 'demo-0', uid: 's0' } };
 
-    it('reads readyReplicas (0 when absent) and the controlling owner', () => {
+    it('reads spec.replicas (1 when absent, as the API server defaults it), readyReplicas (0 when absent) and the controlling owner', () => {
       assert.deepEqual(
         statefulSetView({
           metadata: { ...base.metadata, labels: { a: 'b' }, ownerReferences: [owner('x', false), owner('l0', true)] },
+          spec: { replicas: 4, selector: {}, serviceName: 'demo', template: {} },
           status: { replicas: 3, readyReplicas: 2 },
         }),
         {
@@ -202,6 +204,7 @@ describe('trigger/cluster-view', () => {
           name: 'demo-0',
           uid: 's0',
           labels: { a: 'b' },
+          replicas: 4,
           readyReplicas: 2,
           deleting: false,
           ownerUid: 'l0',
@@ -209,6 +212,7 @@ describe('trigger/cluster-view', () => {
       );
       assert.equal(statefulSetView({ metadata: { ...base.metadata, deletionTimestamp: new Date() } })?.deleting, true);
       assert.equal(statefulSetView(base)?.readyReplicas, 0);
+      assert.equal(statefulSetView(base)?.replicas, 1);
       assert.equal(statefulSetView({ ...base, status: { replicas: 3 } })?.readyReplicas, 0);
       assert.equal(statefulSetView(base)?.ownerUid, undefined);
       assert.deepEqual(statefulSetView(base)?.labels, {});
@@ -479,6 +483,31 @@ describe('trigger/cluster-view', () => {
       assert.equal(view.setStatefulSet(workerSet(0, 2))?.readyReplicas, 1);
       assert.equal(view.deleteStatefulSet('sts-0')?.readyReplicas, 2);
       assert.deepEqual(view.allPods(), []);
+    });
+
+    it("knows the leader StatefulSet's replicas: the one the LWS owns, of its name, not being deleted", () => {
+      const view = viewWith();
+      const ref = { namespace: 'default', name: 'demo' };
+      const leaderSet = (over: Partial<StatefulSetView>): StatefulSetView => ({
+        ...workerSet(0, 0),
+        name: 'demo',
+        uid: 'leader-sts',
+        ownerUid: 'lws-uid-1',
+        ...over,
+      });
+      assert.equal(view.leaderReplicas(ref), undefined, 'not seen yet');
+      view.setStatefulSet(workerSet(0, 3)); // a worker StatefulSet: owned by a leader pod
+      assert.equal(view.leaderReplicas(ref), undefined);
+      view.setStatefulSet(leaderSet({ replicas: 3 }));
+      assert.equal(view.leaderReplicas(ref), 3, 'a surge group kept');
+      view.setStatefulSet(leaderSet({ replicas: 2 }));
+      assert.equal(view.leaderReplicas(ref), 2, 'as it changes');
+      assert.equal(view.leaderReplicas({ namespace: 'team-a', name: 'demo' }), undefined, 'another LWS');
+      view.setStatefulSet(leaderSet({ replicas: 2, deleting: true }));
+      assert.equal(view.leaderReplicas(ref), undefined, 'being deleted');
+      view.setStatefulSet(leaderSet({ uid: 'older', ownerUid: 'an-older-lws-uid', replicas: 5 }));
+      view.deleteStatefulSet('leader-sts');
+      assert.equal(view.leaderReplicas(ref), undefined, "an earlier LWS's, not this one's");
     });
 
     it('knows which namespaces are being deleted, as their watch shows them', () => {

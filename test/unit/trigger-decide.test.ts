@@ -75,6 +75,8 @@ interface World {
   workers?: Record<string, SeenWorkers>;
   /** Namespaces being deleted. */
   terminatingNamespaces?: string[];
+  /** The leader StatefulSet's spec.replicas (above the LWS's while a rollout keeps surge groups). */
+  leaderReplicas?: number;
 }
 
 function fakeKnowledge(world: World = {}): Knowledge {
@@ -87,6 +89,7 @@ function fakeKnowledge(world: World = {}): Knowledge {
     groupStarted: (uid) => world.started?.includes(uid) ?? false,
     workersOf: (uid) => world.workers?.[uid],
     namespaceTerminating: (namespace) => world.terminatingNamespaces?.includes(namespace) ?? false,
+    leaderReplicas: (r) => (world.lws?.metadata.name === r.name ? world.leaderReplicas : undefined),
   };
 }
 
@@ -123,6 +126,24 @@ describe('trigger/decide', () => {
         leader(2, { deleting: true }),
         { lws },
         [teardown(2, 'leader-2', 'scale-down')],
+      ],
+      [
+        'a terminating surge leader the leader StatefulSet still wants (mid-rollout)',
+        leader(2, { deleting: true }),
+        { lws, leaderReplicas: 3 },
+        [teardown(2, 'leader-2', 'rebuild')],
+      ],
+      [
+        'a terminating surge leader once the leader StatefulSet is back to replicas',
+        leader(2, { deleting: true }),
+        { lws, leaderReplicas: 2 },
+        [teardown(2, 'leader-2', 'scale-down')],
+      ],
+      [
+        'a terminating surge leader while the LWS is being deleted',
+        leader(2, { deleting: true }),
+        { lws: deleting(lws), leaderReplicas: 3 },
+        [teardown(2, 'leader-2', 'delete')],
       ],
       [
         'a terminating leader on an old revision',

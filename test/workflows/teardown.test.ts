@@ -57,17 +57,20 @@ async function terminatingGroup(
     hint?: PodTerminationPolicy;
     /** Why the leader goes (default scale-down): the LWS wants 2 groups for a rebuild, 0 for a scale-down. */
     lifecycle?: 'rebuild' | 'scale-down';
+    /** The group (default 0). */
+    group?: number;
   } = {},
 ) {
   const lifecycle = opts.lifecycle ?? 'scale-down';
+  const groupIndex = opts.group ?? 0;
   // As the teardown judges it again from its reads, the LWS agrees with the lifecycle.
   fake.setLws({
     replicas: lifecycle === 'rebuild' ? 2 : 0,
     ...(opts.spec ? { podTerminationPolicy: opts.spec } : {}),
   });
   const longAgo = (await fake.now()) - 3_600_000;
-  const leader = fake.addLeader({ groupIndex: 0, at: longAgo, readyAt: longAgo, policy: opts.annotation });
-  const { sts, pods } = fake.addWorkers({ groupIndex: 0, ownerUid: leader.uid, at: longAgo });
+  const leader = fake.addLeader({ groupIndex, at: longAgo, readyAt: longAgo, policy: opts.annotation });
+  const { sts, pods } = fake.addWorkers({ groupIndex, ownerUid: leader.uid, at: longAgo });
   assert.equal(pods.length, 3);
   let deletedAt: number | undefined;
   const deleteLeader = (now: number) => {
@@ -79,7 +82,7 @@ async function terminatingGroup(
   if (opts.lws === 'gone') fake.lws = null;
   const input: TeardownGroupInput = {
     ref: fake.ref,
-    groupIndex: 0,
+    groupIndex,
     leader: { namespace: leader.namespace, name: leader.name, uid: leader.uid },
     lifecycle: opts.lws === 'gone' ? 'delete' : lifecycle,
     ...(opts.hint ? { policy: opts.hint } : {}),
@@ -210,10 +213,12 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     const [first] = fake.callsOf('beginTeardown');
     assert.equal(fake.callsOf('beginTeardown').length, 1);
     assert.equal((first?.result as { deleted?: string }).deleted, 'deleted');
-    // Its calls all ran inside it: the delete and the four reads.
+    // Its calls all ran inside it: the delete and the reads (for this group above the LWS's replicas, a scale-down,
+    // the leader StatefulSet's read after the worker StatefulSet's).
     const inside = fake.calls.filter((c) => c.seq > first!.seq && c.seq < first!.endSeq!).map((c) => c.name);
-    for (const name of ['deleteSeenWorkers', 'getLeaderWorkerSet', 'getPod', 'getStatefulSet', 'listGroupPods']) {
-      assert.equal(inside.filter((n) => n === name).length, 1, `${name} inside beginTeardown`);
+    const expected = { deleteSeenWorkers: 1, getLeaderWorkerSet: 1, getPod: 1, getStatefulSet: 2, listGroupPods: 1 };
+    for (const [name, count] of Object.entries(expected)) {
+      assert.equal(inside.filter((n) => n === name).length, count, `${name} inside beginTeardown`);
     }
     const [events] = fake.callsOf('recordEvents');
     assert.deepEqual(
@@ -500,9 +505,26 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
 
   // The trigger judges the lifecycle from its watches, which may lag the spec; the teardown judges it again from its
   // first reads, made after the leader's deletion, and only a different judgement costs a patch marker and an upsert.
-  // [what, the trigger's judgement, the LWS now, the leader built from the current template, the teardown's]
-  const lifecycleCases: [string, LifecycleName, { replicas?: number }, boolean, LifecycleName][] = [
+  // A group above the LWS's replicas that the leader StatefulSet still wants is a surge group of a rolling update.
+  // [what, the trigger's judgement, the group and the cluster now, the leader built from the current template, the
+  // teardown's]
+  type Now = { group?: number; replicas?: number; leaderReplicas?: number };
+  const lifecycleCases: [string, LifecycleName, Now, boolean, LifecycleName][] = [
     ['the same: kept, no marker, no upsert', 'rebuild', {}, true, 'rebuild'],
+    [
+      'a surge group the rollout still keeps: a rebuild, its replacement waited for',
+      'scale-down',
+      { group: 2, leaderReplicas: 3 },
+      true,
+      'rebuild',
+    ],
+    [
+      'a surge group the rollout released a moment before: a scale-down',
+      'rebuild',
+      { group: 2, leaderReplicas: 2 },
+      true,
+      'scale-down',
+    ],
     [
       'scaled down a moment before: a scale-down, no replacement waited for',
       'rebuild',
@@ -514,11 +536,12 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     ['scaled down and up again: a rebuild, its replacement waited for', 'scale-down', {}, true, 'rebuild'],
     ['a delete stays a delete, whatever LWS of that name exists now', 'delete', {}, true, 'delete'],
   ];
-  for (const [what, judged, lwsNow, current, expected] of lifecycleCases) {
+  for (const [what, judged, now, current, expected] of lifecycleCases) {
     it(`lifecycle judged again from the first reads: ${what}`, async () => {
       const fake = t.fake({ graceMs: GRACE, podReadyAfterMs: READY, leaderController: true, provisioner: true });
-      const { leader, input } = await terminatingGroup(fake, { lifecycle: 'rebuild' });
-      if (lwsNow.replicas !== undefined) fake.lws!.spec.replicas = lwsNow.replicas;
+      const { leader, input } = await terminatingGroup(fake, { lifecycle: 'rebuild', group: now.group });
+      if (now.replicas !== undefined) fake.lws!.spec.replicas = now.replicas;
+      fake.leaderReplicas = now.leaderReplicas;
       if (!current) leader.labels[LABEL_TEMPLATE_REVISION_HASH] = 'an-old-revision';
       const typedSearchAttributes: SearchAttributePair[] = [{ key: Lifecycle, value: judged }];
       const { result, history } = await t.withWorker(fake, async (run) => {
@@ -716,13 +739,15 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     assert.ok(failure instanceof ApplicationFailure, String(failure));
     assert.equal(failure.type, 'KubernetesApiError');
     assert.equal(failure.nonRetryable, true);
-    // One attempt, and nothing after the first round (the delete and the reads that went with it): no other delete,
-    // no wait, no Event; the group is left to the garbage collector.
+    // One attempt, and nothing after the first round (the delete and the reads that went with it, the leader
+    // StatefulSet's too for this scale-down): no other delete, no wait, no Event; the group is left to the garbage
+    // collector.
     assert.deepEqual(fake.calls.map((c) => c.name).sort(), [
       'beginTeardown',
       'deleteWorkersIfParallel',
       'getLeaderWorkerSet',
       'getPod',
+      'getStatefulSet',
       'getStatefulSet',
       'listGroupPods',
     ]);
@@ -741,11 +766,24 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       change: (fake: FakeCluster) => (fake.lws!.spec.replicas = 0),
       detail: 'no replacement group: the LWS was scaled to 0 groups',
     },
+    {
+      name: 'the rolling update releases the surge group',
+      group: 2,
+      before: (fake: FakeCluster) => (fake.leaderReplicas = 3),
+      change: (fake: FakeCluster) => (fake.leaderReplicas = 2),
+      detail: 'no replacement group: the LWS was scaled to 2 groups',
+    },
   ];
   for (const c of notWanted) {
     it(`rebuild: ends as soon as no replacement is wanted, not after 30 minutes, when ${c.name}`, async () => {
       const fake = t.fake({ graceMs: GRACE });
-      const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel', lifecycle: 'rebuild' });
+      const { input } = await terminatingGroup(fake, {
+        spec: 'Parallel',
+        hint: 'Parallel',
+        lifecycle: 'rebuild',
+        group: c.group,
+      });
+      c.before?.(fake);
       // Once the old group is gone, the LWS stops wanting it.
       fake.onCall('waitForReplacementGroupReady', () => c.change(fake));
       const result = await t.withWorker(fake, async (run) =>
@@ -761,9 +799,21 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
         `ended within a minute of the teardown, not after 30: ${last.at}`,
       );
       const [call] = fake.callsOf('waitForReplacementGroupReady');
-      assert.deepEqual((call!.args[0] as { group?: unknown }).group, { lwsName: 'demo', groupIndex: 0 });
+      assert.deepEqual((call!.args[0] as { group?: unknown }).group, { lwsName: 'demo', groupIndex: c.group ?? 0 });
     });
   }
+
+  it('rebuild of a surge group the rollout keeps: waits for its replacement, never ends it as scaled down', async () => {
+    const fake = t.fake({ graceMs: GRACE, pollMs: 10_000 });
+    const { input } = await terminatingGroup(fake, { hint: 'Parallel', lifecycle: 'rebuild', group: 2 });
+    fake.leaderReplicas = 3;
+    const result = await t.withWorker(fake, async (run) =>
+      (await run.start<typeof teardownGroup>('teardownGroup', input)).result(),
+    );
+    assert.equal(result.lifecycle, 'rebuild');
+    // No replacement came (no leader controller here), and the LWS's replicas (2) never ended the wait early.
+    assert.match(result.timeline.at(-1)?.detail ?? '', /no replacement group within 30 minutes/);
+  });
 
   it('rebuild without a replacement group: gives up after 30 minutes, teardown still reported', async () => {
     const fake = t.fake({ graceMs: GRACE, pollMs: 10_000 });
