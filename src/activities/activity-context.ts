@@ -14,11 +14,11 @@ export function heartbeat(details?: unknown): void {
   current()?.heartbeat(details);
 }
 
-/** Logs a warning through the activity's logger (with its workflow and activity ids); outside one, to stderr. */
-export function warn(message: string, meta: Record<string, unknown>): void {
-  const log = current()?.log;
-  if (log) log.warn(message, meta);
-  else console.warn(JSON.stringify({ level: 'warn', msg: message, ...meta }));
+/** Logs through the activity's logger (with its workflow and activity ids); outside one, a warning to stderr. */
+export function log(level: 'warn' | 'debug', message: string, meta: Record<string, unknown>): void {
+  const logger = current()?.log;
+  if (logger) logger[level](message, meta);
+  else if (level === 'warn') console.warn(JSON.stringify({ level, msg: message, ...meta }));
 }
 
 /** Aborted when Temporal cancels the activity; never aborted outside one. */

@@ -3,12 +3,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ApiException } from '@kubernetes/client-node';
 import { API_GROUP_VERSION, KIND } from '../model/index.js';
-import { activityExecutionKey, warn } from './activity-context.js';
+import { activityExecutionKey, log } from './activity-context.js';
 import type { KubeClients } from './clients.js';
 import type { EventJson } from '../kube/kube-json.js';
 import { classify, isConflict, isPermanent, kubeStatus } from './kube-errors.js';
 import type { KubernetesEvent } from './types.js';
 import { allSettledOrThrow } from '../workflows/calls.js';
+import { NAMESPACE_TERMINATING } from '../workflows/failures.js';
 
 export const REPORTING_COMPONENT = 'lws-temporal';
 /** The API server refuses longer messages. */
@@ -61,7 +62,9 @@ export async function recordEvent(c: KubeClients, event: KubernetesEvent, indexI
     if (isConflict(err)) return true; // this activity's Event already exists
     if (!isPermanent(err)) throw classify(err);
     const status = kubeStatus(err as ApiException<unknown>);
-    warn('Event not recorded: the API server refused it', {
+    // A namespace being deleted refuses every Event of the teardowns it causes: expected, so not a warning.
+    const expected = status.causes?.includes(NAMESPACE_TERMINATING) ?? false;
+    log(expected ? 'debug' : 'warn', 'Event not recorded: the API server refused it', {
       // `namespace` is Temporal's in an activity's log.
       lws: `${namespace}/${name}`,
       reason: event.reason,
