@@ -76,12 +76,28 @@ function condition(
   return { type, status, reason, message, lastTransitionTime, observedGeneration: generation };
 }
 
-/** The status an LWS should show for the groups the cluster holds; `now` is the caller's clock (workflow time). */
+/**
+ * UpdateInProgress's reason while the controller steers a rolling update (LeaderRollout.rolling), surge groups kept
+ * after the last old group included. A new generation's reconcile reads it: the rollout it takes over goes on.
+ */
+export const REASON_ROLLING_UPDATE = 'RollingUpdate';
+
+/** The LWS's status says a rolling update was under way when it was last written. */
+export function rollingUpdateRecorded(lws: LeaderWorkerSet): boolean {
+  const c = lws.status?.conditions?.find((x) => x.type === 'UpdateInProgress');
+  return c?.status === 'True' && c.reason === REASON_ROLLING_UPDATE;
+}
+
+/**
+ * The status an LWS should show for the groups the cluster holds; `now` is the caller's clock (workflow time), and
+ * `rolling` whether the controller is steering a rolling update.
+ */
 export function computeStatus(
   lws: LeaderWorkerSet,
   leaders: LeaderFacts[],
   workerSets: WorkerSetFacts[],
   now: string,
+  rolling = false,
 ): LeaderWorkerSetStatus {
   const d = applyDefaults(lws);
   const wanted = d.spec.replicas;
@@ -91,7 +107,7 @@ export function computeStatus(
   const generation = d.metadata.generation;
   const previous = lws.status?.conditions;
   const available = readyReplicas >= wanted;
-  const updating = updatedReplicas < wanted;
+  const updating = updatedReplicas < wanted || rolling;
   return {
     replicas: groups.length,
     readyReplicas,
@@ -120,8 +136,8 @@ export function computeStatus(
       condition(
         'UpdateInProgress',
         updating,
-        updating ? 'GroupsUpdating' : 'Updated',
-        `${updatedReplicas} of ${wanted} groups on the current template`,
+        rolling ? REASON_ROLLING_UPDATE : updating ? 'GroupsUpdating' : 'Updated',
+        `${updatedReplicas} of ${wanted} groups on the current template${rolling ? ', rolling' : ''}`,
         previous,
         now,
         generation,

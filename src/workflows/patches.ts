@@ -13,3 +13,6 @@ export const ROLLOUT_STEERED_BY_GROUPS = 'rollout-steered-by-groups';
 
 /** A teardown judges its lifecycle again from its first reads, where they differ from the trigger's judgement. */
 export const LIFECYCLE_FROM_FIRST_READS = 'lifecycle-from-first-reads';
+
+/** The reconcile's status says when it steers a rolling update (UpdateInProgress, reason RollingUpdate). */
+export const ROLLING_UPDATE_IN_STATUS = 'rolling-update-in-status';

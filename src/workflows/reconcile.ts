@@ -7,6 +7,7 @@ import {
   computeStatus,
   groupStates,
   planLeaderRollout,
+  rollingUpdateRecorded,
   sameStatus,
   validateLeaderWorkerSet,
   type LeaderRollout,
@@ -14,7 +15,7 @@ import {
 } from '../model/index.js';
 import { kube } from './activities.js';
 import { isNamespaceTerminating } from './failures.js';
-import { ROLLOUT_STEERED_BY_GROUPS } from './patches.js';
+import { ROLLING_UPDATE_IN_STATUS, ROLLOUT_STEERED_BY_GROUPS } from './patches.js';
 
 export interface ReconcileInput {
   ref: LwsRef;
@@ -55,7 +56,12 @@ async function reconcile({
   let applied = false;
   /** The rollout step this run last applied to the leader StatefulSet (none yet: the one carried over, if any). */
   let written: LeaderRollout | undefined;
-  const rolling = () => written?.rolling ?? rollingBefore;
+  /**
+   * Before this run's first step: carried over continue-as-new, or recorded in the status by the generation before
+   * (a spec change while surge groups are kept after the last old group must not drop them at once).
+   */
+  let carried = rollingBefore;
+  const rolling = () => written?.rolling ?? carried;
   for (;;) {
     const signalled = await condition(() => dirty, resyncInterval);
     // A group change is a burst of pod events: gather it into one pass (one list, one status write).
@@ -66,6 +72,7 @@ async function reconcile({
     if ((lws.metadata.generation ?? 0) > generation) return 'superseded';
     const spec = applyDefaults(lws).spec;
     const lwsUid = lws.metadata.uid ?? '';
+    if (written === undefined) carried ||= rollingUpdateRecorded(lws);
 
     if (!applied) {
       const errors = validateLeaderWorkerSet(lws);
@@ -115,7 +122,15 @@ async function reconcile({
     if (plan) written = plan;
 
     groups ??= await kube.listGroups(ref);
-    const status = computeStatus(lws, groups.leaders, groups.workerStatefulSets, new Date().toISOString());
+    // Only while rolling does the status differ from what runs recorded before it: only then the marker.
+    const rollingShown = plan?.rolling === true && patched(ROLLING_UPDATE_IN_STATUS);
+    const status = computeStatus(
+      lws,
+      groups.leaders,
+      groups.workerStatefulSets,
+      new Date().toISOString(),
+      rollingShown,
+    );
     if (!sameStatus(lws.status, status)) await kube.updateLeaderWorkerSetStatus({ ref, status });
 
     // Keep the history short for an LWS that lives for months.

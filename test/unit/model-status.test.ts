@@ -4,6 +4,7 @@ import {
   computeStatus,
   groupStates,
   hpaPodSelector,
+  rollingUpdateRecorded,
   LABEL_TEMPLATE_REVISION_HASH,
   sameStatus,
   templateRevisionHash,
@@ -215,8 +216,9 @@ describe('model/status', () => {
   });
 
   describe('computeStatus: conditions', () => {
-    // [what, leaders, sets, Available, Progressing, UpdateInProgress] as `status reason message`
-    const cases: Array<[string, LeaderFacts[], WorkerSetFacts[], string, string, string]> = [
+    // [what, leaders, sets, Available, Progressing, UpdateInProgress] as `status reason message`, and whether the
+    // controller steers a rolling update (surge groups kept after the last old group too)
+    const cases: Array<[string, LeaderFacts[], WorkerSetFacts[], string, string, string, boolean?]> = [
       [
         'all groups ready and updated',
         [leader(0), leader(1)],
@@ -265,10 +267,28 @@ describe('model/status', () => {
         'True GroupsProgressing waiting for 1 groups to become ready',
         'True GroupsUpdating 1 of 2 groups on the current template',
       ],
+      [
+        'rolling: all in range updated and ready, surge groups still kept',
+        [leader(0), leader(1), leader(2)],
+        [workers(0), workers(1), workers(2)],
+        'True AllGroupsReady 2 of 2 groups ready',
+        'False Done all groups ready',
+        'True RollingUpdate 2 of 2 groups on the current template, rolling',
+        true,
+      ],
+      [
+        'rolling: an old group left',
+        [leader(0), leader(1, oldRevision)],
+        [workers(0), workers(1)],
+        'True AllGroupsReady 2 of 2 groups ready',
+        'False Done all groups ready',
+        'True RollingUpdate 1 of 2 groups on the current template, rolling',
+        true,
+      ],
     ];
-    for (const [what, leaders, sets, available, progressing, updating] of cases) {
+    for (const [what, leaders, sets, available, progressing, updating, rolling] of cases) {
       it(what, () => {
-        const status = computeStatus(lws, leaders, sets, NOW);
+        const status = computeStatus(lws, leaders, sets, NOW, rolling);
         assert.deepEqual(
           status.conditions?.map((c) => c.type),
           ['Available', 'Progressing', 'UpdateInProgress'],
@@ -355,6 +375,35 @@ describe('model/status', () => {
       assert.ok(!sameStatus(first, flipped));
       assert.equal(conditionsOf(flipped).Available?.lastTransitionTime, NOW);
     });
+  });
+
+  describe('rollingUpdateRecorded', () => {
+    const withUpdateInProgress = (status: 'True' | 'False', reason: string) => ({
+      ...lws,
+      status: {
+        conditions: [{ type: 'UpdateInProgress', status, reason, message: '', lastTransitionTime: T0 }],
+      },
+    });
+    // [what, lws, recorded]
+    const cases: Array<[string, LeaderWorkerSet, boolean]> = [
+      ['no status', lws, false],
+      ['UpdateInProgress True, RollingUpdate', withUpdateInProgress('True', 'RollingUpdate'), true],
+      ['UpdateInProgress True, GroupsUpdating (not steered)', withUpdateInProgress('True', 'GroupsUpdating'), false],
+      ['UpdateInProgress False', withUpdateInProgress('False', 'Updated'), false],
+      [
+        'what computeStatus writes while rolling',
+        { ...lws, status: computeStatus(lws, [leader(0), leader(1)], [workers(0), workers(1)], T0, true) },
+        true,
+      ],
+      [
+        'what computeStatus writes otherwise',
+        { ...lws, status: computeStatus(lws, [leader(0), leader(1)], [workers(0), workers(1)], T0) },
+        false,
+      ],
+    ];
+    for (const [what, l, recorded] of cases) {
+      it(`${what}: ${recorded}`, () => assert.equal(rollingUpdateRecorded(l), recorded));
+    }
   });
 
   describe('sameStatus', () => {

@@ -195,6 +195,56 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     assert.equal(result, 'superseded');
   });
 
+  it('a new generation while surge groups are kept after the last old group keeps them until the groups are Ready', async () => {
+    const fake = t.fake();
+    fake.setLws(
+      { replicas: 2, rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } } },
+      { generation: 5 },
+    );
+    const now = await fake.now();
+    // The tail of a rollout: every group on the new template, group 0 replaced but not Ready, the surge group Ready.
+    const [leader0] = [0, 1, 2].map((groupIndex) => {
+      const leader = fake.addLeader({ groupIndex, at: now - 60_000, readyAt: now - 60_000 });
+      fake.addWorkers({ groupIndex, ownerUid: leader.uid, at: now - 60_000 });
+      return leader;
+    });
+    delete leader0!.readyAt;
+    const writes = () => fake.callsOf('ensureLeaderStatefulSet').map((c) => c.args[1]);
+    const updateInProgress = () => fake.lws!.status?.conditions?.find((c) => c.type === 'UpdateInProgress');
+    const run = (input: ReconcileInput, body: (signal: () => Promise<void>) => Promise<void>) =>
+      t.withWorker(fake, async (r) => {
+        const handle = await r.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input);
+        await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length > statuses);
+        await body(() => handle.signal('changed'));
+        return handle.result();
+      });
+    let statuses = 0;
+    // Generation 5, carried over continue-as-new mid-rollout: the surge group stays while group 0 is not Ready, and
+    // the status says a rolling update is under way.
+    const first = await run({ ref: fake.ref, generation: 5, rolling: true }, async (signal) => {
+      assert.deepEqual(writes(), [{ replicas: 3, partition: 0 }]);
+      assert.equal(updateInProgress()?.status, 'True');
+      assert.equal(updateInProgress()?.reason, 'RollingUpdate');
+      statuses = fake.completed('updateLeaderWorkerSetStatus').length;
+      fake.lws!.spec.podTerminationPolicy = 'Parallel'; // a spec change: generation 6
+      fake.lws!.metadata.generation = 6;
+      await signal();
+    });
+    assert.equal(first, 'superseded');
+    // Generation 6 starts with no carry-over: it learns of the rollout from the status, and keeps the surge group.
+    const second = await run({ ref: fake.ref, generation: 6 }, async (signal) => {
+      assert.deepEqual(writes()[1], { replicas: 3, partition: 0 }, 'the surge group kept');
+      leader0!.readyAt = await fake.now();
+      await signal();
+      await eventually('the surge group released', () => writes().length === 3);
+      assert.deepEqual(writes()[2], { replicas: 2, partition: 0 });
+      await eventually('the status caught up', () => updateInProgress()?.reason === 'Updated');
+      fake.lws!.metadata.generation = 7;
+      await signal();
+    });
+    assert.equal(second, 'superseded');
+  });
+
   it('looks again every 5 minutes without a signal, and ends with deleted once the LWS is gone', async () => {
     const fake = t.fake();
     await twoGroups(fake);
