@@ -47,8 +47,8 @@ export const REPLACEMENT_CHECK_MS = 15_000;
 /**
  * Resolves once a new leader (not `previousLeaderUid`) is Ready and, for size > 1, its workers are all ready; or,
  * with `group`, once the LWS no longer wants the group (gone, being deleted, or scaled below it and not kept as a
- * surge group by its leader StatefulSet), so that a teardown
- * whose LWS went away meanwhile ends instead of waiting for a replacement that never comes.
+ * surge group by its leader StatefulSet), so that a teardown whose LWS went away meanwhile ends instead of waiting for
+ * a replacement that never comes.
  */
 export async function waitForReplacementGroupReady(
   c: KubeClients,
@@ -85,12 +85,12 @@ async function untilNotWanted(
     const replicas = applyDefaults(lws).spec.replicas;
     if (replicas > groupIndex) continue;
     // Above replicas: a surge group is still wanted while the rolling update keeps it in the leader StatefulSet.
-    const leaders = await orNull(() => c.statefulSets.read({ namespace, name: leaderStatefulSetName(lwsName) })).catch(
-      () => undefined,
-    );
-    if (leaders === undefined) continue;
-    const ownedByLws = leaders?.metadata?.ownerReferences?.some((o) => o.controller && o.uid === lws.metadata.uid);
-    if (ownedByLws && (leaders?.spec?.replicas ?? 1) > groupIndex) continue;
+    const leaderSet = await orNull(() =>
+      c.statefulSets.read({ namespace, name: leaderStatefulSetName(lwsName) }),
+    ).catch(() => undefined);
+    if (leaderSet === undefined) continue;
+    const ours = leaderSet?.metadata?.ownerReferences?.some((o) => o.controller && o.uid === lws.metadata.uid);
+    if (ours && (leaderSet?.spec?.replicas ?? 1) > groupIndex) continue;
     return `the LWS was scaled to ${replicas} groups`;
   }
 }
