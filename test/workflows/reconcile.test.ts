@@ -211,9 +211,10 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     delete leader0!.readyAt;
     const writes = () => fake.callsOf('ensureLeaderStatefulSet').map((c) => c.args[1]);
     const updateInProgress = () => fake.lws!.status?.conditions?.find((c) => c.type === 'UpdateInProgress');
-    const run = (input: ReconcileInput, body: (signal: () => Promise<void>) => Promise<void>) =>
+    const run = (input: ReconcileInput, body: (signal: () => Promise<void>) => Promise<void>, keep?: string) =>
       t.withWorker(fake, async (r) => {
         const handle = await r.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input);
+        if (keep) r.keepHistory(handle, keep);
         await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length > statuses);
         await body(() => handle.signal('changed'));
         return handle.result();
@@ -232,16 +233,20 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     });
     assert.equal(first, 'superseded');
     // Generation 6 starts with no carry-over: it learns of the rollout from the status, and keeps the surge group.
-    const second = await run({ ref: fake.ref, generation: 6 }, async (signal) => {
-      assert.deepEqual(writes()[1], { replicas: 3, partition: 0 }, 'the surge group kept');
-      leader0!.readyAt = await fake.now();
-      await signal();
-      await eventually('the surge group released', () => writes().length === 3);
-      assert.deepEqual(writes()[2], { replicas: 2, partition: 0 });
-      await eventually('the status caught up', () => updateInProgress()?.reason === 'Updated');
-      fake.lws!.metadata.generation = 7;
-      await signal();
-    });
+    const second = await run(
+      { ref: fake.ref, generation: 6 },
+      async (signal) => {
+        assert.deepEqual(writes()[1], { replicas: 3, partition: 0 }, 'the surge group kept');
+        leader0!.readyAt = await fake.now();
+        await signal();
+        await eventually('the surge group released', () => writes().length === 3);
+        assert.deepEqual(writes()[2], { replicas: 2, partition: 0 });
+        await eventually('the status caught up', () => updateInProgress()?.reason === 'Updated');
+        fake.lws!.metadata.generation = 7;
+        await signal();
+      },
+      'reconcileLeaderWorkerSet-rollout-carried-by-status',
+    );
     assert.equal(second, 'superseded');
   });
 

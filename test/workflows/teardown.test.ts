@@ -550,7 +550,12 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
           { typedSearchAttributes },
           { ...input, lifecycle: judged, searchAttributes: true },
         );
-        if (expected === 'scale-down') run.keepHistory(handle, 'teardownGroup-lifecycle-judged-again');
+        if (expected === 'scale-down' && now.group === undefined) {
+          run.keepHistory(handle, 'teardownGroup-lifecycle-judged-again');
+        }
+        if (now.leaderReplicas !== undefined && expected === 'rebuild') {
+          run.keepHistory(handle, 'teardownGroup-surge-group-rebuilt');
+        }
         const result = await handle.result();
         assert.equal((await handle.describe()).typedSearchAttributes.get(Lifecycle), expected);
         return { result, history: await handle.fetchHistory() };
