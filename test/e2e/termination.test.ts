@@ -121,6 +121,29 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
   const groupPods = (pods: k8s.V1Pod[], name: string, i: number) =>
     pods.filter((p) => p.metadata!.name === `${name}-${i}` || p.metadata!.name!.startsWith(`${name}-${i}-`));
 
+  /** A Parallel LWS of 2 groups of 2 with `maxSurge: 1, maxUnavailable: 0`, Ready; the uids of its pods. */
+  async function readySurgeLws(name: string): Promise<Set<string>> {
+    const spec = lwsOf(name, 'Parallel', 2, 2);
+    spec.spec.rolloutStrategy = { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } };
+    await lws.create(spec);
+    return new Set((await lws.waitForGroups(name, 2, 2)).map((p) => p.metadata!.uid!));
+  }
+
+  /** Resolves with the pods once both groups run only new pods (none of `before`), all Ready, and the surge group is gone. */
+  function surgeRolloutDone(name: string, before: Set<string>): Promise<k8s.V1Pod[]> {
+    return waitFor(
+      'two groups on the new template, the surge group gone',
+      async () => {
+        const now = (await lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
+        const fresh = now.filter((p) => !before.has(p.metadata!.uid!) && isReady(p));
+        return now.length === 4 && fresh.length === 4 && !now.some((p) => p.metadata!.name === `${name}-2`)
+          ? now
+          : undefined;
+      },
+      { timeoutMs: 150_000, intervalMs: 500 },
+    );
+  }
+
   async function deleteLeader(name: string, i: number): Promise<number> {
     const t0 = Date.now();
     await lws.core.deleteNamespacedPod({ name: `${name}-${i}`, namespace });
@@ -366,25 +389,10 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
 
   it('maxSurge 1, maxUnavailable 0: a template change starts a surge group first and never has fewer Ready groups than replicas', async () => {
     const name = 'surge';
-    const spec = lwsOf(name, 'Parallel', 2, 2);
-    spec.spec.rolloutStrategy = { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } };
-    await lws.create(spec);
-    const before = new Set((await lws.waitForGroups(name, 2, 2)).map((p) => p.metadata!.uid));
-
+    const before = await readySurgeLws(name);
     const sampling = sampleGroups(name);
-
     await newWorkerImage(name);
-    const after = await waitFor(
-      'two groups on the new template, the surge group gone',
-      async () => {
-        const now = (await lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
-        const fresh = now.filter((p) => !before.has(p.metadata!.uid!) && isReady(p));
-        return now.length === 4 && fresh.length === 4 && !now.some((p) => p.metadata!.name === `${name}-2`)
-          ? now
-          : undefined;
-      },
-      { timeoutMs: 150_000, intervalMs: 500 },
-    );
+    const after = await surgeRolloutDone(name, before);
     const samples = await sampling.stop();
 
     assertNewWorkerImage(after);
@@ -405,10 +413,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
 
   it('a surge group whose leader is deleted mid-rollout is rebuilt, and released at the end as a scale-down', async () => {
     const name = 'surge-lost';
-    const spec = lwsOf(name, 'Parallel', 2, 2);
-    spec.spec.rolloutStrategy = { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } };
-    await lws.create(spec);
-    const before = new Set((await lws.waitForGroups(name, 2, 2)).map((p) => p.metadata!.uid));
+    const before = await readySurgeLws(name);
     await newWorkerImage(name);
     const surgeLeader = await waitFor(
       'the surge group (index 2) Ready',
@@ -422,17 +427,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     );
     const lostUid = surgeLeader.metadata!.uid!;
     await deleteLeader(name, 2);
-    await waitFor(
-      'two groups on the new template, the surge group gone',
-      async () => {
-        const now = (await lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
-        const fresh = now.filter((p) => !before.has(p.metadata!.uid!) && isReady(p));
-        return now.length === 4 && fresh.length === 4 && !now.some((p) => p.metadata!.name === `${name}-2`)
-          ? true
-          : undefined;
-      },
-      { timeoutMs: 150_000, intervalMs: 500 },
-    );
+    await surgeRolloutDone(name, before);
     const surgeTeardowns = new Map<string, { lifecycle: string; recoveryMs?: number }>();
     for await (const wf of controller.env.client.workflow.list({
       query: `WorkflowId STARTS_WITH "lws/${namespace}/${name}/group-2/rebuild/"`,

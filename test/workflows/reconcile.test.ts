@@ -31,6 +31,9 @@ async function twoGroups(fake: FakeCluster) {
   return { leaders, now };
 }
 
+/** 2 groups, rolled with a surge group: maxSurge 1, maxUnavailable 0. */
+const surgeSpec = { replicas: 2, rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } } };
+
 const statusWrites = (fake: FakeCluster) =>
   fake.callsOf('updateLeaderWorkerSetStatus').map((c) => (c.args[0] as { status: LeaderWorkerSetStatus }).status);
 
@@ -121,10 +124,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
 
   it('with maxSurge, steers a rolling update: a surge group first, an old group only when a Ready one is spare, then back', async () => {
     const fake = t.fake();
-    fake.setLws(
-      { replicas: 2, rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } } },
-      { generation: 5 },
-    );
+    fake.setLws(surgeSpec, { generation: 5 });
     const now = await fake.now();
     const revision = templateRevisionHash(applyDefaults(fake.lws!).spec);
     /** A group of 4 whose leader runs the current template or an old one. */
@@ -197,10 +197,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
 
   it('a new generation while surge groups are kept after the last old group keeps them until the groups are Ready', async () => {
     const fake = t.fake();
-    fake.setLws(
-      { replicas: 2, rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } } },
-      { generation: 5 },
-    );
+    fake.setLws(surgeSpec, { generation: 5 });
     const now = await fake.now();
     // The tail of a rollout: every group on the new template, group 0 replaced but not Ready, the surge group Ready.
     const [leader0] = [0, 1, 2].map((groupIndex) => {
