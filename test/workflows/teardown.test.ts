@@ -507,9 +507,9 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
   // first reads, made after the leader's deletion, and only a different judgement costs a patch marker and an upsert.
   // A group above the LWS's replicas that the leader StatefulSet still wants is a surge group of a rolling update.
   // [what, the trigger's judgement, the group and the cluster now, the leader built from the current template, the
-  // teardown's]
+  // teardown's, the name its history is kept under for the replay tests]
   type Now = { group?: number; replicas?: number; leaderReplicas?: number };
-  const lifecycleCases: [string, LifecycleName, Now, boolean, LifecycleName][] = [
+  const lifecycleCases: [string, LifecycleName, Now, boolean, LifecycleName, string?][] = [
     ['the same: kept, no marker, no upsert', 'rebuild', {}, true, 'rebuild'],
     [
       'a surge group the rollout still keeps: a rebuild, its replacement waited for',
@@ -517,6 +517,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       { group: 2, leaderReplicas: 3 },
       true,
       'rebuild',
+      'teardownGroup-surge-group-rebuilt',
     ],
     [
       'a surge group the rollout released a moment before: a scale-down',
@@ -531,12 +532,13 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       { replicas: 0 },
       true,
       'scale-down',
+      'teardownGroup-lifecycle-judged-again',
     ],
     ['a template change the trigger had not seen: a rolling update', 'rebuild', {}, false, 'rolling-update'],
     ['scaled down and up again: a rebuild, its replacement waited for', 'scale-down', {}, true, 'rebuild'],
     ['a delete stays a delete, whatever LWS of that name exists now', 'delete', {}, true, 'delete'],
   ];
-  for (const [what, judged, now, current, expected] of lifecycleCases) {
+  for (const [what, judged, now, current, expected, keep] of lifecycleCases) {
     it(`lifecycle judged again from the first reads: ${what}`, async () => {
       const fake = t.fake({ graceMs: GRACE, podReadyAfterMs: READY, leaderController: true, provisioner: true });
       const { leader, input } = await terminatingGroup(fake, { lifecycle: 'rebuild', group: now.group });
@@ -550,12 +552,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
           { typedSearchAttributes },
           { ...input, lifecycle: judged, searchAttributes: true },
         );
-        if (expected === 'scale-down' && now.group === undefined) {
-          run.keepHistory(handle, 'teardownGroup-lifecycle-judged-again');
-        }
-        if (now.leaderReplicas !== undefined && expected === 'rebuild') {
-          run.keepHistory(handle, 'teardownGroup-surge-group-rebuilt');
-        }
+        if (keep) run.keepHistory(handle, keep);
         const result = await handle.result();
         assert.equal((await handle.describe()).typedSearchAttributes.get(Lifecycle), expected);
         return { result, history: await handle.fetchHistory() };
