@@ -6,6 +6,7 @@ import {
   lifecycleOf,
   parsePodName,
   resolvePodTerminationPolicy,
+  rollingUpdateRecorded,
   workflowId,
   workflowSummary,
   type LeaderWorkerSet,
@@ -15,6 +16,7 @@ import {
   type WorkflowOp,
 } from '../model/index.js';
 import type { SeenWorkers } from '../activities/types.js';
+import type { Change } from '../workflows/reconcile.js';
 
 /** The facts of a pod the trigger decides on (a trimmed V1Pod). */
 export interface PodView {
@@ -83,6 +85,8 @@ export interface StartAction {
   lifecycle?: Lifecycle | 'provision' | 'reconcile' | 'recreate';
   /** A teardown's policy as the trigger knows it: set as its search attribute at the start. */
   policy?: PodTerminationPolicy;
+  /** A reconcile signal's argument; `groupReady` also sends it at once, past the usual spacing of signals. */
+  change?: Change;
   /** Why, for the decision log. */
   reason: string;
 }
@@ -108,6 +112,15 @@ export function reconcileAction(lws: LeaderWorkerSet, reason: string): StartActi
       reason,
     ),
   };
+}
+
+/**
+ * A group became Ready (its leader and every worker, for the first time since this leader was created). While the
+ * LWS's status says a rolling update is under way, the reconcile's next step waits for exactly this: it is told so.
+ */
+export function groupReadyAction(lws: LeaderWorkerSet, reason: string): StartAction | undefined {
+  const action = reconcileAction(lws, reason);
+  return action && rollingUpdateRecorded(lws) ? { ...action, change: { groupReady: true } } : action;
 }
 
 /**

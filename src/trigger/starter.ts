@@ -26,13 +26,23 @@ export interface StarterOptions {
   eagerStart?: boolean;
 }
 
+/** A reconcile workflow with a signal in flight. */
+interface SignalState {
+  /** Another change came meanwhile: one more signal is due. */
+  again: boolean;
+  /** One of those changes made a group Ready during a rollout. */
+  groupReady: boolean;
+  /** Ends the spacing between two signals early. */
+  wake?: () => void;
+}
+
 const maxAttempts = 6;
 const signalInterval = 500;
 
 export class WorkflowStarter {
   /** IDs the server already has: skip them without a round trip (a cache; the server stays the authority). */
   private readonly known = new Set<string>();
-  private readonly inFlightSignals = new Map<string, { again: boolean }>();
+  private readonly inFlightSignals = new Map<string, SignalState>();
   private readonly inFlightStarts = new Set<string>();
 
   constructor(private readonly opts: StarterOptions) {}
@@ -43,9 +53,13 @@ export class WorkflowStarter {
       const pending = this.inFlightSignals.get(action.workflowId);
       if (pending) {
         pending.again = true;
+        if (action.change?.groupReady) {
+          pending.groupReady = true;
+          pending.wake?.();
+        }
         return;
       }
-      this.inFlightSignals.set(action.workflowId, { again: false });
+      this.inFlightSignals.set(action.workflowId, { again: false, groupReady: false });
       void this.signalLoop(action, observedAt);
       return;
     }
@@ -65,9 +79,21 @@ export class WorkflowStarter {
         const state = this.inFlightSignals.get(action.workflowId);
         if (!state?.again) break;
         // Changes that arrived meanwhile go out as one more signal, at most twice a second per workflow: the
-        // workflow batches them anyway, and a signal storm makes the server refuse work ("Workflow is busy").
-        await new Promise((r) => setTimeout(r, signalInterval));
+        // workflow batches them anyway, and a signal storm makes the server refuse work ("Workflow is busy"). A group
+        // turned Ready during a rollout goes at once (once per group): the rollout's next step waits for it.
+        if (!state.groupReady) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, signalInterval);
+            state.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          state.wake = undefined;
+        }
+        action = state.groupReady ? { ...action, change: { groupReady: true } } : { ...action, change: undefined };
         state.again = false;
+        state.groupReady = false;
         observedAt = Date.now();
       }
     } finally {
@@ -127,7 +153,7 @@ export class WorkflowStarter {
       workflowId: action.workflowId,
       args: action.args,
       signal: changedSignal,
-      signalArgs: [],
+      signalArgs: action.change ? [action.change] : [],
       staticSummary: action.summary,
       typedSearchAttributes: this.searchAttributesFor(action),
     });

@@ -13,7 +13,7 @@ import {
   type LeaderWorkerSet,
 } from '../model/index.js';
 import { ClusterView, podView, statefulSetView } from './cluster-view.js';
-import { podActions, reconcileAction, type PodView, type StartAction } from './decide.js';
+import { groupReadyAction, podActions, reconcileAction, type PodView, type StartAction } from './decide.js';
 import { WorkflowStarter } from './starter.js';
 import { watchResource, type RunningWatch } from '../kube/informer.js';
 import { leaderWorkerSetsJson, namespacesJson, podsJson, statefulSetsJson } from '../kube/kube-json.js';
@@ -64,9 +64,21 @@ export class Trigger {
     }
   }
 
-  private reconcileFor(namespace: string, lwsName: string | undefined, reason: string): StartAction | undefined {
+  /** `groupReady`: the change made a group Ready (see groupReadyAction). */
+  private reconcileFor(
+    namespace: string,
+    lwsName: string | undefined,
+    reason: string,
+    groupReady = false,
+  ): StartAction | undefined {
     const lws = lwsName ? this.view.lws({ namespace, name: lwsName }) : undefined;
-    return lws ? reconcileAction(lws, reason) : undefined;
+    if (!lws) return undefined;
+    return groupReady ? groupReadyAction(lws, `${reason}: a group is Ready`) : reconcileAction(lws, reason);
+  }
+
+  /** Whether the group of this leader uid has been Ready since the leader was created (false without a uid). */
+  private started(leaderUid: string | undefined): boolean {
+    return leaderUid !== undefined && this.view.groupStarted(leaderUid);
   }
 
   /** Only whether it is being deleted matters, for the pods deleted with it (decide.ts). */
@@ -91,14 +103,18 @@ export class Trigger {
     const now = Date.now();
     const view = podView(pod);
     if (!view) return;
+    const wasStarted = this.started(view.uid);
     const before = removed ? this.view.deletePod(view.uid) : this.view.setPod(view);
+    const groupReady = !wasStarted && this.started(view.uid);
     const actions = removed ? [] : podActions(view, this.view, this.opts.searchAttributes, now);
     if (statusRelevant(before, removed ? undefined : view)) {
-      actions.push(
-        ...[this.reconcileFor(view.namespace, view.labels[LABEL_NAME], `pod ${view.name} changed`)].filter(
-          (a) => a !== undefined,
-        ),
+      const reconcile = this.reconcileFor(
+        view.namespace,
+        view.labels[LABEL_NAME],
+        `pod ${view.name} changed`,
+        groupReady,
       );
+      if (reconcile) actions.push(reconcile);
     }
     this.submit(actions, now);
   }
@@ -107,12 +123,12 @@ export class Trigger {
     const now = Date.now();
     const view = statefulSetView(sts);
     if (!view) return;
+    const wasStarted = this.started(view.ownerUid);
     const before = removed ? this.view.deleteStatefulSet(view.uid) : this.view.setStatefulSet(view);
+    const groupReady = !wasStarted && this.started(view.ownerUid);
     if (removed || !before || before.readyReplicas !== view.readyReplicas) {
-      this.submit(
-        [this.reconcileFor(view.namespace, view.labels[LABEL_NAME], `StatefulSet ${view.name} changed`)],
-        now,
-      );
+      const reason = `StatefulSet ${view.name} changed`;
+      this.submit([this.reconcileFor(view.namespace, view.labels[LABEL_NAME], reason, groupReady)], now);
     }
   }
 

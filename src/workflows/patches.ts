@@ -16,3 +16,6 @@ export const LIFECYCLE_FROM_FIRST_READS = 'lifecycle-from-first-reads';
 
 /** The reconcile's status says when it steers a rolling update (UpdateInProgress, reason RollingUpdate). */
 export const ROLLING_UPDATE_IN_STATUS = 'rolling-update-in-status';
+
+/** While rolling, the reconcile's batch window ends when a signal says a group became Ready. */
+export const ROLLOUT_STEP_AT_GROUP_READY = 'rollout-step-at-group-ready';

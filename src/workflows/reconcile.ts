@@ -15,7 +15,7 @@ import {
 } from '../model/index.js';
 import { kube } from './activities.js';
 import { isNamespaceTerminating } from './failures.js';
-import { ROLLING_UPDATE_IN_STATUS, ROLLOUT_STEERED_BY_GROUPS } from './patches.js';
+import { ROLLING_UPDATE_IN_STATUS, ROLLOUT_STEERED_BY_GROUPS, ROLLOUT_STEP_AT_GROUP_READY } from './patches.js';
 
 export interface ReconcileInput {
   ref: LwsRef;
@@ -26,8 +26,17 @@ export interface ReconcileInput {
 
 export type ReconcileResult = 'deleted' | 'superseded' | 'invalid';
 
+/** What the trigger says of a change, beyond that there was one. */
+export interface Change {
+  /**
+   * A group of this LWS became Ready while the status says a rolling update is under way: the rollout's next step
+   * waits for it, so the pass that takes it comes at once instead of after the batch window.
+   */
+  groupReady?: boolean;
+}
+
 /** Something about this LWS changed; look again. Signals coalesce: many changes, one pass. */
-export const changedSignal = defineSignal('changed');
+export const changedSignal = defineSignal<[Change?]>('changed');
 
 /** A quiet LWS is still looked at this often, in case an event was missed. */
 const resyncInterval = '5 minutes';
@@ -50,8 +59,10 @@ async function reconcile({
   rolling: rollingBefore = false,
 }: ReconcileInput): Promise<ReconcileResult> {
   let dirty = true;
-  setHandler(changedSignal, () => {
+  let groupReady = false;
+  setHandler(changedSignal, (change?: Change) => {
     dirty = true;
+    if (change?.groupReady) groupReady = true;
   });
   let applied = false;
   /** The rollout step this run last applied to the leader StatefulSet (none yet: the one carried over, if any). */
@@ -64,8 +75,13 @@ async function reconcile({
   const rolling = () => written?.rolling ?? carried;
   for (;;) {
     const signalled = await condition(() => dirty, resyncInterval);
-    // A group change is a burst of pod events: gather it into one pass (one list, one status write).
-    if (signalled && applied) await sleep(batchWindow);
+    // A group change is a burst of pod events: gather it into one pass (one list, one status write). While rolling,
+    // a group turned Ready ends the gathering: the next step waits for it.
+    if (signalled && applied) {
+      if (rolling() && patched(ROLLOUT_STEP_AT_GROUP_READY)) await condition(() => groupReady, batchWindow);
+      else await sleep(batchWindow);
+    }
+    groupReady = false;
     dirty = false;
     const lws = await kube.getLeaderWorkerSet(ref);
     if (lws === null || lws.metadata.deletionTimestamp) return 'deleted';

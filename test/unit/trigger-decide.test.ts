@@ -9,6 +9,7 @@ import {
   type LwsRef,
 } from '../../src/model/index.js';
 import {
+  groupReadyAction,
   leaderDeletedAt,
   podActions,
   reconcileAction,
@@ -438,6 +439,31 @@ describe('trigger/decide', () => {
       assert.equal(action?.workflowType, 'teardownGroup');
       assert.equal((action?.args[0] as { leaderDeletedAt?: string }).leaderDeletedAt, iso(recorded + 999));
     });
+  });
+
+  describe('groupReadyAction', () => {
+    const updateInProgress = (status: 'True' | 'False', reason: string): LeaderWorkerSet => ({
+      ...lws,
+      status: {
+        conditions: [{ type: 'UpdateInProgress', status, reason, message: '', lastTransitionTime: DELETED_AT }],
+      },
+    });
+    // [what, lws, the signal's change (null: no action)]
+    const cases: Array<[string, LeaderWorkerSet, object | undefined | null]> = [
+      ['a rolling update under way', updateInProgress('True', 'RollingUpdate'), { groupReady: true }],
+      ['groups updating, not steered', updateInProgress('True', 'GroupsUpdating'), undefined],
+      ['no rolling update', updateInProgress('False', 'Updated'), undefined],
+      ['no status yet', lws, undefined],
+      ['being deleted while rolling', deleting(updateInProgress('True', 'RollingUpdate')), null],
+    ];
+    for (const [what, l, change] of cases) {
+      it(`${what}: ${change === null ? 'nothing' : JSON.stringify(change ?? 'a plain signal')}`, () => {
+        const action = groupReadyAction(l, 'pod demo-1 changed');
+        if (change === null) return assert.equal(action, undefined);
+        assert.equal(action?.workflowId, 'lws/default/demo/reconcile/3');
+        assert.deepEqual(action?.change, change);
+      });
+    }
   });
 
   describe('reconcileAction', () => {

@@ -12,6 +12,9 @@ type Call = {
   requestEagerStart?: boolean;
   /** The typed search attributes a start carried, by name. */
   searchAttributes?: Record<string, unknown>;
+  /** A signal's arguments, and when it was sent. */
+  signalArgs?: unknown[];
+  at?: number;
 };
 
 type StartSearchAttributes = { typedSearchAttributes?: SearchAttributePair[] };
@@ -42,8 +45,8 @@ function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'fail',
                 searchAttributes: Object.fromEntries(o.typedSearchAttributes.map((p) => [p.key.name, p.value])),
               }),
         }),
-      signalWithStart: (_type: string, o: { workflowId: string }) =>
-        respond({ op: 'signalWithStart', workflowId: o.workflowId }),
+      signalWithStart: (_type: string, o: { workflowId: string; signalArgs?: unknown[] }) =>
+        respond({ op: 'signalWithStart', workflowId: o.workflowId, signalArgs: o.signalArgs, at: Date.now() }),
     },
   } as unknown as Client;
   return { client, calls };
@@ -188,4 +191,41 @@ describe('trigger: WorkflowStarter', () => {
     );
     assert.deepEqual(outcomes, ['wf-r:signalled', 'wf-r:signalled']);
   });
+
+  // A group turned Ready during a rollout is sent at once, past the half-second spacing of signals, and says so.
+  // [what, the changes (ms after the first signal; whether each says groupReady), the second signal's delay bounds
+  // (ms after the first) and its arguments]
+  const spacingCases: [string, [number, boolean][], [number, number], unknown[]][] = [
+    ['plain changes: one more signal after the spacing', [[10, false]], [480, 800], []],
+    ['a group Ready while a signal is in flight: at once', [[10, true]], [0, 200], [{ groupReady: true }]],
+    [
+      'a group Ready during the spacing: ends it',
+      [
+        [10, false],
+        [150, true],
+      ],
+      [100, 350],
+      [{ groupReady: true }],
+    ],
+  ];
+  for (const [what, changes, [min, max], args] of spacingCases) {
+    it(`signal spacing: ${what}`, async () => {
+      const { client, calls } = fakeClient(() => 'ok', 30);
+      const starter = starterWith(client, []);
+      const first = action('wf-s', 'signal-with-start');
+      starter.submit(first);
+      let elapsed = 0;
+      for (const [at, groupReady] of changes) {
+        await new Promise((r) => setTimeout(r, at - elapsed));
+        elapsed = at;
+        starter.submit(groupReady ? { ...first, change: { groupReady: true } } : first);
+      }
+      await settle(900);
+      assert.equal(calls.length, 2, JSON.stringify(calls));
+      assert.deepEqual(calls[0]!.signalArgs, []);
+      const delay = calls[1]!.at! - calls[0]!.at!;
+      assert.ok(delay >= min && delay <= max, `the second signal ${delay} ms after the first (${min}-${max})`);
+      assert.deepEqual(calls[1]!.signalArgs, args);
+    });
+  }
 });

@@ -247,6 +247,40 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     assert.equal(second, 'superseded');
   });
 
+  // While rolling, the batch window ends when a signal says a group became Ready: the next step waits for it.
+  // [what, rolling (two groups on an old template), the signal's argument, how soon the pass comes (ms bounds)]
+  const windowCases: [string, boolean, object | undefined, [number, number]][] = [
+    ['rolling, a group Ready: at once', true, { groupReady: true }, [0, 500]],
+    ['rolling, any other change: after the window', true, undefined, [950, 2000]],
+    ['not rolling, a group Ready: after the window', false, { groupReady: true }, [950, 2000]],
+  ];
+  for (const [what, rolling, change, [min, max]] of windowCases) {
+    it(`batch window: ${what}`, async () => {
+      const fake = t.fake();
+      const { leaders } = await twoGroups(fake);
+      leaders[1]!.readyAt = await fake.now();
+      if (rolling) for (const l of leaders) l.labels[LABEL_TEMPLATE_REVISION_HASH] = 'old-revision';
+      const looks = () => fake.callsOf('listGroups').map((c) => c.at);
+      const result = await t.withWorker(fake, async (run) => {
+        const handle = await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
+          ref: fake.ref,
+          generation: 3,
+        });
+        if (rolling && change) run.keepHistory(handle, 'reconcileLeaderWorkerSet-step-at-group-ready');
+        await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
+        const signalledAt = await fake.now();
+        await (change ? handle.signal('changed', change) : handle.signal('changed'));
+        await eventually('the second look', () => looks().length === 2);
+        const delay = looks()[1]! - signalledAt;
+        assert.ok(delay >= min && delay <= max, `looked ${delay} ms after the signal (${min}-${max})`);
+        fake.lws!.metadata.generation = 4;
+        await handle.signal('changed');
+        return handle.result();
+      });
+      assert.equal(result, 'superseded');
+    });
+  }
+
   it('looks again every 5 minutes without a signal, and ends with deleted once the LWS is gone', async () => {
     const fake = t.fake();
     await twoGroups(fake);
