@@ -105,7 +105,8 @@ export class Trigger {
     if (!view) return;
     const wasStarted = this.started(view.uid);
     const before = removed ? this.view.deletePod(view.uid) : this.view.setPod(view);
-    const groupReady = !wasStarted && this.started(view.uid);
+    // A change of a pod already known: after a restart, the first list finds every Ready group at once.
+    const groupReady = before !== undefined && !wasStarted && this.started(view.uid);
     const actions = removed ? [] : podActions(view, this.view, this.opts.searchAttributes, now);
     if (statusRelevant(before, removed ? undefined : view)) {
       const reconcile = this.reconcileFor(
@@ -125,7 +126,7 @@ export class Trigger {
     if (!view) return;
     const wasStarted = this.started(view.ownerUid);
     const before = removed ? this.view.deleteStatefulSet(view.uid) : this.view.setStatefulSet(view);
-    const groupReady = !wasStarted && this.started(view.ownerUid);
+    const groupReady = before !== undefined && !wasStarted && this.started(view.ownerUid);
     if (removed || !before || before.readyReplicas !== view.readyReplicas) {
       const reason = `StatefulSet ${view.name} changed`;
       this.submit([this.reconcileFor(view.namespace, view.labels[LABEL_NAME], reason, groupReady)], now);
