@@ -385,6 +385,15 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
       { timeoutMs: 30_000 },
     );
     assert.ok(status);
+    // Each replaced group turning Ready was signalled as such, so the reconcile took the next step at once.
+    const history = await controller.env.client.workflow
+      .getHandle(`lws/${namespace}/roll/reconcile/${(await lws.get('roll'))!.metadata.generation}`)
+      .fetchHistory();
+    const groupReadySignals = (history.events ?? []).filter((e) => {
+      const data = e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data;
+      return data && (JSON.parse(Buffer.from(data).toString()) as { groupReady?: boolean }).groupReady === true;
+    });
+    assert.ok(groupReadySignals.length >= 1, 'a group turned Ready was signalled to the reconcile as such');
   });
 
   it('maxSurge 1, maxUnavailable 0: a template change starts a surge group first and never has fewer Ready groups than replicas', async () => {
