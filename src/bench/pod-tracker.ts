@@ -32,6 +32,8 @@ export class PodTracker {
   private readonly waiters = new Set<Waiter>();
   private watch?: RunningWatch;
   private ticker?: NodeJS.Timeout;
+  /** The arrival of the watch event being handled. */
+  private eventAt?: number;
 
   constructor(
     private readonly kc: k8s.KubeConfig,
@@ -92,7 +94,17 @@ export class PodTracker {
     if (type === 'DELETED') state.gone ??= now;
     // Times are taken here, so the waiters of other groups (hundreds in a large scenario) are not woken.
     const key = groupKey(lws, parsed.groupIndex);
+    this.eventAt = now;
     this.recheck((w) => w.group === undefined || w.group === key);
+    this.eventAt = undefined;
+  }
+
+  /**
+   * When the watch event being handled arrived (now, outside one): waiters that resolve on the same event take the
+   * same time, whatever order they are checked in.
+   */
+  now(): number {
+    return this.eventAt ?? Date.now();
   }
 
   private recheck(which: (w: Waiter) => boolean): void {

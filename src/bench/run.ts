@@ -247,7 +247,7 @@ async function runScenario(
           if (scenario.kind === 'rebuild' || scenario.kind === 'rolling-update') {
             const oldSet = new Set(uids);
             const ready = await tracker.until(
-              () => (tracker.replacementReady(names[p], i, scenario.size, oldSet) ? Date.now() : undefined),
+              () => (tracker.replacementReady(names[p], i, scenario.size, oldSet) ? tracker.now() : undefined),
               timeout,
               `replacement of ${leader}`,
               group,
@@ -289,7 +289,7 @@ async function runScenario(
             oldGroups.every((uids) => tracker.goneAt(uids) !== undefined) &&
             ready === g &&
             tracker.podsFrom(lws, g) === 0;
-          return over ? Date.now() : undefined;
+          return over ? tracker.now() : undefined;
         },
         timeout,
         `the rolling update of ${lws}`,
