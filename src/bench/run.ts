@@ -96,6 +96,17 @@ export function scenarios(quick: boolean): Scenario[] {
       rounds: 1,
       rollingUpdate: { maxUnavailable: 0, maxSurge: 1 },
     },
+    // Many groups, a fifth of them down at a time: the rollout slides (the next group goes as soon as one is back),
+    // so the reconcile steers many steps at once while dozens of groups tear down and come back.
+    {
+      id: 'rollout-wide',
+      title: quick ? 'rolling update of 6 groups (maxUnavailable 3)' : 'rolling update of 50 groups (maxUnavailable 10)',
+      kind: 'rolling-update',
+      groups: quick ? 6 : 50,
+      size: 4,
+      rounds: 1,
+      rollingUpdate: { maxUnavailable: quick ? 3 : 10, maxSurge: 0 },
+    },
   ];
   if (quick) all[2]!.title = '12 groups rebuilt at once';
   return all;
