@@ -8,7 +8,7 @@ import type { ObjectIdentity, PodsGoneResult, ReplacementGroupInput, Replacement
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause } from './wait-support.js';
 import { getLeaderWorkerSet } from './reads.js';
-import { applyDefaults, leaderStatefulSetName } from '../model/index.js';
+import { applyDefaults, leaderStatefulSetName, notWantedAbove } from '../model/index.js';
 import { observeByName } from './waits.js';
 
 function readPod(c: KubeClients, namespace: string, name: string) {
@@ -91,7 +91,7 @@ async function untilNotWanted(
     if (leaderSet === undefined) continue;
     const ours = leaderSet?.metadata?.ownerReferences?.some((o) => o.controller && o.uid === lws.metadata.uid);
     if (ours && (leaderSet?.spec?.replicas ?? 1) > groupIndex) continue;
-    return `the LWS was scaled to ${replicas} groups`;
+    return notWantedAbove(replicas);
   }
 }
 

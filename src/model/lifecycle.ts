@@ -28,3 +28,11 @@ export function lifecycleOf(
   if (revision !== undefined && revision !== templateRevisionHash(spec)) return 'rolling-update';
   return 'rebuild';
 }
+
+/**
+ * Why a rebuild's replacement will not come for a group at or above spec.replicas: the LWS was scaled down, or a
+ * rolling update released the surge group it was (the leader StatefulSet no longer keeps it).
+ */
+export function notWantedAbove(replicas: number): string {
+  return `the LWS wants ${replicas} ${replicas === 1 ? 'group' : 'groups'} and keeps no surge group (scaled down, or a rolling update released it)`;
+}

@@ -8,6 +8,7 @@ import {
   LABEL_TEMPLATE_REVISION_HASH,
   type Lifecycle as LifecycleName,
   type PodTerminationPolicy,
+  notWantedAbove,
 } from '../../src/model/index.js';
 import { LIFECYCLE_FROM_FIRST_READS } from '../../src/workflows/patches.js';
 import { Lifecycle, TerminationPolicy } from '../../src/workflows/search-attributes.js';
@@ -766,14 +767,14 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     {
       name: 'the LWS is scaled below the group',
       change: (fake: FakeCluster) => (fake.lws!.spec.replicas = 0),
-      detail: 'no replacement group: the LWS was scaled to 0 groups',
+      detail: `no replacement group: ${notWantedAbove(0)}`,
     },
     {
       name: 'the rolling update releases the surge group',
       group: 2,
       before: (fake: FakeCluster) => (fake.leaderReplicas = 3),
       change: (fake: FakeCluster) => (fake.leaderReplicas = 2),
-      detail: 'no replacement group: the LWS was scaled to 2 groups',
+      detail: `no replacement group: ${notWantedAbove(2)}`,
     },
   ];
   for (const c of notWanted) {
