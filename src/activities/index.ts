@@ -29,7 +29,7 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     listGroups: (ref) => listGroups(c, ref),
     listGroupPods: (input) => listGroupPods(c, input),
     ensureHeadlessService: (lws) => ensureHeadlessService(c, lws),
-    ensureLeaderStatefulSet: (lws, options) => ensureLeaderStatefulSet(c, lws, options),
+    ensureLeaderStatefulSet: (lws, options, from) => ensureLeaderStatefulSet(c, lws, options, from),
     ensureWorkerStatefulSet: (input) => ensureWorkerStatefulSet(c, input),
     deleteWorkerStatefulSet: (input) => deleteWorkerStatefulSet(c, input),
     deletePod: (input) => deletePod(c, input),

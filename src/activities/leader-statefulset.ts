@@ -11,8 +11,10 @@ import {
   canonicalJson,
   KIND,
   type LeaderStatefulSetOptions,
+  type LeaderStatefulSetStep,
   type LeaderWorkerSet,
 } from '../model/index.js';
+import { jsonPointer } from '../kube/kube-json.js';
 import type { KubeClients } from './clients.js';
 import { classify, isConflict, isNotFound } from './kube-errors.js';
 import { holder, nameTaken, stillHeld } from './ownership.js';
@@ -43,10 +45,15 @@ function drifted(live: V1StatefulSet, built: V1StatefulSet, hash: string): boole
   );
 }
 
+/**
+ * Creates the leader StatefulSet, or brings it in line. `from`: what the caller last wrote, a rolling update's step
+ * before this one; while the StatefulSet is still exactly that, one guarded patch moves it on (see stepOn).
+ */
 export async function ensureLeaderStatefulSet(
   c: KubeClients,
   lws: LeaderWorkerSet,
   options: LeaderStatefulSetOptions = {},
+  from?: LeaderStatefulSetStep,
 ): Promise<EnsureOutcome> {
   const built = buildLeaderStatefulSet(lws, options);
   const hash = appliedHash(built);
@@ -57,6 +64,7 @@ export async function ensureLeaderStatefulSet(
   const namespace = built.metadata.namespace ?? '';
   const name = built.metadata.name ?? '';
   const what = `StatefulSet ${namespace}/${name}`;
+  if (from && (await stepOn(c, lws, options, from, built, hash))) return 'updated';
   let conflicts = 0;
   let tryCreate = true;
   for (;;) {
@@ -99,6 +107,38 @@ export async function ensureLeaderStatefulSet(
       // here is usually that, so read again and retry a few times before handing it to Temporal's retry.
       if (!isConflict(err) || ++conflicts > MAX_LOCAL_CONFLICT_RETRIES) throw classify(err);
     }
+  }
+}
+
+/**
+ * A rolling update's step in one call. The whole check (create, read, compare, replace) takes three round trips, and
+ * its replace meets a 409 whenever the StatefulSet controller wrote status in between, which it does at every pod
+ * change of a rollout. A JSON patch needs no resourceVersion: its tests make it apply only to the StatefulSet this
+ * controller owns and last wrote as `from` (the hash of what it wrote then), and it sets replicas, partition and the
+ * new hash. False when the tests fail or the call does: the whole check then finds out why.
+ */
+async function stepOn(
+  c: KubeClients,
+  lws: LeaderWorkerSet,
+  options: LeaderStatefulSetOptions,
+  from: LeaderStatefulSetStep,
+  built: V1StatefulSet,
+  hash: string,
+): Promise<boolean> {
+  const before = appliedHash(buildLeaderStatefulSet(lws, { ...options, ...from }));
+  const annotation = jsonPointer('metadata', 'annotations', ANNOTATION_APPLIED_HASH);
+  try {
+    await c.statefulSets.jsonPatch({ namespace: built.metadata?.namespace ?? '', name: built.metadata?.name ?? '' }, [
+      { op: 'test', path: '/metadata/ownerReferences/0/uid', value: lws.metadata.uid },
+      { op: 'test', path: '/metadata/ownerReferences/0/controller', value: true },
+      { op: 'test', path: annotation, value: before },
+      { op: 'replace', path: '/spec/replicas', value: built.spec?.replicas },
+      { op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: partition(built) },
+      { op: 'replace', path: annotation, value: hash },
+    ]);
+    return true;
+  } catch {
+    return false;
   }
 }
 

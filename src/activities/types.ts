@@ -2,6 +2,7 @@
 // Workflows import this file for types only; src/activities/index.ts implements it against the Kubernetes API.
 import type {
   LeaderStatefulSetOptions,
+  LeaderStatefulSetStep,
   LeaderWorkerSet,
   LeaderWorkerSetStatus,
   LwsRef,
@@ -128,9 +129,14 @@ export interface LwsActivities {
   ensureHeadlessService(lws: LeaderWorkerSet): Promise<EnsureOutcome>;
   /**
    * Create the leader StatefulSet, or update replicas, template and update strategy where they differ from what was
-   * last written. `options` (replicas with surge, partition, revision hash) default to what the spec says.
+   * last written. `options` (replicas with surge, partition, revision hash) default to what the spec says. `from`:
+   * the rolling-update step the caller wrote before; while the StatefulSet is still that, one patch moves it on.
    */
-  ensureLeaderStatefulSet(lws: LeaderWorkerSet, options?: LeaderStatefulSetOptions): Promise<EnsureOutcome>;
+  ensureLeaderStatefulSet(
+    lws: LeaderWorkerSet,
+    options?: LeaderStatefulSetOptions,
+    from?: LeaderStatefulSetStep,
+  ): Promise<EnsureOutcome>;
   /**
    * Create the worker StatefulSet of one group, owned by its leader pod, after patching the leader pod with the model's
    * leaderPodPatch (group-index and group-key labels, termination policy annotation). Idempotent: an existing

@@ -157,6 +157,18 @@ export interface DeleteBody {
   gracePeriodSeconds?: number;
 }
 
+/** One operation of a JSON patch; `path` is a JSON pointer (RFC 6901: `/` in a key is `~1`, `~` is `~0`). */
+export interface JsonPatchOperation {
+  op: 'test' | 'replace' | 'add' | 'remove';
+  path: string;
+  value?: unknown;
+}
+
+/** A JSON pointer to `keys` (a label or annotation key may hold `/`). */
+export function jsonPointer(...keys: string[]): string {
+  return keys.map((k) => `/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+}
+
 /** A list as the API server sends it; its resourceVersion is where a watch of the same collection starts. */
 export interface JsonList<T> {
   metadata?: { resourceVersion?: string };
@@ -172,6 +184,8 @@ export interface JsonResource<T> {
   replace(ref: ObjectRef, body: T): Promise<T>;
   /** A JSON merge patch (RFC 7386), of the object or of its status subresource. */
   mergePatch(ref: ObjectRef, body: object, subresource?: 'status'): Promise<T>;
+  /** A JSON patch (RFC 6902): its `test` operations make the whole patch fail unless the object is as they say. */
+  jsonPatch(ref: ObjectRef, operations: JsonPatchOperation[]): Promise<T>;
   delete(ref: ObjectRef, body: DeleteBody): Promise<unknown>;
 }
 
@@ -196,6 +210,8 @@ function resource<T>(
         body,
         contentType: 'application/merge-patch+json',
       }),
+    jsonPatch: (ref, operations) =>
+      kubeCall(kc, { method: 'PATCH', path: item(ref), body: operations, contentType: 'application/json-patch+json' }),
     delete: (ref, body) => kubeCall(kc, { method: 'DELETE', path: item(ref), body }),
   };
 }

@@ -175,6 +175,9 @@ export interface LeaderStatefulSetOptions {
   partition?: number;
 }
 
+/** A leader StatefulSet's size and partition, as one rolling-update step wrote them. */
+export type LeaderStatefulSetStep = Required<Pick<LeaderStatefulSetOptions, 'replicas' | 'partition'>>;
+
 /**
  * The leader StatefulSet (DESIGN.md section 2): named after the LWS and owned by it, serviceName the LWS's headless
  * Service, Parallel pod management (groups start and stop independently), selector name + worker-index "0".

@@ -10,7 +10,12 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createActivities, HEARTBEAT_INTERVAL_MS } from '../../src/activities/index.js';
 import { REPLACEMENT_CHECK_MS } from '../../src/activities/group-waits.js';
-import { ANNOTATION_APPLIED_HASH } from '../../src/activities/leader-statefulset.js';
+import { makeClients } from '../../src/activities/clients.js';
+import {
+  ANNOTATION_APPLIED_HASH,
+  appliedHash,
+  ensureLeaderStatefulSet,
+} from '../../src/activities/leader-statefulset.js';
 import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../src/activities/kube-errors.js';
 import type { AllActivities, LeaderPodActivities, ObjectIdentity } from '../../src/activities/types.js';
 import {
@@ -18,6 +23,7 @@ import {
   API_GROUP,
   API_GROUP_VERSION,
   API_VERSION,
+  buildLeaderStatefulSet,
   KIND,
   LABEL_GROUP_INDEX,
   LABEL_GROUP_KEY,
@@ -216,6 +222,98 @@ describe('activities against the cluster', function () {
       assert.equal(await act.ensureLeaderStatefulSet(newImage, { partition: 1 }), 'updated');
       assert.equal((await readSts('lead')).spec?.updateStrategy?.rollingUpdate?.partition, 1);
       assert.equal(await act.ensureLeaderStatefulSet(newImage, { partition: 1 }), 'unchanged');
+    });
+
+    describe('a rolling update step from the one written before', () => {
+      /** The StatefulSet calls one ensure made, by method, against the real API server. */
+      const counted = () => {
+        const c = makeClients(kc);
+        const calls: string[] = [];
+        const statefulSets = c.statefulSets;
+        c.statefulSets = Object.fromEntries(
+          Object.entries(statefulSets).map(([method, fn]) => [
+            method,
+            (...args: unknown[]) => (calls.push(method), (fn as (...a: unknown[]) => unknown)(...args)),
+          ]),
+        ) as unknown as typeof statefulSets;
+        return { c, calls };
+      };
+      const cases: {
+        name: string;
+        /** What happens to the StatefulSet after the step `{ replicas: 3, partition: 3 }` was written. */
+        meanwhile?: (name: string, lws: LeaderWorkerSet) => Promise<unknown>;
+        from: { replicas: number; partition: number };
+        calls: string[];
+      }[] = [
+        {
+          name: 'as written before: one patch, even after the StatefulSet controller wrote status',
+          meanwhile: (name) =>
+            apps.patchNamespacedStatefulSetStatus(
+              { namespace, name, body: { status: { replicas: 0, availableReplicas: 0 } } },
+              k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+            ),
+          from: { replicas: 3, partition: 3 },
+          calls: ['jsonPatch'],
+        },
+        {
+          name: 'another step was written since: the whole check',
+          meanwhile: (_, lws) => act.ensureLeaderStatefulSet(lws, { replicas: 3, partition: 2 }),
+          from: { replicas: 3, partition: 3 },
+          calls: ['jsonPatch', 'create', 'read', 'replace'],
+        },
+        {
+          name: 'the caller names a step never written: the whole check',
+          from: { replicas: 3, partition: 0 },
+          calls: ['jsonPatch', 'create', 'read', 'replace'],
+        },
+      ];
+      for (const [i, t] of cases.entries()) {
+        it(t.name, async () => {
+          const lws = await createLws(`step-${i}`, { replicas: 3 });
+          assert.equal(await act.ensureLeaderStatefulSet(lws, { replicas: 3, partition: 3 }), 'created');
+          await t.meanwhile?.(`step-${i}`, lws);
+          const { c, calls } = counted();
+          assert.equal(await ensureLeaderStatefulSet(c, lws, { replicas: 3, partition: 1 }, t.from), 'updated');
+          // The whole check's replace may meet the StatefulSet controller's status writes and read again.
+          assert.deepEqual(calls.slice(0, t.calls.length), t.calls);
+          assert.ok(
+            calls.slice(t.calls.length).every((m) => m === 'read' || m === 'replace'),
+            String(calls),
+          );
+          const sts = await readSts(`step-${i}`);
+          assert.equal(sts.spec?.updateStrategy?.rollingUpdate?.partition, 1);
+          assert.equal(sts.spec?.replicas, 3);
+          // Exactly what the whole check writes: nothing left to change.
+          assert.equal(await act.ensureLeaderStatefulSet(lws, { replicas: 3, partition: 1 }), 'unchanged');
+        });
+      }
+
+      it('never moves a StatefulSet of that name that another owner holds', async () => {
+        const lws = await createLws('step-foreign', { replicas: 2 });
+        const other = await createLws('step-other', { replicas: 2 });
+        // The other LWS's StatefulSet under this one's name, as this one's would be written.
+        const foreign = buildLeaderStatefulSet(lws, { replicas: 2, partition: 2 });
+        foreign.metadata!.ownerReferences = [
+          { ...foreign.metadata!.ownerReferences![0]!, name: other.metadata.name!, uid: other.metadata.uid! },
+        ];
+        foreign.metadata!.annotations = {
+          ...foreign.metadata!.annotations,
+          [ANNOTATION_APPLIED_HASH]: appliedHash(foreign),
+        };
+        await apps.createNamespacedStatefulSet({ namespace, body: foreign });
+        const err = await failureOf(
+          act.ensureLeaderStatefulSet(
+            lws,
+            { replicas: 2, partition: 0 },
+            {
+              replicas: 2,
+              partition: 2,
+            },
+          ),
+        );
+        assert.match(String(err), /step-foreign/);
+        assert.equal((await readSts('step-foreign')).spec?.updateStrategy?.rollingUpdate?.partition, 2, 'untouched');
+      });
     });
 
     it('a permanent error (an invalid pod template) is a non-retryable failure with the API message', async () => {

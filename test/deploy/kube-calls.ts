@@ -115,6 +115,7 @@ export const JSON_RESOURCE_CALLS: Record<string, string> = {
   'JsonResource.create': 'create',
   'JsonResource.replace': 'update',
   'JsonResource.mergePatch': 'patch',
+  'JsonResource.jsonPatch': 'patch',
   'JsonResource.delete': 'delete',
 };
 
