@@ -19,3 +19,6 @@ export const ROLLING_UPDATE_IN_STATUS = 'rolling-update-in-status';
 
 /** While rolling, the reconcile's batch window ends when a signal says a group became Ready. */
 export const ROLLOUT_STEP_AT_GROUP_READY = 'rollout-step-at-group-ready';
+
+/** The reconcile reads the LWS and lists its groups at the same time, one round trip instead of two per pass. */
+export const RECONCILE_READS_AT_ONCE = 'reconcile-reads-at-once';

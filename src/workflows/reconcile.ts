@@ -15,7 +15,12 @@ import {
 } from '../model/index.js';
 import { kube } from './activities.js';
 import { isNamespaceTerminating } from './failures.js';
-import { ROLLING_UPDATE_IN_STATUS, ROLLOUT_STEERED_BY_GROUPS, ROLLOUT_STEP_AT_GROUP_READY } from './patches.js';
+import {
+  RECONCILE_READS_AT_ONCE,
+  ROLLING_UPDATE_IN_STATUS,
+  ROLLOUT_STEERED_BY_GROUPS,
+  ROLLOUT_STEP_AT_GROUP_READY,
+} from './patches.js';
 
 export interface ReconcileInput {
   ref: LwsRef;
@@ -83,7 +88,9 @@ async function reconcile({
     }
     groupReady = false;
     dirty = false;
-    const lws = await kube.getLeaderWorkerSet(ref);
+    // A rollout's step waits for this pass: the groups are listed with the LWS, not after it.
+    const atOnce = patched(RECONCILE_READS_AT_ONCE) && patched(ROLLOUT_STEERED_BY_GROUPS);
+    const [lws, listed] = await Promise.all([kube.getLeaderWorkerSet(ref), atOnce ? kube.listGroups(ref) : undefined]);
     if (lws === null || lws.metadata.deletionTimestamp) return 'deleted';
     if ((lws.metadata.generation ?? 0) > generation) return 'superseded';
     const spec = applyDefaults(lws).spec;
@@ -107,7 +114,7 @@ async function reconcile({
     // The StatefulSet cannot roll groups by itself (it sees leaders, not workers, and never adds surge pods): each pass
     // plans the step from the groups, so they are listed before the leader StatefulSet is written.
     const steering = patched(ROLLOUT_STEERED_BY_GROUPS);
-    let groups = steering ? await kube.listGroups(ref) : undefined;
+    let groups = steering ? (listed ?? (await kube.listGroups(ref))) : undefined;
     const plan =
       groups && planLeaderRollout(spec, groupStates(lws, groups.leaders, groups.workerStatefulSets), rolling());
     const planned = plan && { replicas: plan.replicas, partition: plan.partition };
@@ -127,7 +134,12 @@ async function reconcile({
       await kube.annotateLeaderPods({ ref, podTerminationPolicy: spec.podTerminationPolicy });
       applied = true;
     } else if (plan && (plan.replicas !== written?.replicas || plan.partition !== written.partition)) {
-      await kube.ensureLeaderStatefulSet(lws, planned);
+      // From the step before: while the StatefulSet is still as written then, one patch moves it on.
+      await kube.ensureLeaderStatefulSet(
+        lws,
+        planned,
+        written && { replicas: written.replicas, partition: written.partition },
+      );
       await kube.recordEvent({
         lws: { ...ref, uid: lwsUid },
         type: 'Normal',

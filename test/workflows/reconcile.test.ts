@@ -143,7 +143,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         ref: fake.ref,
         generation: 5,
       });
-      run.keepHistory(handle, 'reconcileLeaderWorkerSet-surge');
+      run.keepHistory(handle, 'reconcileLeaderWorkerSet-reads-at-once');
       await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
       // The groups are listed before the leader StatefulSet is written, and once per pass.
       assert.deepEqual(
@@ -182,6 +182,11 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       leader0.readyAt = await fake.now();
       await pass(5, 4);
       assert.deepEqual(writes()[3], { replicas: 2, partition: 0 }, 'every group Ready: the surge group goes');
+      // Each step names the one before it, so that one guarded patch moves the StatefulSet on.
+      assert.deepEqual(
+        fake.callsOf('ensureLeaderStatefulSet').map((c) => c.args[2] ?? undefined),
+        [undefined, ...writes().slice(0, 3)],
+      );
       await eventually('the last step told', () => steps().length === 3);
       assert.deepEqual(steps(), [
         'rolling update: 3 groups (1 surge), the new template from group 1 up',
@@ -385,8 +390,10 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
           ref: fake.ref,
           generation,
         });
-        await eventually('a pass', () => fake.completed('listGroups').length > looks);
-        looks = fake.completed('listGroups').length;
+        // The first pass has applied the leader StatefulSet (the groups are listed along with the LWS, so a
+        // completed list does not yet mean the LWS was read).
+        await eventually('a pass', () => fake.completed('ensureLeaderStatefulSet').length > looks);
+        looks = fake.completed('ensureLeaderStatefulSet').length;
         fake.lws!.metadata.generation = generation + 1; // ends the run at its next look
         await handle.signal('changed');
         return handle.result();
