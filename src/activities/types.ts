@@ -50,7 +50,19 @@ export type EnsureWorkerStatefulSetResult =
    * The name is held by another leader's StatefulSet (an old group's), or by this leader's own one while it is being
    * deleted: wait until that uid is gone.
    */
-  | { outcome: 'blocked'; uid: string; ownerUid?: string; deleting: boolean }
+  | {
+      outcome: 'blocked';
+      uid: string;
+      ownerUid?: string;
+      deleting: boolean;
+      /**
+       * Worker pods of an old incarnation that still hold the names (their StatefulSet, `uid`, may be gone already: the
+       * garbage collector deletes it at once when its leader goes, and its pods for a grace period more). The
+       * StatefulSet controller cannot create a pod whose name is taken, and retries with a backoff that grows to
+       * minutes: wait until these are gone too.
+       */
+      pods?: ObjectIdentity[];
+    }
   /** Size 1: the group is its leader alone. The leader was labelled (and its group Service made); no StatefulSet. */
   | { outcome: 'not-needed' }
   /** The leader pod of that uid no longer exists: nothing was created (a StatefulSet it owned would be collected). */
@@ -186,7 +198,8 @@ export interface LwsActivities {
   /** Resolves once no pod of this uid exists (watch + heartbeats; safe to retry). */
   waitForPodGone(input: ObjectIdentity): Promise<GoneResult>;
   /** Resolves once no StatefulSet of this uid exists. */
-  waitForStatefulSetGone(input: ObjectIdentity): Promise<GoneResult>;
+  /** The StatefulSet of that uid gone, and then `pods` (what it controlled) too. */
+  waitForStatefulSetGone(input: ObjectIdentity & { pods?: ObjectIdentity[] }): Promise<GoneResult>;
   /** Resolves once the pod of this uid is Ready, or gone. */
   waitForPodReady(input: ObjectIdentity): Promise<ReadyResult>;
   /** Resolves once the StatefulSet of this uid has `readyReplicas >= replicas`, or is gone. */

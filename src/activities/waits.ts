@@ -106,8 +106,16 @@ export function waitForPodGone(c: KubeClients, target: ObjectIdentity): Promise<
   return waitForPod(c, target, 'to be gone', (pod) => (pod === null ? { goneAt: now() } : undefined));
 }
 
-export function waitForStatefulSetGone(c: KubeClients, target: ObjectIdentity): Promise<GoneResult> {
-  return waitForStatefulSet(c, target, 'to be gone', (sts) => (sts === null ? { goneAt: now() } : undefined));
+/** The StatefulSet of that uid gone, then the pods given (what it controlled, which may outlive it) gone too. */
+export async function waitForStatefulSetGone(
+  c: KubeClients,
+  target: ObjectIdentity & { pods?: ObjectIdentity[] },
+): Promise<GoneResult> {
+  const { pods, ...sts } = target;
+  const gone = await waitForStatefulSet(c, sts, 'to be gone', (s) => (s === null ? { goneAt: now() } : undefined));
+  let last = gone;
+  for (const pod of pods ?? []) last = await waitForPodGone(c, pod);
+  return last;
 }
 
 export function waitForPodReady(c: KubeClients, target: ObjectIdentity): Promise<ReadyResult> {

@@ -1,17 +1,19 @@
 // One group's worker StatefulSet, owned by its leader pod, plus what goes with it: the leader pod's group labels and
 // termination policy annotation, and, under UniquePerReplica, the group's own headless Service.
 import { createHash } from 'node:crypto';
-import type { V1StatefulSet } from '@kubernetes/client-node';
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import {
   applyDefaults,
   buildGroupService,
   buildWorkerStatefulSet,
   groupKeyInput,
+  LABEL_GROUP_INDEX,
+  LABEL_NAME,
   leaderPodPatch,
   type LeaderWorkerSet,
 } from '../model/index.js';
 import type { KubeClients } from './clients.js';
-import { classify, isConflict, isNotFound } from './kube-errors.js';
+import { classify, isConflict, isNotFound, kube, orNull } from './kube-errors.js';
 import { patchLeaderPod } from './leader-pods.js';
 import { ensureService } from './services.js';
 import { controllerUid } from './summaries.js';
@@ -55,6 +57,50 @@ async function createOrInspect(
   }
 }
 
+/** The pods named as this worker StatefulSet's (`<name>-<ordinal>`), whoever controls them. */
+async function podsOfNames(c: KubeClients, built: V1StatefulSet): Promise<V1Pod[]> {
+  const namespace = built.metadata?.namespace ?? '';
+  const stsName = built.metadata?.name ?? '';
+  const labels = built.spec?.selector?.matchLabels ?? {};
+  const labelSelector = [LABEL_NAME, LABEL_GROUP_INDEX].map((k) => `${k}=${labels[k] ?? ''}`).join(',');
+  const prefix = `${stsName}-`;
+  const pods = await kube(() => c.pods.list({ namespace, labelSelector }));
+  return pods.items.filter((p) => {
+    const name = p.metadata?.name ?? '';
+    return name.startsWith(prefix) && /^[1-9][0-9]*$/.test(name.slice(prefix.length));
+  });
+}
+
+/**
+ * Blocked while pods of another incarnation hold the names: the one that controls them (this leader's live
+ * StatefulSet aside) may be gone already, and the StatefulSet controller cannot create a pod over a name in use.
+ */
+async function blockedByPods(
+  c: KubeClients,
+  built: V1StatefulSet,
+  leaderUid: string,
+  pods: V1Pod[],
+): Promise<EnsureWorkerStatefulSetResult | undefined> {
+  if (pods.length === 0) return undefined;
+  const namespace = built.metadata?.namespace ?? '';
+  const live = await orNull(() => c.statefulSets.read({ namespace, name: built.metadata?.name ?? '' }));
+  const liveUid = live?.metadata?.uid;
+  const ours = live !== null && controllerUid(live.metadata) === leaderUid && !live.metadata?.deletionTimestamp;
+  const left = pods.filter((p) => !ours || controllerUid(p.metadata) !== liveUid);
+  if (left.length === 0) return undefined;
+  const uid = controllerUid(left[0]!.metadata) ?? '';
+  // Their StatefulSet, if it is still there (else it is as good as deleted).
+  const theirs = live !== null && liveUid === uid ? live : undefined;
+  const ownerUid = theirs && controllerUid(theirs.metadata);
+  return {
+    outcome: 'blocked',
+    uid,
+    ...(ownerUid !== undefined && { ownerUid }),
+    deleting: theirs === undefined || Boolean(theirs.metadata?.deletionTimestamp),
+    pods: left.map((p) => ({ namespace, name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '' })),
+  };
+}
+
 export async function ensureWorkerStatefulSet(
   c: KubeClients,
   input: { lws: LeaderWorkerSet; groupIndex: number; leader: ObjectIdentity },
@@ -68,11 +114,17 @@ export async function ensureWorkerStatefulSet(
     groupKey: key,
     podTerminationPolicy: applyDefaults(lws).spec.podTerminationPolicy,
   });
-  if (!(await patchLeaderPod(c, leader, patch))) return { outcome: 'leader-gone' };
-
   const built = buildWorkerStatefulSet(lws, { groupIndex, leaderPod, groupKey: key });
-  const result =
-    built === undefined ? ({ outcome: 'not-needed' } as const) : await createOrInspect(c, built, leader.uid);
+  // Who holds the worker pod names is read along with the leader's patch: a rebuild's provisioning pays no round trip.
+  const [patched, pods] = await Promise.all([
+    patchLeaderPod(c, leader, patch),
+    built === undefined ? [] : podsOfNames(c, built),
+  ]);
+  if (!patched) return { outcome: 'leader-gone' };
+  const result: EnsureWorkerStatefulSetResult =
+    built === undefined
+      ? { outcome: 'not-needed' }
+      : ((await blockedByPods(c, built, leader.uid, pods)) ?? (await createOrInspect(c, built, leader.uid)));
   // The group Service only once the name is ours: a blocked group's old Service is still the old leader's.
   if (result.outcome !== 'blocked') {
     const service = buildGroupService(lws, groupIndex, leaderPod);

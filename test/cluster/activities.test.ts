@@ -132,6 +132,7 @@ describe('activities against the cluster', function () {
   const leaderLabels = (lws: string) => ({ [LABEL_NAME]: lws, [LABEL_WORKER_INDEX]: '0' });
   const readSts = (name: string) => apps.readNamespacedStatefulSet({ namespace, name });
   const readPod = (name: string) => core.readNamespacedPod({ namespace, name });
+  const orNullSts = (name: string) => readSts(name).catch(() => null);
 
   describe('reads', () => {
     it('getLeaderWorkerSet returns the stored object with defaults, and null when absent', async () => {
@@ -593,6 +594,42 @@ describe('activities against the cluster', function () {
       assert.equal(await act.ensureLeaderStatefulSet(surging, { replicas: 1 }), 'updated');
       assert.deepEqual(await waiting, { notWanted: notWantedAbove(1) });
       assert.ok(Date.now() - released < REPLACEMENT_CHECK_MS + 5_000, 'within one look of its release');
+    });
+  });
+
+  describe('a worker StatefulSet over pods an old group left', () => {
+    it('is blocked while they hold the names, though their StatefulSet is gone; the wait ends once they are gone', async () => {
+      const lws = await createLws('left');
+      const leader = await createPod('left-0', { labels: leaderLabels('left') });
+      // An old worker that outlived its StatefulSet (the garbage collector removes that one at once), terminating.
+      const old = await createPod('left-0-1', { labels: { [LABEL_NAME]: 'left', [LABEL_GROUP_INDEX]: '0' }, grace: 3 });
+      // A pod of another LWS whose name starts alike is none of this group's.
+      await createPod('left-0-10x', { labels: { [LABEL_NAME]: 'left', [LABEL_GROUP_INDEX]: '0' } });
+      // Scheduled first: the API server removes an unscheduled pod at once.
+      await waitFor('pod left-0-1 Ready', async () => ((await act.getPod(old))?.ready ? true : undefined), {
+        timeoutMs: 30_000,
+      });
+      await core.deleteNamespacedPod({ namespace, name: 'left-0-1' });
+      const blocked = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+      assert.deepEqual(blocked, { outcome: 'blocked', uid: '', deleting: true, pods: [old] });
+      assert.equal(await orNullSts('left-0'), null, 'nothing created over the old name');
+
+      const waited = Date.now();
+      const gone = await act.waitForStatefulSetGone({ namespace, name: 'left-0', uid: blocked.uid, pods: [old] });
+      assert.ok(Date.now() - waited >= 1_000, `the wait ended ${Date.now() - waited} ms in, with the pod still there`);
+      await assert.rejects(readPod('left-0-1'), 'the old pod is gone once the wait ends');
+      assert.ok(Date.parse(gone.goneAt) >= waited);
+      const created = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+      assert.equal(created.outcome, 'created');
+      // Its own pods block nothing: the next ensure finds the StatefulSet it made.
+      await waitFor(
+        'pod left-0-1 of the new StatefulSet',
+        async () => ((await readPod('left-0-1')) ? true : undefined),
+        {
+          timeoutMs: 30_000,
+        },
+      );
+      assert.equal((await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader })).outcome, 'exists');
     });
   });
 

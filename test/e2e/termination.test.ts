@@ -164,6 +164,16 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
       assert.ok(w.terminatingAt! >= leader.goneAt!, `${w.name} terminated before its leader was gone`);
     const teardown = Math.max(...workers.map((w) => w.goneAt!)) - t0;
     assert.ok(teardown >= 1.8 * GMS && teardown < 3 * GMS, `Sequential teardown took ${teardown} ms`);
+    // The garbage collector removed the old worker StatefulSet as soon as the leader was gone, its pods a grace
+    // period later: the replacement's StatefulSet comes only after them (over their names, the StatefulSet
+    // controller could not make its pods, and would retry with a growing backoff). Whole seconds: 1 s allowance.
+    await lws.waitForGroups('seq', 2, 4);
+    const created = new Date((await lws.statefulSet('seq-0'))!.metadata!.creationTimestamp!).getTime();
+    const oldWorkersGone = Math.max(...workers.map((w) => w.goneAt!));
+    assert.ok(
+      created + 1000 >= oldWorkersGone,
+      `new workers created ${oldWorkersGone - created} ms before the old gone`,
+    );
   });
 
   /** When the last worker of the old group 0 of `par` was gone: torn down by (b), replaced in (c). */

@@ -63,7 +63,11 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const now = await fake.now();
     // The old group: its leader is gone and its StatefulSet is being foreground-deleted, its pods terminating.
     const oldLeader = fake.addLeader({ groupIndex: 0, at: now - 3_600_000, readyAt: now - 3_600_000 });
-    const { sts: old } = fake.addWorkers({ groupIndex: 0, ownerUid: oldLeader.uid, at: now - 3_600_000 });
+    const { sts: old, pods: oldPods } = fake.addWorkers({
+      groupIndex: 0,
+      ownerUid: oldLeader.uid,
+      at: now - 3_600_000,
+    });
     fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
     fake.removePodAt(oldLeader.uid, now);
     const leader = fake.addLeader({ groupIndex: 0, at: now });
@@ -74,13 +78,15 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     assert.deepEqual(
       ensures.map((c) => c.result),
       [
-        { outcome: 'blocked', uid: old.uid, ownerUid: oldLeader.uid, deleting: true },
+        { outcome: 'blocked', uid: old.uid, ownerUid: oldLeader.uid, deleting: true, pods: oldPods.map(identityOf) },
         { outcome: 'created', uid: fake.statefulSet('demo-0')!.uid },
       ],
     );
     const waits = fake.callsOf('waitForStatefulSetGone');
     assert.equal(waits.length, 1);
-    assert.deepEqual(waits[0]!.args, [{ namespace: 'default', name: 'demo-0', uid: old.uid }]);
+    assert.deepEqual(waits[0]!.args, [
+      { namespace: 'default', name: 'demo-0', uid: old.uid, pods: oldPods.map(identityOf) },
+    ]);
     // In order: blocked, wait (resolved when the old one was gone), then the one create.
     const oldGone = fake.removedAt.get(old.uid)!;
     assert.ok(Math.abs(oldGone - now - GRACE) < 100, `old StatefulSet gone ${oldGone - now} ms after its deletion`);
@@ -95,6 +101,43 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
       ['new leader', 'waiting for old StatefulSet', 'old StatefulSet gone', 'workers created', 'new group ready'],
     );
     assert.ok(Math.abs(at(result.timeline, 'old StatefulSet gone') - oldGone) < 100);
+  });
+
+  it('safe rebuild: waits for the old pods too when the garbage collector removed their StatefulSet first', async () => {
+    // Sequential: once the old leader is gone, the garbage collector deletes the worker StatefulSet it owned in the
+    // background (at once) and its pods after it (a grace period). A StatefulSet created over their names could not
+    // make its pods until they were gone, and would then wait for the StatefulSet controller's growing backoff.
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws();
+    const now = await fake.now();
+    const oldLeader = fake.addLeader({ groupIndex: 0, at: now - 3_600_000, readyAt: now - 3_600_000 });
+    const { sts: old, pods: oldPods } = fake.addWorkers({
+      groupIndex: 0,
+      ownerUid: oldLeader.uid,
+      at: now - 3_600_000,
+    });
+    fake.removePodAt(oldLeader.uid, now);
+    fake.deleteStatefulSetAt(old.uid, now, 'Background');
+    await t.sleep(1_000);
+    assert.equal(fake.statefulSet('demo-0'), undefined, 'the old StatefulSet is gone at once');
+    assert.ok(
+      oldPods.every((p) => fake.podByUid(p.uid) !== undefined),
+      'its pods still terminate',
+    );
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    const result = await provision(fake, inputFor(fake, leader));
+
+    assert.equal(result.outcome, 'provisioned');
+    assert.deepEqual(
+      fake.callsOf('ensureWorkerStatefulSet').map((c) => (c.result as { outcome: string }).outcome),
+      ['blocked', 'created'],
+    );
+    const lastOldPodGone = Math.max(...oldPods.map((p) => fake.removedAt.get(p.uid)!));
+    assert.ok(lastOldPodGone - now >= GRACE, `the old pods went ${lastOldPodGone - now} ms after their deletion`);
+    const mine = fake.createdStatefulSets.filter((s) => s.ownerUid === leader.uid);
+    assert.equal(mine.length, 1);
+    assert.ok(mine[0]!.at >= lastOldPodGone, 'created while pods of the old group held the names');
+    assert.match(result.timeline[1]!.detail ?? '', /3 of its pods still terminating/);
   });
 
   // BUG (reported): provisionGroup reads the LWS once, before the safe-rebuild wait (up to a grace period or more),
