@@ -197,8 +197,7 @@ export interface LwsActivities {
 
   /** Resolves once no pod of this uid exists (watch + heartbeats; safe to retry). */
   waitForPodGone(input: ObjectIdentity): Promise<GoneResult>;
-  /** Resolves once no StatefulSet of this uid exists. */
-  /** The StatefulSet of that uid gone, and then `pods` (what it controlled) too. */
+  /** Resolves once no StatefulSet of this uid exists, and then no pod of `pods` (what it controlled, may outlive it). */
   waitForStatefulSetGone(input: ObjectIdentity & { pods?: ObjectIdentity[] }): Promise<GoneResult>;
   /** Resolves once the pod of this uid is Ready, or gone. */
   waitForPodReady(input: ObjectIdentity): Promise<ReadyResult>;
