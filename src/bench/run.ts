@@ -100,7 +100,9 @@ export function scenarios(quick: boolean): Scenario[] {
     // so the reconcile steers many steps at once while dozens of groups tear down and come back.
     {
       id: 'rollout-wide',
-      title: quick ? 'rolling update of 6 groups (maxUnavailable 3)' : 'rolling update of 50 groups (maxUnavailable 10)',
+      title: quick
+        ? 'rolling update of 6 groups (maxUnavailable 3)'
+        : 'rolling update of 50 groups (maxUnavailable 10)',
       kind: 'rolling-update',
       groups: quick ? 6 : 50,
       size: 4,
