@@ -13,6 +13,13 @@ const inputFor = (fake: FakeCluster, leader: FakePod): ProvisionGroupInput => ({
   leader: identityOf(leader),
 });
 
+/** Group 0 as it was an hour before `now`: a Ready leader, its worker StatefulSet and pods. */
+function oldGroup(fake: FakeCluster, now: number) {
+  const oldLeader = fake.addLeader({ groupIndex: 0, at: now - 3_600_000, readyAt: now - 3_600_000 });
+  const { sts: old, pods: oldPods } = fake.addWorkers({ groupIndex: 0, ownerUid: oldLeader.uid, at: now - 3_600_000 });
+  return { oldLeader, old, oldPods };
+}
+
 describe('provisionGroup (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
   const t = useWorkflowTestEnv();
@@ -62,12 +69,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     fake.setLws({ podTerminationPolicy: 'Parallel' });
     const now = await fake.now();
     // The old group: its leader is gone and its StatefulSet is being foreground-deleted, its pods terminating.
-    const oldLeader = fake.addLeader({ groupIndex: 0, at: now - 3_600_000, readyAt: now - 3_600_000 });
-    const { sts: old, pods: oldPods } = fake.addWorkers({
-      groupIndex: 0,
-      ownerUid: oldLeader.uid,
-      at: now - 3_600_000,
-    });
+    const { oldLeader, old, oldPods } = oldGroup(fake, now);
     fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
     fake.removePodAt(oldLeader.uid, now);
     const leader = fake.addLeader({ groupIndex: 0, at: now });
@@ -110,12 +112,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const fake = t.fake({ graceMs: GRACE });
     fake.setLws();
     const now = await fake.now();
-    const oldLeader = fake.addLeader({ groupIndex: 0, at: now - 3_600_000, readyAt: now - 3_600_000 });
-    const { sts: old, pods: oldPods } = fake.addWorkers({
-      groupIndex: 0,
-      ownerUid: oldLeader.uid,
-      at: now - 3_600_000,
-    });
+    const { oldLeader, old, oldPods } = oldGroup(fake, now);
     fake.removePodAt(oldLeader.uid, now);
     fake.deleteStatefulSetAt(old.uid, now, 'Background');
     await t.sleep(1_000);
@@ -149,8 +146,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const fake = t.fake({ graceMs: GRACE });
     fake.setLws({ podTerminationPolicy: 'Parallel' });
     const now = await fake.now();
-    const oldLeader = fake.addLeader({ groupIndex: 0, at: now - 3_600_000, readyAt: now - 3_600_000 });
-    const { sts: old } = fake.addWorkers({ groupIndex: 0, ownerUid: oldLeader.uid, at: now - 3_600_000 });
+    const { oldLeader, old } = oldGroup(fake, now);
     fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
     fake.removePodAt(oldLeader.uid, now);
     const leader = fake.addLeader({ groupIndex: 0, at: now });
