@@ -70,7 +70,7 @@ const DENIED: Record<string, string[]> = {
     'core/configmaps:get',
     'core/services:delete',
     'core/events:update',
-    'apps/statefulsets:patch',
+    'apps/statefulsets:deletecollection',
     'apps/deployments:create',
     'leaderworkerset.x-k8s.io/leaderworkersets:update',
     'leaderworkerset.x-k8s.io/leaderworkersets:patch',
