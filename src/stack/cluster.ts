@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { reuseConnections } from '../config/kubernetes.js';
 import { createLogger, formatDuration, type Logger } from '../log.js';
+import { installCrd } from './crd.js';
 import { binPath, clusterDir, kubeconfigPath, repoRoot } from './paths.js';
 import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
 
@@ -260,6 +261,13 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
         '--kube-api-qps=200',
         '--kube-api-burst=400',
       ];
+      // The garbage collector finds new resources only every 30 s: with the CRD installed before it starts, it
+      // watches LeaderWorkerSets from its first moment. An LWS deleted before then would keep its StatefulSets and
+      // pods until the controller manager restarted (it never sees the deletion).
+      log.info('installing the LeaderWorkerSet CRD', { elapsed: formatDuration(Date.now() - started) });
+      const admin = new k8s.KubeConfig();
+      admin.loadFromFile(componentKubeconfig);
+      await installCrd(admin);
       await daemon('kube-controller-manager', [
         ...common,
         `--secure-port=${ports.controllerManager}`,
