@@ -16,9 +16,10 @@ import {
 } from '../model/index.js';
 import { jsonPointer } from '../kube/kube-json.js';
 import type { KubeClients } from './clients.js';
-import { classify, isConflict, isNotFound } from './kube-errors.js';
-import { holder, nameTaken, stillHeld } from './ownership.js';
-import type { EnsureOutcome } from './types.js';
+import { classify, isConflict, kube, orNull } from './kube-errors.js';
+import { holder, nameTaken } from './ownership.js';
+import { controllerUid } from './summaries.js';
+import type { EnsureLeaderStatefulSetResult, ObjectIdentity } from './types.js';
 
 /**
  * Ours. StatefulSet annotation: sha1 of the pod template and update strategy as this controller last wrote them.
@@ -54,7 +55,7 @@ export async function ensureLeaderStatefulSet(
   lws: LeaderWorkerSet,
   options: LeaderStatefulSetOptions = {},
   from?: LeaderStatefulSetStep,
-): Promise<EnsureOutcome> {
+): Promise<EnsureLeaderStatefulSetResult> {
   const built = buildLeaderStatefulSet(lws, options);
   const hash = appliedHash(built);
   built.metadata = {
@@ -66,27 +67,27 @@ export async function ensureLeaderStatefulSet(
   const what = `StatefulSet ${namespace}/${name}`;
   if (from && (await stepOn(c, lws, options, from, built, hash))) return 'updated';
   let conflicts = 0;
-  let tryCreate = true;
   for (;;) {
-    if (tryCreate) {
+    // Read first: the StatefulSet is there on every pass but a new LWS's first, and before a create the names of its
+    // pods must be free (see leaderPodsHeld).
+    const live = await orNull(() => c.statefulSets.read({ namespace, name }));
+    if (live === null) {
+      const held = await leaderPodsHeld(c, built);
+      if (held.length > 0) return { outcome: 'blocked', pods: held };
       try {
         await c.statefulSets.create(namespace, built);
         return 'created';
       } catch (err) {
-        if (!isConflict(err)) throw classify(err);
+        if (isConflict(err)) continue; // created in between: look at it
+        throw classify(err);
       }
     }
-    let live: V1StatefulSet;
-    try {
-      live = await c.statefulSets.read({ namespace, name });
-    } catch (err) {
-      tryCreate = isNotFound(err); // deleted in between: create again
-      if (tryCreate) continue;
-      throw classify(err);
-    }
-    tryCreate = false;
     const who = holder(live.metadata, { kind: KIND, uid: lws.metadata.uid ?? '' });
-    if (who === 'previous') throw stillHeld(what, live.metadata);
+    if (who === 'previous') {
+      // An older incarnation's (the LWS deleted and created again), going away with its pods: wait for both.
+      const statefulSet = { namespace, name, uid: live.metadata?.uid ?? '' };
+      return { outcome: 'blocked', statefulSet, pods: await leaderPodsHeld(c, built) };
+    }
     if (who === 'foreign') throw nameTaken(what, live.metadata, `LeaderWorkerSet ${namespace}/${lws.metadata.name}`);
     if (!drifted(live, built, hash)) return 'unchanged';
     // Replace only the fields we own, on the object as read: its resourceVersion makes a concurrent writer's change
@@ -108,6 +109,31 @@ export async function ensureLeaderStatefulSet(
       if (!isConflict(err) || ++conflicts > MAX_LOCAL_CONFLICT_RETRIES) throw classify(err);
     }
   }
+}
+
+/**
+ * Leader pods that hold this StatefulSet's pod names (`<name>-<ordinal>`) and will go away: controlled by another
+ * StatefulSet (an older incarnation's, collected with it), or terminating. The StatefulSet controller cannot create a
+ * pod over a name in use and retries with a per-StatefulSet backoff that doubles up to minutes, so a StatefulSet
+ * created over them would bring its groups up that much after they are gone. An orphan that is not terminating is no
+ * obstacle: the new StatefulSet adopts it.
+ */
+async function leaderPodsHeld(c: KubeClients, built: V1StatefulSet): Promise<ObjectIdentity[]> {
+  const namespace = built.metadata?.namespace ?? '';
+  const name = built.metadata?.name ?? '';
+  const labels = built.spec?.selector?.matchLabels ?? {};
+  const labelSelector = Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  const ordinal = /^(0|[1-9][0-9]*)$/;
+  const pods = await kube(() => c.pods.list({ namespace, labelSelector }));
+  return pods.items
+    .filter((p) => {
+      const podName = p.metadata?.name ?? '';
+      if (!podName.startsWith(`${name}-`) || !ordinal.test(podName.slice(name.length + 1))) return false;
+      return Boolean(p.metadata?.deletionTimestamp) || controllerUid(p.metadata) !== undefined;
+    })
+    .map((p) => ({ namespace, name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '' }));
 }
 
 /**

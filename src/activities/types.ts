@@ -44,6 +44,15 @@ export interface StatefulSetInfo extends ObjectIdentity {
 
 export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
 
+export type EnsureLeaderStatefulSetResult =
+  | EnsureOutcome
+  /**
+   * Not created: an older incarnation still holds the names (the LWS was deleted and created again under its name).
+   * Its leader pods, and its StatefulSet if that is still there, are going away: wait until they are gone, then
+   * ensure again.
+   */
+  | { outcome: 'blocked'; statefulSet?: ObjectIdentity; pods: ObjectIdentity[] };
+
 export type EnsureWorkerStatefulSetResult =
   | { outcome: 'created' | 'exists'; uid: string }
   /**
@@ -148,7 +157,7 @@ export interface LwsActivities {
     lws: LeaderWorkerSet,
     options?: LeaderStatefulSetOptions,
     from?: LeaderStatefulSetStep,
-  ): Promise<EnsureOutcome>;
+  ): Promise<EnsureLeaderStatefulSetResult>;
   /**
    * Create the worker StatefulSet of one group, owned by its leader pod, after patching the leader pod with the model's
    * leaderPodPatch (group-index and group-key labels, termination policy annotation). Idempotent: an existing

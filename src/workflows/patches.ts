@@ -22,3 +22,9 @@ export const ROLLOUT_STEP_AT_GROUP_READY = 'rollout-step-at-group-ready';
 
 /** The reconcile reads the LWS and lists its groups at the same time, one round trip instead of two per pass. */
 export const RECONCILE_READS_AT_ONCE = 'reconcile-reads-at-once';
+
+/**
+ * The reconcile keeps the LWS it first read: one deleted and created again under the same name (another uid) is
+ * another LWS, taken over by a fresh run.
+ */
+export const RECONCILE_KEEPS_ONE_LWS = 'reconcile-keeps-one-lws';

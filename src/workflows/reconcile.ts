@@ -13,9 +13,11 @@ import {
   type LeaderRollout,
   type LwsRef,
 } from '../model/index.js';
-import { kube } from './activities.js';
+import type { ObjectIdentity } from '../activities/types.js';
+import { kube, wait } from './activities.js';
 import { isNamespaceTerminating } from './failures.js';
 import {
+  RECONCILE_KEEPS_ONE_LWS,
   RECONCILE_READS_AT_ONCE,
   ROLLING_UPDATE_IN_STATUS,
   ROLLOUT_STEERED_BY_GROUPS,
@@ -70,6 +72,8 @@ async function reconcile({
     if (change?.groupReady) groupReady = true;
   });
   let applied = false;
+  /** The uid of the LWS this run keeps applied (the first it read). */
+  let kept: string | undefined;
   /** The rollout step this run last applied to the leader StatefulSet (none yet: the one carried over, if any). */
   let written: LeaderRollout | undefined;
   /**
@@ -92,9 +96,19 @@ async function reconcile({
     const atOnce = patched(RECONCILE_READS_AT_ONCE) && patched(ROLLOUT_STEERED_BY_GROUPS);
     const [lws, listed] = await Promise.all([kube.getLeaderWorkerSet(ref), atOnce ? kube.listGroups(ref) : undefined]);
     if (lws === null || lws.metadata.deletionTimestamp) return 'deleted';
+    const lwsUid = lws.metadata.uid ?? '';
+    if (kept !== undefined && lwsUid !== kept && patched(RECONCILE_KEEPS_ONE_LWS)) {
+      // Deleted and created again under the same name (`kubectl delete` then `apply`): nothing this run applied
+      // holds for the new one. At this generation the trigger's signals come to this workflow ID: a fresh run
+      // applies it. At another generation they go to that generation's reconcile.
+      if ((lws.metadata.generation ?? 0) === generation) {
+        await continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
+      }
+      return 'deleted';
+    }
+    kept = lwsUid;
     if ((lws.metadata.generation ?? 0) > generation) return 'superseded';
     const spec = applyDefaults(lws).spec;
-    const lwsUid = lws.metadata.uid ?? '';
     if (written === undefined) carried ||= rollingUpdateRecorded(lws);
 
     if (!applied) {
@@ -122,6 +136,13 @@ async function reconcile({
     if (!applied) {
       await kube.ensureHeadlessService(lws);
       const leaders = await kube.ensureLeaderStatefulSet(lws, planned);
+      if (typeof leaders === 'object') {
+        // An older incarnation of this LWS still holds the names, going away. A StatefulSet created over its pods
+        // would get its own only after a backoff that grows to minutes: wait for them instead, then look again.
+        await namesFreed(ref, leaders);
+        dirty = true;
+        continue;
+      }
       if (leaders !== 'unchanged') {
         await kube.recordEvent({
           lws: { ...ref, uid: lwsUid },
@@ -135,11 +156,17 @@ async function reconcile({
       applied = true;
     } else if (plan && (plan.replicas !== written?.replicas || plan.partition !== written.partition)) {
       // From the step before: while the StatefulSet is still as written then, one patch moves it on.
-      await kube.ensureLeaderStatefulSet(
+      const step = await kube.ensureLeaderStatefulSet(
         lws,
         planned,
         written && { replicas: written.replicas, partition: written.partition },
       );
+      if (typeof step === 'object') {
+        // The leader StatefulSet was deleted under the rollout: apply it again, as at the start.
+        applied = false;
+        dirty = true;
+        continue;
+      }
       await kube.recordEvent({
         lws: { ...ref, uid: lwsUid },
         type: 'Normal',
@@ -170,6 +197,12 @@ async function reconcile({
       });
     }
   }
+}
+
+/** Waits until an older incarnation's leader StatefulSet, if named, and its leader pods are gone. */
+async function namesFreed(ref: LwsRef, blocked: { statefulSet?: ObjectIdentity; pods: ObjectIdentity[] }) {
+  if (blocked.statefulSet) await wait.waitForStatefulSetGone({ ...blocked.statefulSet, pods: blocked.pods });
+  else await wait.waitForPodsGone({ namespace: ref.namespace, pods: blocked.pods });
 }
 
 /** A rollout step for people: "rolling update: 4 groups (1 surge), the new template from group 2 up". */

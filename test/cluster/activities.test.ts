@@ -260,12 +260,12 @@ describe('activities against the cluster', function () {
           name: 'another step was written since: the whole check',
           meanwhile: (_, lws) => act.ensureLeaderStatefulSet(lws, { replicas: 3, partition: 2 }),
           from: { replicas: 3, partition: 3 },
-          calls: ['jsonPatch', 'create', 'read', 'replace'],
+          calls: ['jsonPatch', 'read', 'replace'],
         },
         {
           name: 'the caller names a step never written: the whole check',
           from: { replicas: 3, partition: 0 },
-          calls: ['jsonPatch', 'create', 'read', 'replace'],
+          calls: ['jsonPatch', 'read', 'replace'],
         },
       ];
       for (const [i, t] of cases.entries()) {
@@ -301,20 +301,51 @@ describe('activities against the cluster', function () {
           ...foreign.metadata!.annotations,
           [ANNOTATION_APPLIED_HASH]: appliedHash(foreign),
         };
-        await apps.createNamespacedStatefulSet({ namespace, body: foreign });
-        const err = await failureOf(
-          act.ensureLeaderStatefulSet(
-            lws,
-            { replicas: 2, partition: 0 },
-            {
-              replicas: 2,
-              partition: 2,
-            },
-          ),
+        const held = await apps.createNamespacedStatefulSet({ namespace, body: foreign });
+        const result = await act.ensureLeaderStatefulSet(
+          lws,
+          { replicas: 2, partition: 0 },
+          {
+            replicas: 2,
+            partition: 2,
+          },
         );
-        assert.match(String(err), /step-foreign/);
+        // Owned by an LWS, as an older incarnation's would be: blocked until it and its pods are gone.
+        assert.ok(typeof result === 'object', `blocked, not ${String(result)}`);
+        assert.deepEqual(result.statefulSet, { namespace, name: 'step-foreign', uid: held.metadata?.uid });
+        assert.ok(
+          result.pods.every((p) => /^step-foreign-[01]$/.test(p.name)),
+          JSON.stringify(result.pods),
+        );
         assert.equal((await readSts('step-foreign')).spec?.updateStrategy?.rollingUpdate?.partition, 2, 'untouched');
       });
+    });
+
+    it('is blocked while leader pods an older incarnation left hold the names; created once they are gone', async () => {
+      const lws = await createLws('again', { replicas: 3 });
+      // A leader of the LWS deleted before this one was created, terminating (scheduled first: the API server removes
+      // an unscheduled pod at once).
+      const old = await createPod('again-0', { labels: leaderLabels('again'), grace: 3 });
+      await waitFor('pod again-0 Ready', async () => ((await act.getPod(old))?.ready ? true : undefined), {
+        timeoutMs: 30_000,
+      });
+      await core.deleteNamespacedPod({ namespace, name: 'again-0' });
+      // An orphan that is not terminating is adopted by the new StatefulSet; a name that is no ordinal is no leader's.
+      await createPod('again-1', { labels: leaderLabels('again') });
+      await createPod('again-0x', { labels: leaderLabels('again'), grace: 3 });
+      const blocked = await act.ensureLeaderStatefulSet(lws);
+      assert.deepEqual(blocked, { outcome: 'blocked', pods: [old] });
+      assert.equal(await orNullSts('again'), null, 'nothing created over the old name');
+
+      const waited = Date.now();
+      await act.waitForPodsGone({ namespace, pods: [old] });
+      assert.ok(Date.now() - waited >= 1_000, `the wait ended ${Date.now() - waited} ms in, with the pod still there`);
+      assert.equal(await act.ensureLeaderStatefulSet(lws), 'created');
+      await waitFor('the new leader again-0', async () => ((await readPod('again-0')) ? true : undefined), {
+        timeoutMs: 30_000,
+      });
+      // Its own pods block nothing.
+      assert.equal(await act.ensureLeaderStatefulSet(lws), 'unchanged');
     });
 
     it('a permanent error (an invalid pod template) is a non-retryable failure with the API message', async () => {

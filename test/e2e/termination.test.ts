@@ -308,6 +308,31 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     });
   }
 
+  it('an LWS deleted and created again under the same name gets its groups back once the old pods are gone', async () => {
+    // `kubectl delete` then `kubectl apply` of the same manifest: the new LWS has the old one's name and generation.
+    const name = 'again';
+    const pods = await readyLws(name, 'Parallel', 2, 2);
+    await lws.delete(name, 'Background');
+    await lws.create(lwsOf(name, 'Parallel', 2, 2));
+    const records = await groupGone(pods);
+    const oldGone = Math.max(...records.map((r) => r.goneAt!));
+    const fresh = await lws.waitForGroups(name, 2, 2, 6 * GMS);
+    const old = new Set(pods.map((p) => p.metadata!.uid!));
+    assert.ok(
+      fresh.every((p) => !old.has(p.metadata!.uid!)),
+      'every pod is a new one',
+    );
+    // The new pods take the old names: none may be created while one of the old ones still exists.
+    const created = fresh.map((p) => recorder.byUid(p.metadata!.uid!)!.seenAt);
+    assert.ok(Math.min(...created) >= oldGone - 50, `a new pod was created ${oldGone - Math.min(...created)} ms early`);
+    const late = Math.max(...created) - oldGone;
+    assert.ok(late < GMS, `the last new pod was created ${late} ms after the old pods were gone`);
+    // Nor its leader StatefulSet: the StatefulSet controller would fail on the names in use and back off (it doubles
+    // its wait each time, up to minutes). Its creationTimestamp has whole seconds.
+    const leaderSts = new Date((await lws.statefulSet(name))!.metadata!.creationTimestamp!).getTime();
+    assert.ok(leaderSts >= oldGone - 1000, `leader StatefulSet created ${oldGone - leaderSts} ms before the old gone`);
+  });
+
   it('(f) a worker container restart under Parallel rebuilds the whole group in about 1 x grace', async () => {
     const pods = await readyLws('restart', 'Parallel', 1, 4);
     const t0 = Date.now();

@@ -7,10 +7,11 @@ import {
   hpaPodSelector,
   LABEL_TEMPLATE_REVISION_HASH,
   templateRevisionHash,
+  type LeaderWorkerSet,
   type LeaderWorkerSetStatus,
 } from '../../src/model/index.js';
 import type { ReconcileInput, ReconcileResult, reconcileLeaderWorkerSet } from '../../src/workflows/reconcile.js';
-import type { ActivityName, FakeCluster } from '../fixtures/fake-activities.js';
+import { identityOf, type ActivityName, type FakeCluster } from '../fixtures/fake-activities.js';
 import { useWorkflowTestEnv, eventually } from './harness.js';
 
 const RESYNC = 5 * 60_000;
@@ -349,6 +350,69 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       } else {
         assert.equal(fake.events.length, 0);
       }
+    });
+  }
+
+  // `kubectl delete` then `kubectl apply`: a new LWS (another uid) under the name this run keeps applied, while the old
+  // one's leaders still terminate.
+  for (const c of [
+    { generation: 3, then: 'a fresh run applies it once the old leaders are gone', runs: 2 },
+    { generation: 1, then: "it is left to its generation's reconcile", runs: 1 },
+  ]) {
+    it(`an LWS created again under the same name at generation ${c.generation}: ${c.then}`, async () => {
+      const fake = t.fake();
+      const { leaders } = await twoGroups(fake);
+      const { result, continued } = await t.withWorker(fake, async (run) => {
+        const handle = await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
+          ref: fake.ref,
+          generation: 3,
+        });
+        await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
+        // The garbage collector took the old one's Service and leader StatefulSet with it; its leaders terminate.
+        fake.setLws({}, { uid: 'lws-uid-2', generation: c.generation });
+        fake.services.clear();
+        fake.leaderStatefulSet = undefined;
+        const deletedAt = await fake.now();
+        for (const leader of leaders) {
+          leader.ownerUid = 'old-leader-statefulset-uid';
+          fake.deletePodAt(leader.uid, deletedAt);
+        }
+        await handle.signal('changed');
+        if (c.runs === 2) {
+          await eventually('blocked by the old leaders', () => fake.callsOf('waitForPodsGone').length === 1);
+          await t.sleep(fake.graceMs + 1_000);
+          await eventually('the new LWS applied', () => fake.completed('ensureLeaderStatefulSet').length === 3);
+          fake.lws!.metadata.generation = 4; // ends the run at its next look
+          await handle.signal('changed');
+        }
+        const result = await handle.result();
+        const last = await handle.describe();
+        return { result, continued: last.runId !== handle.firstExecutionRunId };
+      });
+      assert.equal(result, c.runs === 2 ? 'superseded' : 'deleted');
+      assert.equal(continued, c.runs === 2, 'continued as new');
+      const ensures = fake.callsOf('ensureLeaderStatefulSet');
+      if (c.runs === 1) {
+        assert.deepEqual(
+          ensures.map((e) => e.result),
+          ['created'],
+        );
+        assert.equal(fake.services.get('default/demo'), undefined);
+        return;
+      }
+      // The new one's StatefulSet is created only once the old leaders no longer hold the names.
+      assert.deepEqual(
+        ensures.map((e) => [(e.args[0] as LeaderWorkerSet).metadata.uid, e.result]),
+        [
+          ['lws-uid-1', 'created'],
+          ['lws-uid-2', { outcome: 'blocked', pods: leaders.map(identityOf) }],
+          ['lws-uid-2', 'created'],
+        ],
+      );
+      const oldGone = Math.max(...leaders.map((l) => fake.removedAt.get(l.uid)!));
+      assert.ok(oldGone >= leaders[0]!.deletedAt! + fake.graceMs, 'the old leaders took their grace period');
+      assert.ok(ensures[2]!.at >= oldGone, `created ${oldGone - ensures[2]!.at} ms before the old leaders were gone`);
+      assert.equal(fake.services.get('default/demo'), 'lws-uid-2');
     });
   }
 
