@@ -36,10 +36,12 @@ export function isPodReady(pod: V1Pod): boolean {
 
 export function podInfo(pod: V1Pod): PodInfo {
   const restarts = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])];
+  const createdAt = isoTime(pod.metadata?.creationTimestamp);
   return {
     ...identity('Pod', pod.metadata),
     labels: { ...pod.metadata?.labels },
     annotations: { ...pod.metadata?.annotations },
+    ...(createdAt !== undefined && { createdAt }),
     ready: isPodReady(pod),
     restartCount: restarts.reduce((sum, s) => sum + (s.restartCount ?? 0), 0),
   };

@@ -23,6 +23,8 @@ export interface ObjectIdentity extends ObjectKey {
 export interface PodInfo extends ObjectIdentity {
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  /** RFC 3339 (whole seconds). */
+  createdAt?: string;
   /** RFC 3339; set once the pod is terminating. */
   deletionTimestamp?: string;
   /** Ready condition is True. */

@@ -8,23 +8,23 @@ import type { LeaderWorkerSet } from './types.js';
 export type Lifecycle = 'rebuild' | 'scale-down' | 'rolling-update' | 'delete';
 
 /**
- * The LWS gone or being deleted: delete. The group at or above spec.replicas: scale-down (surge groups going after a
- * rolling update too), unless the leader StatefulSet still wants it (`leaderReplicas`, its spec.replicas when known:
- * a surge group that failed mid-rollout is rebuilt). The leader built from another template: rolling update.
- * Otherwise a rebuild.
+ * The LWS gone or being deleted, or the leader an older LWS's of that name (predatesLws): delete. The group at or
+ * above spec.replicas: scale-down (surge groups going after a rolling update too), unless the leader StatefulSet still
+ * wants it (`leaderReplicas`, its spec.replicas when known: a surge group that failed mid-rollout is rebuilt). The
+ * leader built from another template: rolling update. Otherwise a rebuild.
  */
 export function lifecycleOf(
   lws: LeaderWorkerSet | null | undefined,
   groupIndex: number,
-  leaderLabels: Record<string, string>,
+  leader: { labels: Record<string, string>; createdAt?: string },
   leaderReplicas?: number,
 ): Lifecycle {
-  if (!lws || lws.metadata.deletionTimestamp) return 'delete';
+  if (!lws || lws.metadata.deletionTimestamp || predatesLws(lws, leader.createdAt)) return 'delete';
   const spec = applyDefaults(lws).spec;
   if (groupIndex >= spec.replicas && !(leaderReplicas !== undefined && groupIndex < leaderReplicas)) {
     return 'scale-down';
   }
-  const revision = leaderLabels[LABEL_TEMPLATE_REVISION_HASH];
+  const revision = leader.labels[LABEL_TEMPLATE_REVISION_HASH];
   if (revision !== undefined && revision !== templateRevisionHash(spec)) return 'rolling-update';
   return 'rebuild';
 }
@@ -36,3 +36,18 @@ export function lifecycleOf(
 export function notWantedAbove(replicas: number): string {
   return `the LWS wants ${replicas} ${replicas === 1 ? 'group' : 'groups'} and keeps no surge group (scaled down, or a rolling update released it)`;
 }
+
+/**
+ * A pod created before the LWS of its name was belongs to an older LWS of that name (deleted, then created again):
+ * it goes as that one's deletion, and is neither rebuilt nor provisioned for the new one. Both times come from the API
+ * server in whole seconds, so a pod created in the LWS's own second counts as its own: a new LWS's first leaders
+ * usually are.
+ */
+export function predatesLws(lws: LeaderWorkerSet, podCreatedAt: string | Date | undefined): boolean {
+  const lwsCreatedAt = lws.metadata.creationTimestamp;
+  if (podCreatedAt === undefined || lwsCreatedAt === undefined) return false;
+  return millis(podCreatedAt) < millis(lwsCreatedAt);
+}
+
+/** A client-node typed object gives a Date, JSON (a watch event, a Temporal payload) an RFC 3339 string. */
+const millis = (t: string | Date): number => (typeof t === 'string' ? Date.parse(t) : t.getTime());

@@ -51,6 +51,7 @@ export function podView(pod: V1Pod): PodView | undefined {
     restartCount: statuses.reduce((sum, s) => sum + (s.restartCount ?? 0), 0),
     ownerUid: m.ownerReferences?.find((r) => r.controller)?.uid,
     annotations: m.annotations ?? {},
+    ...(m.creationTimestamp ? { createdAt: new Date(m.creationTimestamp).toISOString() } : {}),
     ...(m.deletionTimestamp ? { deletedAt: deletionMadeAt(m.deletionTimestamp, m.deletionGracePeriodSeconds) } : {}),
   };
 }

@@ -5,6 +5,7 @@ import {
   LABEL_NAME,
   lifecycleOf,
   parsePodName,
+  predatesLws,
   resolvePodTerminationPolicy,
   rollingUpdateRecorded,
   workflowId,
@@ -30,6 +31,8 @@ export interface PodView {
   /** Controlling owner: the leader StatefulSet for a leader, the group's worker StatefulSet for a worker. */
   ownerUid?: string;
   annotations?: Record<string, string>;
+  /** creationTimestamp, RFC 3339 (whole seconds). */
+  createdAt?: string;
   /**
    * When it was deleted (ms since the epoch), from the pod itself: deletionTimestamp minus the grace period. Both have
    * whole seconds, so the deletion happened within the 999 ms after this.
@@ -152,15 +155,22 @@ export function podActions(
   const ref = { namespace: pod.namespace, name: lwsName };
   const { groupIndex, workerIndex } = parsed;
   const lws = know.lws(ref);
-  // The LWS as something that still wants groups: not being deleted, nor in a namespace being deleted. The namespace
-  // controller deletes pods, StatefulSets and the LWS in no set order: a leader it deletes first is no rebuild.
-  const wanting = lws && !lws.metadata.deletionTimestamp && !know.namespaceTerminating(pod.namespace) ? lws : undefined;
+  // The LWS as something that still wants this pod's group: not being deleted, nor in a namespace being deleted (the
+  // namespace controller deletes pods, StatefulSets and the LWS in no set order: a leader it deletes first is no
+  // rebuild), nor created after the pod (the pod is an older LWS's of that name, deleted and created again).
+  const wanting =
+    lws &&
+    !lws.metadata.deletionTimestamp &&
+    !know.namespaceTerminating(pod.namespace) &&
+    !predatesLws(lws, pod.createdAt)
+      ? lws
+      : undefined;
   const actions: StartAction[] = [];
   const identity = { namespace: pod.namespace, name: pod.name, uid: pod.uid };
 
   if (workerIndex === 0) {
     if (pod.deleting) {
-      const lifecycle = wanting ? lifecycleOf(wanting, groupIndex, pod.labels, know.leaderReplicas(ref)) : 'delete';
+      const lifecycle = wanting ? lifecycleOf(wanting, groupIndex, pod, know.leaderReplicas(ref)) : 'delete';
       // The policy as known now, so that under Parallel the workflow's first call is the delete; with the workers
       // as seen, that delete needs no read first.
       const { policy } = resolvePodTerminationPolicy({

@@ -132,7 +132,7 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
   const seen =
     leaderPod?.uid !== leader.uid || input.lifecycle === 'delete'
       ? input.lifecycle
-      : lifecycleOf(lws, groupIndex, leaderPod.labels, leaderReplicas);
+      : lifecycleOf(lws, groupIndex, leaderPod, leaderReplicas);
   const lifecycle = seen !== input.lifecycle && patched(LIFECYCLE_FROM_FIRST_READS) ? seen : input.lifecycle;
   if (lifecycle !== input.lifecycle) timeline.title = title(lifecycle);
   // The trigger sets the policy and lifecycle it saw at the start; only a different one (the spec changed meanwhile,

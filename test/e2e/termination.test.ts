@@ -312,6 +312,9 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     // `kubectl delete` then `kubectl apply` of the same manifest: the new LWS has the old one's name and generation.
     const name = 'again';
     const pods = await readyLws(name, 'Parallel', 2, 2);
+    // Creation times have whole seconds: a pod created in the new LWS's second would count as the new one's.
+    const lastCreated = Math.max(...pods.map((p) => new Date(p.metadata!.creationTimestamp!).getTime()));
+    await new Promise((r) => setTimeout(r, Math.max(0, lastCreated + 1100 - Date.now())));
     await lws.delete(name, 'Background');
     await lws.create(lwsOf(name, 'Parallel', 2, 2));
     const records = await groupGone(pods);
@@ -331,6 +334,16 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     // its wait each time, up to minutes). Its creationTimestamp has whole seconds.
     const leaderSts = new Date((await lws.statefulSet(name))!.metadata!.creationTimestamp!).getTime();
     assert.ok(leaderSts >= oldGone - 1000, `leader StatefulSet created ${oldGone - leaderSts} ms before the old gone`);
+    // The old groups went as the old LWS's deletion: not rebuilds that waited for the new groups.
+    const { client } = controller.env;
+    const oldLeaders = pods.filter((p) => p.metadata!.name!.split('-').length === 2);
+    const lifecycles = await Promise.all(
+      oldLeaders.map(async (l) => {
+        const id = `lws/${namespace}/${name}/group-${l.metadata!.name!.split('-')[1]}/rebuild/${l.metadata!.uid}`;
+        return ((await client.workflow.getHandle(id).result()) as { lifecycle: string }).lifecycle;
+      }),
+    );
+    assert.deepEqual(lifecycles, ['delete', 'delete']);
   });
 
   it('(f) a worker container restart under Parallel rebuilds the whole group in about 1 x grace', async () => {

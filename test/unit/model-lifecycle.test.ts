@@ -5,6 +5,7 @@ import {
   LABEL_TEMPLATE_REVISION_HASH,
   LABEL_WORKER_INDEX,
   lifecycleOf,
+  predatesLws,
   templateRevisionHash,
   type LeaderWorkerSet,
 } from '../../src/model/index.js';
@@ -29,7 +30,7 @@ describe('model/lifecycle: lifecycleOf', () => {
   const labels = (revision: string | undefined) => {
     const out: Record<string, string> = { [LABEL_NAME]: 'demo', [LABEL_WORKER_INDEX]: '0' };
     if (revision !== undefined) out[LABEL_TEMPLATE_REVISION_HASH] = revision;
-    return out;
+    return { labels: out };
   };
 
   // [what, lws, groupIndex, revision label of the leader, expected, the leader StatefulSet's replicas]
@@ -65,4 +66,35 @@ describe('model/lifecycle: lifecycleOf', () => {
     const explicit = sampleLws({ startupPolicy: 'LeaderCreated', networkConfig: { subdomainPolicy: 'Shared' } });
     assert.equal(lifecycleOf(explicit, 0, labels(currentRevision)), 'rebuild');
   });
+
+  // An LWS deleted and created again under its name: the leaders created before it are the older one's.
+  const createdAt = (t: string | Date | undefined): LeaderWorkerSet => ({
+    ...lws,
+    metadata: { ...lws.metadata, creationTimestamp: t },
+  });
+  const leaderCases: [string, LeaderWorkerSet, string | undefined, string][] = [
+    ['leader created before the LWS', createdAt('2026-05-01T10:00:05Z'), '2026-05-01T10:00:04Z', 'delete'],
+    [
+      '... the LWS as a typed client gives it (a Date)',
+      createdAt(new Date('2026-05-01T10:00:05Z')),
+      '2026-05-01T10:00:04Z',
+      'delete',
+    ],
+    [
+      'leader created in the same second as the LWS',
+      createdAt('2026-05-01T10:00:05Z'),
+      '2026-05-01T10:00:05Z',
+      'rebuild',
+    ],
+    ['leader created after the LWS', createdAt('2026-05-01T10:00:05Z'), '2026-05-01T10:07:00Z', 'rebuild'],
+    ['leader creation unknown', createdAt('2026-05-01T10:00:05Z'), undefined, 'rebuild'],
+    ['LWS creation unknown', createdAt(undefined), '2026-05-01T10:00:04Z', 'rebuild'],
+  ];
+  for (const [what, l, leaderCreatedAt, expected] of leaderCases) {
+    it(`${what}: ${expected}`, () => {
+      const leader = { ...labels(currentRevision), ...(leaderCreatedAt && { createdAt: leaderCreatedAt }) };
+      assert.equal(lifecycleOf(l, 0, leader), expected);
+      assert.equal(predatesLws(l, leaderCreatedAt), expected === 'delete');
+    });
+  }
 });

@@ -181,6 +181,16 @@ describe('trigger/cluster-view', () => {
       });
     }
 
+    for (const [what, creationTimestamp] of [
+      ['a Date (a typed list)', new Date('2025-01-01T00:00:07Z')],
+      ['a string (a watch event)', '2025-01-01T00:00:07Z'],
+    ] as const) {
+      it(`keeps when the pod was created, as RFC 3339: ${what}`, () => {
+        const metadata = { ...base.metadata, creationTimestamp };
+        assert.equal(podView({ metadata } as V1Pod)?.createdAt, '2025-01-01T00:00:07.000Z');
+      });
+    }
+
     for (const missing of ['name', 'namespace', 'uid'] as const) {
       it(`gives nothing for a pod without metadata.${missing}`, () => {
         assert.equal(podView({ metadata: { ...base.metadata, [missing]: undefined } }), undefined);

@@ -26,6 +26,11 @@ const ref: LwsRef = { namespace: 'default', name: 'demo' };
 const currentRevision = templateRevisionHash(lws.spec);
 const DELETED_AT = '2025-01-01T00:00:00Z';
 
+/** `lws` deleted and created again under its name at RECREATED_AT; BEFORE and AFTER bracket that. */
+const RECREATED_AT = '2025-02-01T10:00:05Z';
+const BEFORE = '2025-02-01T09:00:00Z';
+const AFTER = '2025-02-01T10:00:09Z';
+
 function deleting(l: LeaderWorkerSet): LeaderWorkerSet {
   return { ...l, metadata: { ...l.metadata, deletionTimestamp: DELETED_AT } };
 }
@@ -106,6 +111,8 @@ const teardown = (group: number, uid: string, lifecycle: string) =>
 /** A restart before the group fully started has its own ID (see names.ts), so the two never collide. */
 const recreate = (group: number, leaderUid: string, started = false) =>
   `start recreateGroup lws/default/demo/group-${group}/recreate/${leaderUid}${started ? '' : '/before-start'} recreate`;
+
+const recreated = withMeta(lws, { uid: 'lws-uid-2', creationTimestamp: RECREATED_AT });
 
 describe('trigger/decide', () => {
   describe('podActions', () => {
@@ -255,6 +262,33 @@ describe('trigger/decide', () => {
         { lws, stsOwners: owners, terminatingNamespaces: ['default'] },
         [],
       ],
+
+      // The LWS deleted and created again under its name: pods created before it are the older one's, going.
+      [
+        "a terminating leader of the older LWS: that one's deletion",
+        leader(0, { deleting: true, createdAt: BEFORE }),
+        { lws: recreated },
+        [teardown(0, 'leader-0', 'delete')],
+      ],
+      [
+        'a leader of the older LWS, not yet terminating: no provision',
+        leader(0, { createdAt: BEFORE }),
+        { lws: recreated },
+        [],
+      ],
+      [
+        'a restarted worker of the older LWS: no recreate',
+        worker(0, 1, { restartCount: 1, createdAt: BEFORE }),
+        { lws: recreated, stsOwners: { 'sts-0': leader(0, { createdAt: BEFORE }) } },
+        [],
+      ],
+      [
+        'a leader created in the same second as the LWS (whole seconds): its own',
+        leader(0, { deleting: true, createdAt: RECREATED_AT }),
+        { lws: recreated },
+        [teardown(0, 'leader-0', 'rebuild')],
+      ],
+      ['a leader of the new LWS', leader(0, { createdAt: AFTER }), { lws: recreated }, [provision(0, 'leader-0')]],
     ];
     for (const [what, pod, world, expected] of cases) {
       it(`${what}: ${expected.length === 0 ? 'nothing' : expected.join('; ')}`, () => {

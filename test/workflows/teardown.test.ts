@@ -509,7 +509,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
   // A group above the LWS's replicas that the leader StatefulSet still wants is a surge group of a rolling update.
   // [what, the trigger's judgement, the group and the cluster now, the leader built from the current template, the
   // teardown's, the name its history is kept under for the replay tests]
-  type Now = { group?: number; replicas?: number; leaderReplicas?: number };
+  type Now = { group?: number; replicas?: number; leaderReplicas?: number; lwsCreatedAfterLeader?: boolean };
   const lifecycleCases: [string, LifecycleName, Now, boolean, LifecycleName, string?][] = [
     ['the same: kept, no marker, no upsert', 'rebuild', {}, true, 'rebuild'],
     [
@@ -538,6 +538,13 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     ['a template change the trigger had not seen: a rolling update', 'rebuild', {}, false, 'rolling-update'],
     ['scaled down and up again: a rebuild, its replacement waited for', 'scale-down', {}, true, 'rebuild'],
     ['a delete stays a delete, whatever LWS of that name exists now', 'delete', {}, true, 'delete'],
+    [
+      "the LWS deleted and created again: the older one's deletion, no replacement waited for",
+      'rebuild',
+      { lwsCreatedAfterLeader: true },
+      true,
+      'delete',
+    ],
   ];
   for (const [what, judged, now, current, expected, keep] of lifecycleCases) {
     it(`lifecycle judged again from the first reads: ${what}`, async () => {
@@ -545,6 +552,9 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       const { leader, input } = await terminatingGroup(fake, { lifecycle: 'rebuild', group: now.group });
       if (now.replicas !== undefined) fake.lws!.spec.replicas = now.replicas;
       fake.leaderReplicas = now.leaderReplicas;
+      if (now.lwsCreatedAfterLeader) {
+        fake.lws!.metadata.creationTimestamp = new Date(leader.createdAt + 60_000).toISOString();
+      }
       if (!current) leader.labels[LABEL_TEMPLATE_REVISION_HASH] = 'an-old-revision';
       const typedSearchAttributes: SearchAttributePair[] = [{ key: Lifecycle, value: judged }];
       const { result, history } = await t.withWorker(fake, async (run) => {
