@@ -78,7 +78,8 @@ export interface Knowledge {
 export type WorkflowType = 'reconcileLeaderWorkerSet' | 'provisionGroup' | 'teardownGroup' | 'recreateGroup';
 
 export interface StartAction {
-  kind: 'start' | 'signal-with-start';
+  /** `signal`: only to a run that is open (one that is to end); no start. */
+  kind: 'start' | 'signal-with-start' | 'signal';
   workflowType: WorkflowType;
   workflowId: string;
   args: unknown[];
@@ -106,6 +107,28 @@ export function reconcileAction(lws: LeaderWorkerSet, reason: string): StartActi
   const gen = generation ?? 1;
   return {
     kind: 'signal-with-start',
+    lifecycle: 'reconcile',
+    ...start(
+      ref,
+      { kind: 'reconcile', generation: gen },
+      'reconcileLeaderWorkerSet',
+      [{ ref, generation: gen }],
+      reason,
+    ),
+  };
+}
+
+/**
+ * The LWS is being deleted or gone: its reconcile run ends at its next look, instead of at its 5-minute resync (and
+ * the Web UI stops showing it running). A plain signal: a run that has ended already is not started again.
+ */
+export function reconcileEndAction(lws: LeaderWorkerSet, reason: string): StartAction | undefined {
+  const { namespace, name, generation } = lws.metadata;
+  if (!namespace || !name) return undefined;
+  const ref = { namespace, name };
+  const gen = generation ?? 1;
+  return {
+    kind: 'signal',
     lifecycle: 'reconcile',
     ...start(
       ref,

@@ -1,7 +1,12 @@
 // Turns decisions into workflow starts and signals on Temporal. Starts are deduplicated by workflow ID on the server
-// (a second start of the same ID is rejected); signals to the same reconcile workflow are coalesced while one is in
-// flight. Failures are retried with backoff and never crash the trigger; the periodic resync retries anything lost.
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+// (a second start of the same ID is rejected); signals to the same reconcile workflow (with start, or plain for a run
+// that is to end) are coalesced while one is in flight. Failures are retried with backoff and never crash the trigger; the periodic resync retries anything lost.
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../log.js';
 import { GroupIndex, Lifecycle, LwsName, LwsNamespace, TerminationPolicy } from '../workflows/search-attributes.js';
@@ -30,6 +35,8 @@ export interface StarterOptions {
 interface SignalState {
   /** Another change came meanwhile: one more signal is due. */
   again: boolean;
+  /** The latest of those: its kind counts (an LWS created again after a deletion's plain signal needs a start). */
+  latest?: StartAction;
   /** One of those changes made a group Ready during a rollout. */
   groupReady: boolean;
   /** Ends the spacing between two signals early. */
@@ -49,10 +56,11 @@ export class WorkflowStarter {
 
   /** Fire and forget: the caller (a watch callback) must not wait on Temporal. */
   submit(action: StartAction, observedAt = Date.now()): void {
-    if (action.kind === 'signal-with-start') {
+    if (action.kind !== 'start') {
       const pending = this.inFlightSignals.get(action.workflowId);
       if (pending) {
         pending.again = true;
+        pending.latest = action;
         if (action.change?.groupReady) {
           pending.groupReady = true;
           pending.wake?.();
@@ -75,7 +83,7 @@ export class WorkflowStarter {
   private async signalLoop(action: StartAction, observedAt: number): Promise<void> {
     try {
       for (;;) {
-        await this.withRetry(action, () => this.signalWithStart(action, observedAt));
+        await this.withRetry(action, () => this.signal(action, observedAt));
         const state = this.inFlightSignals.get(action.workflowId);
         if (!state?.again) break;
         // Changes that arrived meanwhile go out as one more signal, at most twice a second per workflow: the
@@ -91,8 +99,10 @@ export class WorkflowStarter {
           });
           state.wake = undefined;
         }
+        action = state.latest ?? action;
         action = state.groupReady ? { ...action, change: { groupReady: true } } : { ...action, change: undefined };
         state.again = false;
+        state.latest = undefined;
         state.groupReady = false;
         observedAt = Date.now();
       }
@@ -146,17 +156,30 @@ export class WorkflowStarter {
     }
   }
 
-  private async signalWithStart(action: StartAction, observedAt: number): Promise<void> {
+  private async signal(action: StartAction, observedAt: number): Promise<void> {
     const { client, taskQueue, log } = this.opts;
-    await client.workflow.signalWithStart(action.workflowType, {
-      taskQueue,
-      workflowId: action.workflowId,
-      args: action.args,
-      signal: changedSignal,
-      signalArgs: action.change ? [action.change] : [],
-      staticSummary: action.summary,
-      typedSearchAttributes: this.searchAttributesFor(action),
-    });
+    if (action.kind === 'signal') {
+      try {
+        await client.workflow
+          .getHandle(action.workflowId)
+          .signal(changedSignal, ...(action.change ? [action.change] : []));
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        // Ended already: nothing left to tell.
+        log.debug('no open workflow to signal', { workflowId: action.workflowId, reason: action.reason });
+        return;
+      }
+    } else {
+      await client.workflow.signalWithStart(action.workflowType, {
+        taskQueue,
+        workflowId: action.workflowId,
+        args: action.args,
+        signal: changedSignal,
+        signalArgs: action.change ? [action.change] : [],
+        staticSummary: action.summary,
+        typedSearchAttributes: this.searchAttributesFor(action),
+      });
+    }
     const latencyMs = Date.now() - observedAt;
     log.debug('workflow signalled', { workflowId: action.workflowId, reason: action.reason, latencyMs });
     this.opts.onStarted?.(action, 'signalled', latencyMs);

@@ -13,7 +13,14 @@ import {
   type LeaderWorkerSet,
 } from '../model/index.js';
 import { ClusterView, podView, statefulSetView } from './cluster-view.js';
-import { groupReadyAction, podActions, reconcileAction, type PodView, type StartAction } from './decide.js';
+import {
+  groupReadyAction,
+  podActions,
+  reconcileAction,
+  reconcileEndAction,
+  type PodView,
+  type StartAction,
+} from './decide.js';
 import { WorkflowStarter } from './starter.js';
 import { watchResource, type RunningWatch } from '../kube/informer.js';
 import { leaderWorkerSetsJson, namespacesJson, podsJson, statefulSetsJson } from '../kube/kube-json.js';
@@ -93,10 +100,19 @@ export class Trigger {
     const now = Date.now();
     if (removed) {
       this.view.deleteLws(lws);
+      this.submit([reconcileEndAction(lws, 'LeaderWorkerSet deleted')], now);
       return;
     }
     this.view.setLws(lws);
-    this.submit([reconcileAction(lws, 'LeaderWorkerSet changed')], now);
+    const deleting = Boolean(lws.metadata.deletionTimestamp);
+    this.submit(
+      [
+        deleting
+          ? reconcileEndAction(lws, 'LeaderWorkerSet is being deleted')
+          : reconcileAction(lws, 'LeaderWorkerSet changed'),
+      ],
+      now,
+    );
   }
 
   private onPod(pod: k8s.V1Pod, removed: boolean): void {

@@ -308,6 +308,24 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     });
   }
 
+  it('deleting an LWS ends its reconcile run at once, even with no group whose pods would tell it', async () => {
+    const name = 'no-groups';
+    await lws.create(lwsOf(name, 'Parallel', 0, 2));
+    const reconcile = controller.env.client.workflow.getHandle(`lws/${namespace}/${name}/reconcile/1`);
+    await waitFor('the status written', async () => ((await lws.get(name))?.status?.conditions ? true : undefined), {
+      timeoutMs: 30_000,
+    });
+    // A quiet LWS: the pass its own status write set off (after a 1 s batch window) is over.
+    await new Promise((r) => setTimeout(r, 3_000));
+    await lws.delete(name, 'Background');
+    // Without the trigger's word the run would look again only at its 5-minute resync.
+    const status = async () => (await reconcile.describe()).status.name;
+    await waitFor('the reconcile run to end', async () => ((await status()) === 'RUNNING' ? undefined : true), {
+      timeoutMs: 15_000,
+    });
+    assert.equal(await reconcile.result(), 'deleted');
+  });
+
   it('an LWS deleted and created again under the same name gets its groups back once the old pods are gone', async () => {
     // `kubectl delete` then `kubectl apply` of the same manifest: the new LWS has the old one's name and generation.
     const name = 'again';

@@ -13,6 +13,7 @@ import {
   leaderDeletedAt,
   podActions,
   reconcileAction,
+  reconcileEndAction,
   type Knowledge,
   type PodView,
   type StartAction,
@@ -530,6 +531,24 @@ describe('trigger/decide', () => {
         args: [{ ref, generation: 3 }],
         reason: 'LeaderWorkerSet changed',
       });
+    });
+  });
+
+  describe('reconcileEndAction', () => {
+    it("signals (never starts) the reconcile of the deleted LWS's generation, being deleted or gone", () => {
+      for (const l of [deleting(lws), lws]) {
+        assert.deepEqual(reconcileEndAction(l, 'LeaderWorkerSet deleted'), {
+          kind: 'signal',
+          lifecycle: 'reconcile',
+          workflowType: 'reconcileLeaderWorkerSet',
+          workflowId: 'lws/default/demo/reconcile/3',
+          summary: 'reconcile default/demo at generation 3',
+          ref,
+          args: [{ ref, generation: 3 }],
+          reason: 'LeaderWorkerSet deleted',
+        });
+      }
+      assert.equal(reconcileEndAction(withMeta(lws, { name: undefined }), 'x'), undefined);
     });
   });
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import { silentLogger } from '../../src/log.js';
 import type { StartAction } from '../../src/trigger/decide.js';
 import { WorkflowStarter } from '../../src/trigger/starter.js';
 
 type Call = {
-  op: 'start' | 'signalWithStart';
+  op: 'start' | 'signalWithStart' | 'signal';
   workflowId: string;
   requestEagerStart?: boolean;
   /** The typed search attributes a start carried, by name. */
@@ -20,7 +20,7 @@ type Call = {
 type StartSearchAttributes = { typedSearchAttributes?: SearchAttributePair[] };
 
 /** A Temporal client stand-in: records calls and answers each with what `answer` says, after `delayMs`. */
-function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'fail', delayMs = 20) {
+function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'gone' | 'fail', delayMs = 20) {
   const calls: Call[] = [];
   const respond = async (call: Call) => {
     calls.push(call);
@@ -28,6 +28,7 @@ function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'fail',
     await new Promise((r) => setTimeout(r, delayMs));
     const a = answer(call, n);
     if (a === 'exists') throw new WorkflowExecutionAlreadyStartedError('exists', call.workflowId, 'teardownGroup');
+    if (a === 'gone') throw new WorkflowNotFoundError('workflow execution already completed', call.workflowId, '');
     if (a === 'fail') throw new Error('unavailable');
     // A handle's one field the starter reads: whether the server started it eagerly.
     return { eagerlyStarted: call.requestEagerStart === true };
@@ -47,6 +48,10 @@ function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'fail',
         }),
       signalWithStart: (_type: string, o: { workflowId: string; signalArgs?: unknown[] }) =>
         respond({ op: 'signalWithStart', workflowId: o.workflowId, signalArgs: o.signalArgs, at: Date.now() }),
+      getHandle: (workflowId: string) => ({
+        signal: (_signal: unknown, ...signalArgs: unknown[]) =>
+          respond({ op: 'signal', workflowId, signalArgs, at: Date.now() }),
+      }),
     },
   } as unknown as Client;
   return { client, calls };
@@ -190,6 +195,34 @@ describe('trigger: WorkflowStarter', () => {
       ['signalWithStart', 'signalWithStart'],
     );
     assert.deepEqual(outcomes, ['wf-r:signalled', 'wf-r:signalled']);
+  });
+
+  it('sends a plain signal to an open run, and leaves one that has ended alone: no start, no retry, no error', async () => {
+    const { client, calls } = fakeClient((c) => (c.workflowId === 'wf-ended' ? 'gone' : 'ok'));
+    const outcomes: string[] = [];
+    const errors: string[] = [];
+    const starter = starterWith(client, outcomes, errors);
+    starter.submit(action('wf-open', 'signal'));
+    starter.submit(action('wf-ended', 'signal'));
+    await settle();
+    assert.deepEqual(
+      calls.map((c) => `${c.op} ${c.workflowId}`),
+      ['signal wf-open', 'signal wf-ended'],
+    );
+    assert.deepEqual(outcomes, ['wf-open:signalled']);
+    assert.deepEqual(errors, []);
+  });
+
+  it('sends the latest kind when changes came during a signal: an LWS created again after its deletion is started', async () => {
+    const { client, calls } = fakeClient(() => 'ok', 30);
+    const starter = starterWith(client, []);
+    starter.submit(action('wf-again', 'signal'));
+    starter.submit(action('wf-again', 'signal-with-start'));
+    await settle(900);
+    assert.deepEqual(
+      calls.map((c) => c.op),
+      ['signal', 'signalWithStart'],
+    );
   });
 
   // A group turned Ready during a rollout is sent at once, past the half-second spacing of signals, and says so.
