@@ -101,21 +101,7 @@ function start(ref: LwsRef, op: WorkflowOp, workflowType: WorkflowType, args: un
 
 /** An LWS that exists and is not being deleted: keep its current generation reconciled. */
 export function reconcileAction(lws: LeaderWorkerSet, reason: string): StartAction | undefined {
-  const { namespace, name, generation, deletionTimestamp } = lws.metadata;
-  if (!namespace || !name || deletionTimestamp) return undefined;
-  const ref = { namespace, name };
-  const gen = generation ?? 1;
-  return {
-    kind: 'signal-with-start',
-    lifecycle: 'reconcile',
-    ...start(
-      ref,
-      { kind: 'reconcile', generation: gen },
-      'reconcileLeaderWorkerSet',
-      [{ ref, generation: gen }],
-      reason,
-    ),
-  };
+  return lws.metadata.deletionTimestamp ? undefined : reconcileOf(lws, 'signal-with-start', reason);
 }
 
 /**
@@ -123,20 +109,24 @@ export function reconcileAction(lws: LeaderWorkerSet, reason: string): StartActi
  * the Web UI stops showing it running). A plain signal: a run that has ended already is not started again.
  */
 export function reconcileEndAction(lws: LeaderWorkerSet, reason: string): StartAction | undefined {
+  return reconcileOf(lws, 'signal', reason);
+}
+
+/** The reconcile workflow of the LWS's current generation, told of a change. */
+function reconcileOf(
+  lws: LeaderWorkerSet,
+  kind: 'signal-with-start' | 'signal',
+  reason: string,
+): StartAction | undefined {
   const { namespace, name, generation } = lws.metadata;
   if (!namespace || !name) return undefined;
   const ref = { namespace, name };
   const gen = generation ?? 1;
+  const op: WorkflowOp = { kind: 'reconcile', generation: gen };
   return {
-    kind: 'signal',
+    kind,
     lifecycle: 'reconcile',
-    ...start(
-      ref,
-      { kind: 'reconcile', generation: gen },
-      'reconcileLeaderWorkerSet',
-      [{ ref, generation: gen }],
-      reason,
-    ),
+    ...start(ref, op, 'reconcileLeaderWorkerSet', [{ ref, generation: gen }], reason),
   };
 }
 

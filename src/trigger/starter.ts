@@ -1,6 +1,7 @@
 // Turns decisions into workflow starts and signals on Temporal. Starts are deduplicated by workflow ID on the server
 // (a second start of the same ID is rejected); signals to the same reconcile workflow (with start, or plain for a run
-// that is to end) are coalesced while one is in flight. Failures are retried with backoff and never crash the trigger; the periodic resync retries anything lost.
+// that is to end) are coalesced while one is in flight. Failures are retried with backoff and never crash the
+// trigger; the periodic resync retries anything lost.
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdReusePolicy,
