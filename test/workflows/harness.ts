@@ -160,25 +160,34 @@ export class WorkflowTestEnv {
 
 /**
  * Every workflow a passing test ran to its end must replay its own history: code that decides differently on replay
- * (a clock, a random number, a mutable global) fails here rather than on a worker restart in production.
+ * (a clock, a random number, a mutable global) fails here rather than on a worker restart in production. A workflow
+ * that continued as new replays its first run and its last; the first is the one kept (it has what the test did).
  */
 async function replayOwnHistories(
   handles: WorkflowHandleWithFirstExecutionRunId<Workflow>[],
   kept: Map<string, string>,
 ): Promise<void> {
   if (handles.length === 0) return;
-  const histories = await Promise.all(
-    handles.map(async (h) => ({ workflowId: h.workflowId, history: await h.fetchHistory() })),
+  const runs = await Promise.all(
+    handles.map(async (h) => {
+      const first = h.client.getHandle(h.workflowId, h.firstExecutionRunId);
+      const last = (await h.describe()).runId;
+      const firstRun = { workflowId: h.workflowId, history: await first.fetchHistory(), keep: true };
+      if (last === h.firstExecutionRunId) return [firstRun];
+      const lastRun = { workflowId: h.workflowId, history: await h.fetchHistory(), keep: false };
+      return [firstRun, lastRun];
+    }),
   );
+  const histories = runs.flat();
   const options = { workflowBundle: await workflowBundle(), replayName: 'harness-replay' };
   for await (const result of Worker.runReplayHistories(options, histories)) {
     if (result.error) throw new Error(`${result.workflowId} does not replay its own history: ${result.error.message}`);
   }
   if (!process.env.RECORD_HISTORIES) return;
   mkdirSync(historiesDir, { recursive: true });
-  for (const { workflowId, history } of histories) {
+  for (const { workflowId, history, keep } of histories) {
     const name = kept.get(workflowId);
-    if (!name) continue;
+    if (!name || !keep) continue;
     const file = { workflowId, history: historyToObject(history) };
     writeFileSync(join(historiesDir, `${name}.json`), JSON.stringify(file, null, 1) + '\n');
   }

@@ -367,6 +367,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
           ref: fake.ref,
           generation: 3,
         });
+        if (c.runs === 2) run.keepHistory(handle, 'reconcileLeaderWorkerSet-created-again');
         await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
         // The garbage collector took the old one's Service and leader StatefulSet with it; its leaders terminate.
         fake.setLws({}, { uid: 'lws-uid-2', generation: c.generation });
