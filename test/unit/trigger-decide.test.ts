@@ -519,37 +519,32 @@ describe('trigger/decide', () => {
     for (const [what, l, id] of cases) {
       it(`${what}: ${id ?? 'nothing'}`, () => assert.equal(reconcileAction(l, 'test')?.workflowId, id));
     }
+  });
 
-    it('signals-with-start reconcileLeaderWorkerSet with the ref and generation', () => {
-      assert.deepEqual(reconcileAction(lws, 'LeaderWorkerSet changed'), {
-        kind: 'signal-with-start',
+  // [what, the action, its kind]: the reconcile of the LWS's generation, told of a change; a deleted LWS's run is
+  // only signalled (never started again).
+  const reconcileCases: [string, () => StartAction | undefined, StartAction['kind']][] = [
+    ['reconcileAction: signal-with-start', () => reconcileAction(lws, 'why'), 'signal-with-start'],
+    ['reconcileEndAction, the LWS being deleted: signal', () => reconcileEndAction(deleting(lws), 'why'), 'signal'],
+    ['reconcileEndAction, the LWS gone: signal', () => reconcileEndAction(lws, 'why'), 'signal'],
+  ];
+  for (const [what, act, kind] of reconcileCases) {
+    it(`${what} reconcileLeaderWorkerSet with the ref and generation`, () => {
+      assert.deepEqual(act(), {
+        kind,
         lifecycle: 'reconcile',
         workflowType: 'reconcileLeaderWorkerSet',
         workflowId: 'lws/default/demo/reconcile/3',
         summary: 'reconcile default/demo at generation 3',
         ref,
         args: [{ ref, generation: 3 }],
-        reason: 'LeaderWorkerSet changed',
+        reason: 'why',
       });
     });
-  });
+  }
 
-  describe('reconcileEndAction', () => {
-    it("signals (never starts) the reconcile of the deleted LWS's generation, being deleted or gone", () => {
-      for (const l of [deleting(lws), lws]) {
-        assert.deepEqual(reconcileEndAction(l, 'LeaderWorkerSet deleted'), {
-          kind: 'signal',
-          lifecycle: 'reconcile',
-          workflowType: 'reconcileLeaderWorkerSet',
-          workflowId: 'lws/default/demo/reconcile/3',
-          summary: 'reconcile default/demo at generation 3',
-          ref,
-          args: [{ ref, generation: 3 }],
-          reason: 'LeaderWorkerSet deleted',
-        });
-      }
-      assert.equal(reconcileEndAction(withMeta(lws, { name: undefined }), 'x'), undefined);
-    });
+  it('reconcileEndAction: nothing for an LWS without a name', () => {
+    assert.equal(reconcileEndAction(withMeta(lws, { name: undefined }), 'x'), undefined);
   });
 
   describe('determinism (a restarted trigger starts nothing new)', () => {
