@@ -10,14 +10,17 @@ import {
   buildLeaderStatefulSet,
   canonicalJson,
   KIND,
+  LABEL_NAME,
+  LABEL_WORKER_INDEX,
   type LeaderStatefulSetOptions,
   type LeaderStatefulSetStep,
   type LeaderWorkerSet,
 } from '../model/index.js';
 import { jsonPointer } from '../kube/kube-json.js';
 import type { KubeClients } from './clients.js';
-import { classify, isConflict, kube, orNull } from './kube-errors.js';
+import { classify, isConflict, orNull } from './kube-errors.js';
 import { holder, nameTaken } from './ownership.js';
+import { podsOfNames } from './pods-of-names.js';
 import { controllerUid } from './summaries.js';
 import type { EnsureLeaderStatefulSetResult, ObjectIdentity } from './types.js';
 
@@ -112,28 +115,15 @@ export async function ensureLeaderStatefulSet(
 }
 
 /**
- * Leader pods that hold this StatefulSet's pod names (`<name>-<ordinal>`) and will go away: controlled by another
- * StatefulSet (an older incarnation's, collected with it), or terminating. The StatefulSet controller cannot create a
- * pod over a name in use and retries with a per-StatefulSet backoff that doubles up to minutes, so a StatefulSet
- * created over them would bring its groups up that much after they are gone. An orphan that is not terminating is no
+ * Leader pods that hold this StatefulSet's pod names and will go away (see podsOfNames): controlled by another
+ * StatefulSet (an older incarnation's, collected with it), or terminating. An orphan that is not terminating is no
  * obstacle: the new StatefulSet adopts it.
  */
 async function leaderPodsHeld(c: KubeClients, built: V1StatefulSet): Promise<ObjectIdentity[]> {
-  const namespace = built.metadata?.namespace ?? '';
-  const name = built.metadata?.name ?? '';
-  const labels = built.spec?.selector?.matchLabels ?? {};
-  const labelSelector = Object.entries(labels)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
-  const ordinal = /^(0|[1-9][0-9]*)$/;
-  const pods = await kube(() => c.pods.list({ namespace, labelSelector }));
-  return pods.items
-    .filter((p) => {
-      const podName = p.metadata?.name ?? '';
-      if (!podName.startsWith(`${name}-`) || !ordinal.test(podName.slice(name.length + 1))) return false;
-      return Boolean(p.metadata?.deletionTimestamp) || controllerUid(p.metadata) !== undefined;
-    })
-    .map((p) => ({ namespace, name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '' }));
+  const pods = await podsOfNames(c, built, [LABEL_NAME, LABEL_WORKER_INDEX], 0);
+  return pods
+    .filter((p) => Boolean(p.metadata?.deletionTimestamp) || controllerUid(p.metadata) !== undefined)
+    .map((p) => ({ namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '' }));
 }
 
 /**

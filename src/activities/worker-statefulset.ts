@@ -13,7 +13,8 @@ import {
   type LeaderWorkerSet,
 } from '../model/index.js';
 import type { KubeClients } from './clients.js';
-import { classify, isConflict, isNotFound, kube, orNull } from './kube-errors.js';
+import { classify, isConflict, isNotFound, orNull } from './kube-errors.js';
+import { podsOfNames } from './pods-of-names.js';
 import { patchLeaderPod } from './leader-pods.js';
 import { ensureService } from './services.js';
 import { controllerUid } from './summaries.js';
@@ -55,20 +56,6 @@ async function createOrInspect(
       ? { outcome: 'blocked', uid, deleting }
       : { outcome: 'blocked', uid, ownerUid, deleting };
   }
-}
-
-/** The pods named as this worker StatefulSet's (`<name>-<ordinal>`), whoever controls them. */
-async function podsOfNames(c: KubeClients, built: V1StatefulSet): Promise<V1Pod[]> {
-  const namespace = built.metadata?.namespace ?? '';
-  const stsName = built.metadata?.name ?? '';
-  const labels = built.spec?.selector?.matchLabels ?? {};
-  const labelSelector = [LABEL_NAME, LABEL_GROUP_INDEX].map((k) => `${k}=${labels[k] ?? ''}`).join(',');
-  const prefix = `${stsName}-`;
-  const pods = await kube(() => c.pods.list({ namespace, labelSelector }));
-  return pods.items.filter((p) => {
-    const name = p.metadata?.name ?? '';
-    return name.startsWith(prefix) && /^[1-9][0-9]*$/.test(name.slice(prefix.length));
-  });
 }
 
 /**
@@ -118,7 +105,7 @@ export async function ensureWorkerStatefulSet(
   // Who holds the worker pod names is read along with the leader's patch: a rebuild's provisioning pays no round trip.
   const [patched, pods] = await Promise.all([
     patchLeaderPod(c, leader, patch),
-    built === undefined ? [] : podsOfNames(c, built),
+    built === undefined ? [] : podsOfNames(c, built, [LABEL_NAME, LABEL_GROUP_INDEX], 1),
   ]);
   if (!patched) return { outcome: 'leader-gone' };
   const result: EnsureWorkerStatefulSetResult =

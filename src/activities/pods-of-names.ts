@@ -1,0 +1,28 @@
+// The pods that hold a StatefulSet's pod names, whoever controls them. The StatefulSet controller cannot create a pod
+// over a name in use: it fails, and retries with a per-StatefulSet backoff that doubles up to minutes. Creating a
+// StatefulSet while an older incarnation's pods still hold its names brings its pods up that much after they are gone.
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { KubeClients } from './clients.js';
+import { kube } from './kube-errors.js';
+
+/**
+ * The pods named `<StatefulSet name>-<ordinal>` (ordinals from `firstOrdinal`) among those with the StatefulSet's
+ * selector labels of `labelKeys` (a subset of the selector: the pods of an older incarnation may differ in the rest).
+ */
+export async function podsOfNames(
+  c: KubeClients,
+  built: V1StatefulSet,
+  labelKeys: string[],
+  firstOrdinal: 0 | 1,
+): Promise<V1Pod[]> {
+  const namespace = built.metadata?.namespace ?? '';
+  const prefix = `${built.metadata?.name ?? ''}-`;
+  const labels = built.spec?.selector?.matchLabels ?? {};
+  const labelSelector = labelKeys.map((k) => `${k}=${labels[k] ?? ''}`).join(',');
+  const ordinal = firstOrdinal === 0 ? /^(0|[1-9][0-9]*)$/ : /^[1-9][0-9]*$/;
+  const pods = await kube(() => c.pods.list({ namespace, labelSelector }));
+  return pods.items.filter((p) => {
+    const name = p.metadata?.name ?? '';
+    return name.startsWith(prefix) && ordinal.test(name.slice(prefix.length));
+  });
+}
