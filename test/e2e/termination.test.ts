@@ -327,17 +327,18 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
   });
 
   it('an LWS deleted and created again under the same name gets its groups back once the old pods are gone', async () => {
-    // `kubectl delete` then `kubectl apply` of the same manifest: the new LWS has the old one's name and generation.
+    // `kubectl delete` then `kubectl apply` of an edited manifest: the new LWS has the old one's name and generation,
+    // and groups of 3 where the old one's were of 2 (the old worker StatefulSets hold the new ones' names too).
     const name = 'again';
     const pods = await readyLws(name, 'Parallel', 2, 2);
     // Creation times have whole seconds: a pod created in the new LWS's second would count as the new one's.
     const lastCreated = Math.max(...pods.map((p) => new Date(p.metadata!.creationTimestamp!).getTime()));
     await new Promise((r) => setTimeout(r, Math.max(0, lastCreated + 1100 - Date.now())));
     await lws.delete(name, 'Background');
-    await lws.create(lwsOf(name, 'Parallel', 2, 2));
+    await lws.create(lwsOf(name, 'Parallel', 2, 3));
     const records = await groupGone(pods);
     const oldGone = Math.max(...records.map((r) => r.goneAt!));
-    const fresh = await lws.waitForGroups(name, 2, 2, 6 * GMS);
+    const fresh = await lws.waitForGroups(name, 2, 3, 6 * GMS);
     const old = new Set(pods.map((p) => p.metadata!.uid!));
     assert.ok(
       fresh.every((p) => !old.has(p.metadata!.uid!)),
