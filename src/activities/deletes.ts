@@ -166,7 +166,9 @@ export async function deleteWorkersIfParallel(
   if (ours && !ours.metadata?.deletionTimestamp) return 'refused';
   const { policy } = resolvePodTerminationPolicy({
     lws,
-    leaderPod: ours ? { metadata: { annotations: ours.metadata?.annotations } } : null,
+    leaderPod: ours
+      ? { metadata: { annotations: ours.metadata?.annotations, creationTimestamp: ours.metadata?.creationTimestamp } }
+      : null,
   });
   if (policy !== 'Parallel') return 'refused';
   return deleteWorkers(

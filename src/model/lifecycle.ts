@@ -43,8 +43,11 @@ export function notWantedAbove(replicas: number): string {
  * server in whole seconds, so a pod created in the LWS's own second counts as its own: a new LWS's first leaders
  * usually are.
  */
-export function predatesLws(lws: LeaderWorkerSet, podCreatedAt: string | Date | undefined): boolean {
-  const lwsCreatedAt = lws.metadata.creationTimestamp;
+export function predatesLws(
+  lws: { metadata?: { creationTimestamp?: string | Date } },
+  podCreatedAt: string | Date | undefined,
+): boolean {
+  const lwsCreatedAt = lws.metadata?.creationTimestamp;
   if (podCreatedAt === undefined || lwsCreatedAt === undefined) return false;
   return millis(podCreatedAt) < millis(lwsCreatedAt);
 }

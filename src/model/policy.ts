@@ -7,6 +7,7 @@
 // Both: a new group's worker StatefulSet is only created once the old one is gone, because the names collide.
 import { ANNOTATION_POD_TERMINATION_POLICY } from './labels.js';
 import { DEFAULT_POD_TERMINATION_POLICY } from './defaults.js';
+import { predatesLws } from './lifecycle.js';
 import { POD_TERMINATION_POLICIES, type PodTerminationPolicy } from './types.js';
 
 export function isPodTerminationPolicy(value: unknown): value is PodTerminationPolicy {
@@ -19,6 +20,7 @@ export interface ObjectState {
     name?: string;
     uid?: string;
     annotations?: Record<string, string>;
+    creationTimestamp?: string | Date;
     deletionTimestamp?: string | Date | null;
     ownerReferences?: ReadonlyArray<{ uid: string; controller?: boolean }>;
   };
@@ -33,13 +35,18 @@ export interface ResolvedPolicy {
 /**
  * The termination policy of a group: the LWS spec's while the LWS exists (pass it, even when it is being deleted);
  * else the annotation recorded on the terminating leader pod; else Sequential. An unknown value also gives
- * Sequential, the policy under which the controller deletes nothing itself.
+ * Sequential, the policy under which the controller deletes nothing itself. A leader created before the LWS of its
+ * name (pass its creationTimestamp) is an older LWS's, deleted and created again: the new one's spec is not its.
  */
 export function resolvePodTerminationPolicy(sources: {
-  lws?: { spec?: { podTerminationPolicy?: unknown } } | null;
+  lws?: { metadata?: { creationTimestamp?: string | Date }; spec?: { podTerminationPolicy?: unknown } } | null;
   leaderPod?: ObjectState | null;
 }): ResolvedPolicy {
-  if (sources.lws !== undefined && sources.lws !== null) {
+  if (
+    sources.lws !== undefined &&
+    sources.lws !== null &&
+    !predatesLws(sources.lws, sources.leaderPod?.metadata?.creationTimestamp)
+  ) {
     const fromSpec = sources.lws.spec?.podTerminationPolicy;
     return isPodTerminationPolicy(fromSpec)
       ? { policy: fromSpec, source: 'spec' }

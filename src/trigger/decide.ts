@@ -188,7 +188,7 @@ export function podActions(
       // as seen, that delete needs no read first.
       const { policy } = resolvePodTerminationPolicy({
         lws,
-        leaderPod: { metadata: { annotations: pod.annotations } },
+        leaderPod: { metadata: { annotations: pod.annotations, creationTimestamp: pod.createdAt } },
       });
       const workers = policy === 'Parallel' ? know.workersOf(pod.uid) : undefined;
       const deletedAt = leaderDeletedAt(pod, observedAt);

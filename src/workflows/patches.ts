@@ -28,3 +28,6 @@ export const RECONCILE_READS_AT_ONCE = 'reconcile-reads-at-once';
  * another LWS, taken over by a fresh run.
  */
 export const RECONCILE_KEEPS_ONE_LWS = 'reconcile-keeps-one-lws';
+
+/** A teardown takes the policy of a leader created before the LWS of its name from the leader, not that LWS. */
+export const POLICY_OF_ITS_OWN_LWS = 'policy-of-its-own-lws';

@@ -10,6 +10,7 @@ import {
   decideWorkerTeardown,
   leaderPodName,
   lifecycleOf,
+  predatesLws,
   resolvePodTerminationPolicy,
   workerStatefulSetName,
   type Lifecycle,
@@ -21,6 +22,7 @@ import { cancellableWait, kube, wait } from './activities.js';
 import { allSettledOrThrow } from './calls.js';
 import {
   LIFECYCLE_FROM_FIRST_READS,
+  POLICY_OF_ITS_OWN_LWS,
   REPLACEMENT_WAIT_ENDS_FIRST,
   TEARDOWN_FIRST_ROUND_IN_ONE_CALL,
 } from './patches.js';
@@ -120,8 +122,18 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
     : // Runs started before it: the same round as separate local activities, as their histories recorded it.
       await teardownFirstRound(kube, input, false);
   if (deleted === 'deleted') workersDeletedAt = new Date().toISOString();
-  // Once the LWS is gone the policy is still on the terminating leader pod's annotation.
-  const { policy, source } = resolvePodTerminationPolicy({ lws, leaderPod: asState(leaderPod) });
+  // Once the LWS is gone the policy is still on the terminating leader pod's annotation, and so it is for a leader of
+  // an older LWS of that name (deleted and created again): the new one's spec is not its. Runs recorded before this
+  // took the new LWS as the group's; only such a leader costs a patch marker.
+  const olderLws =
+    lws !== null &&
+    leaderPod?.uid === leader.uid &&
+    predatesLws(lws, leaderPod.createdAt) &&
+    patched(POLICY_OF_ITS_OWN_LWS);
+  const { policy, source } = resolvePodTerminationPolicy({
+    lws: olderLws ? null : lws,
+    leaderPod: asState(leaderPod),
+  });
   // The trigger judged the lifecycle from its watches, which may not have shown the new spec yet (a scale-down or a
   // template change a moment before the leader went); these reads come after the leader's deletion. Only a different
   // judgement costs a patch marker, and runs recorded before it keep the trigger's. Only this leader's labels count
@@ -159,7 +171,8 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
     if (decision.action === 'delete') await deleteWorkers(decision.preconditionUid);
   }
 
-  const lwsUid = lws?.metadata.uid;
+  // An LWS created again under the group's name is not the group's: its Events would tell of groups it never had.
+  const lwsUid = olderLws ? undefined : lws?.metadata.uid;
   const eventOf = (event: TimelineEvent, detail?: string): KubernetesEvent => ({
     lws: { ...ref, uid: lwsUid ?? '' },
     type: 'Normal',

@@ -701,6 +701,19 @@ describe('activities against the cluster', function () {
       assert.equal(await act.deleteWorkersIfParallel(par), 'already-deleting');
     });
 
+    it("refuses for a leader of an older LWS of that name, whatever the new one's policy", async () => {
+      // Deleted and created again: the leader (created before the new LWS, its policy Sequential by default) is the
+      // older one's, and the new LWS's Parallel is not its.
+      const again = await group('again', 'Sequential');
+      await custom.deleteNamespacedCustomObject({ ...lwsApi, namespace, name: 'again' });
+      const leaderCreated = new Date((await readPod('again-0')).metadata!.creationTimestamp!).getTime();
+      await new Promise((r) => setTimeout(r, Math.max(0, leaderCreated + 1100 - Date.now())));
+      await createLws('again', { podTerminationPolicy: 'Parallel' });
+      await core.deleteNamespacedPod({ namespace, name: 'again-0' });
+      assert.equal(await act.deleteWorkersIfParallel(again), 'refused');
+      assert.ok((await workerPods('again', again.stsUid)).every((p) => !p.deletionTimestamp));
+    });
+
     it('deleteSeenWorkers: one round of deletes by uid; a stale uid touches nothing', async () => {
       const seen = await group('seen', 'Parallel');
       const pods = await workerPods('seen', seen.stsUid);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet, PodTerminationPolicy } from '../../src/model/index.js';
 import { waitFor } from '../../src/stack/processes.js';
+import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { isReady, LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
@@ -326,44 +327,74 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     assert.equal(await reconcile.result(), 'deleted');
   });
 
-  it('an LWS deleted and created again under the same name gets its groups back once the old pods are gone', async () => {
-    // `kubectl delete` then `kubectl apply` of an edited manifest: the new LWS has the old one's name and generation,
-    // and groups of 3 where the old one's were of 2 (the old worker StatefulSets hold the new ones' names too).
-    const name = 'again';
-    const pods = await readyLws(name, 'Parallel', 2, 2);
-    // Creation times have whole seconds: a pod created in the new LWS's second would count as the new one's.
-    const lastCreated = Math.max(...pods.map((p) => new Date(p.metadata!.creationTimestamp!).getTime()));
-    await new Promise((r) => setTimeout(r, Math.max(0, lastCreated + 1100 - Date.now())));
-    await lws.delete(name, 'Background');
-    await lws.create(lwsOf(name, 'Parallel', 2, 3));
-    const records = await groupGone(pods);
-    const oldGone = Math.max(...records.map((r) => r.goneAt!));
-    const fresh = await lws.waitForGroups(name, 2, 3, 6 * GMS);
-    const old = new Set(pods.map((p) => p.metadata!.uid!));
-    assert.ok(
-      fresh.every((p) => !old.has(p.metadata!.uid!)),
-      'every pod is a new one',
-    );
-    // The new pods take the old names: none may be created while one of the old ones still exists.
-    const created = fresh.map((p) => recorder.byUid(p.metadata!.uid!)!.seenAt);
-    assert.ok(Math.min(...created) >= oldGone - 50, `a new pod was created ${oldGone - Math.min(...created)} ms early`);
-    const late = Math.max(...created) - oldGone;
-    assert.ok(late < GMS, `the last new pod was created ${late} ms after the old pods were gone`);
-    // Nor its leader StatefulSet: the StatefulSet controller would fail on the names in use and back off (it doubles
-    // its wait each time, up to minutes). Its creationTimestamp has whole seconds.
-    const leaderSts = new Date((await lws.statefulSet(name))!.metadata!.creationTimestamp!).getTime();
-    assert.ok(leaderSts >= oldGone - 1000, `leader StatefulSet created ${oldGone - leaderSts} ms before the old gone`);
-    // The old groups went as the old LWS's deletion: not rebuilds that waited for the new groups.
-    const { client } = controller.env;
-    const oldLeaders = pods.filter((p) => p.metadata!.name!.split('-').length === 2);
-    const lifecycles = await Promise.all(
-      oldLeaders.map(async (l) => {
-        const id = `lws/${namespace}/${name}/group-${l.metadata!.name!.split('-')[1]}/rebuild/${l.metadata!.uid}`;
-        return ((await client.workflow.getHandle(id).result()) as { lifecycle: string }).lifecycle;
-      }),
-    );
-    assert.deepEqual(lifecycles, ['delete', 'delete']);
-  });
+  // `kubectl delete` then `kubectl apply` of an edited manifest: the new LWS has the old one's name and generation,
+  // and groups of 3 where the old one's were of 2 (the old worker StatefulSets hold the new ones' names too), under
+  // the other policy (each old group still goes as its own policy says).
+  for (const [before, after] of [
+    ['Parallel', 'Sequential'],
+    ['Sequential', 'Parallel'],
+  ] as const) {
+    it(`an LWS deleted and created again under the same name (${before} -> ${after}) gets its groups back once the old pods are gone`, async () => {
+      const name = `again-${after.toLowerCase()}`;
+      const pods = await readyLws(name, before, 2, 2);
+      // Creation times have whole seconds: a pod created in the new LWS's second would count as the new one's.
+      const lastCreated = Math.max(...pods.map((p) => new Date(p.metadata!.creationTimestamp!).getTime()));
+      await new Promise((r) => setTimeout(r, Math.max(0, lastCreated + 1100 - Date.now())));
+      await lws.delete(name, 'Background');
+      await lws.create(lwsOf(name, after, 2, 3));
+      const records = await groupGone(pods);
+      const goneAt = new Map(pods.map((p, i) => [p.metadata!.name!, records[i]!.goneAt!]));
+      const oldGone = Math.max(...goneAt.values());
+      const fresh = await lws.waitForGroups(name, 2, 3, 6 * GMS);
+      const old = new Set(pods.map((p) => p.metadata!.uid!));
+      assert.ok(
+        fresh.every((p) => !old.has(p.metadata!.uid!)),
+        'every pod is a new one',
+      );
+      // A new pod takes an old one's name: it may not be created while the old one still exists.
+      for (const p of fresh) {
+        const created = recorder.byUid(p.metadata!.uid!)!.seenAt;
+        const namesake = goneAt.get(p.metadata!.name!);
+        assert.ok(
+          namesake === undefined || created >= namesake - 50,
+          `${p.metadata!.name} was created ${namesake! - created} ms before its namesake was gone`,
+        );
+      }
+      const late = Math.max(...fresh.map((p) => recorder.byUid(p.metadata!.uid!)!.seenAt)) - oldGone;
+      assert.ok(late < GMS, `the last new pod was created ${late} ms after the old pods were gone`);
+      // Nor its leader StatefulSet: the StatefulSet controller would fail on the names in use and back off (it doubles
+      // its wait each time, up to minutes). Its creationTimestamp has whole seconds.
+      const oldLeaders = pods.filter((p) => p.metadata!.name!.split('-').length === 3);
+      const leadersGone = Math.max(...oldLeaders.map((p) => goneAt.get(p.metadata!.name!)!));
+      const leaderSts = new Date((await lws.statefulSet(name))!.metadata!.creationTimestamp!).getTime();
+      assert.ok(
+        leaderSts >= leadersGone - 1000,
+        `leader StatefulSet created ${leadersGone - leaderSts} ms before the old leaders were gone`,
+      );
+      // Each old group went as the old LWS's deletion, under the old policy: not as rebuilds that waited for the new
+      // groups, nor under the new LWS's policy.
+      for (const l of oldLeaders) {
+        const leaderRecord = records.find((r) => r.uid === l.metadata!.uid)!;
+        const workerRecord = records.find((r) => r.name === `${l.metadata!.name}-1`)!;
+        if (before === 'Parallel') {
+          const apart = workerRecord.terminatingAt! - leaderRecord.terminatingAt!;
+          assert.ok(apart < 1000, `${workerRecord.name} terminating ${apart} ms after its leader`);
+        } else {
+          const early = leaderRecord.goneAt! - workerRecord.terminatingAt!;
+          assert.ok(early <= 0, `${workerRecord.name} terminating ${early} ms before its leader was gone`);
+        }
+      }
+      const { client } = controller.env;
+      const results = await Promise.all(
+        oldLeaders.map(async (l) => {
+          const id = `lws/${namespace}/${name}/group-${l.metadata!.name!.split('-')[2]}/rebuild/${l.metadata!.uid}`;
+          const { lifecycle, policy } = (await client.workflow.getHandle(id).result()) as TeardownGroupResult;
+          return `${lifecycle} ${policy}`;
+        }),
+      );
+      assert.deepEqual(results, [`delete ${before}`, `delete ${before}`]);
+    });
+  }
 
   it('(f) a worker container restart under Parallel rebuilds the whole group in about 1 x grace', async () => {
     const pods = await readyLws('restart', 'Parallel', 1, 4);

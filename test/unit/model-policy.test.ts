@@ -12,11 +12,12 @@ import {
   type ResolvedPolicy,
 } from '../../src/model/index.js';
 
-function leader(uid: string, opts: { terminating?: boolean; policy?: string } = {}): ObjectState {
+function leader(uid: string, opts: { terminating?: boolean; policy?: string; createdAt?: string } = {}): ObjectState {
   return {
     metadata: {
       name: 'demo-1',
       uid,
+      ...(opts.createdAt !== undefined ? { creationTimestamp: opts.createdAt } : {}),
       ...(opts.terminating ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
       ...(opts.policy !== undefined ? { annotations: { [ANNOTATION_POD_TERMINATION_POLICY]: opts.policy } } : {}),
     },
@@ -55,6 +56,22 @@ describe('model/policy', () => {
       "the leader's annotation once the LWS is gone",
       { lws: null, leaderPod: leader('l', { policy: 'Parallel' }) },
       { policy: 'Parallel', source: 'annotation' },
+    ],
+    [
+      "the leader's annotation when the LWS of its name was created after it (an older one's, created again)",
+      {
+        lws: { metadata: { creationTimestamp: '2026-01-01T00:00:10Z' }, spec: { podTerminationPolicy: 'Sequential' } },
+        leaderPod: leader('l', { policy: 'Parallel', createdAt: '2026-01-01T00:00:09Z' }),
+      },
+      { policy: 'Parallel', source: 'annotation' },
+    ],
+    [
+      "the spec for a leader created in the LWS's own second",
+      {
+        lws: { metadata: { creationTimestamp: '2026-01-01T00:00:10Z' }, spec: { podTerminationPolicy: 'Sequential' } },
+        leaderPod: leader('l', { policy: 'Parallel', createdAt: '2026-01-01T00:00:10Z' }),
+      },
+      { policy: 'Sequential', source: 'spec' },
     ],
     ['Sequential without LWS and annotation', { leaderPod: leader('l') }, { policy: 'Sequential', source: 'default' }],
     ['Sequential with nothing at all', {}, { policy: 'Sequential', source: 'default' }],

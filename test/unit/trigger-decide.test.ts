@@ -371,6 +371,26 @@ describe('trigger/decide', () => {
         'Parallel',
       ],
       ['Sequential by default', leader(0, { deleting: true }), undefined, 'Sequential'],
+      [
+        "from the leader annotation when the LWS of its name is a newer one (the older one's was Parallel)",
+        leader(0, {
+          deleting: true,
+          createdAt: BEFORE,
+          annotations: { 'leaderworkerset.sigs.k8s.io/pod-termination-policy': 'Parallel' },
+        }),
+        withMeta(sampleLws({ podTerminationPolicy: 'Sequential' }), { creationTimestamp: RECREATED_AT }),
+        'Parallel',
+      ],
+      [
+        "from the leader annotation when the LWS of its name is a newer one (the older one's was Sequential)",
+        leader(0, {
+          deleting: true,
+          createdAt: BEFORE,
+          annotations: { 'leaderworkerset.sigs.k8s.io/pod-termination-policy': 'Sequential' },
+        }),
+        withMeta(sampleLws({ podTerminationPolicy: 'Parallel' }), { creationTimestamp: RECREATED_AT }),
+        'Sequential',
+      ],
     ];
     for (const [what, pod, known, policy] of policyCases) {
       it(`passes teardownGroup the policy ${what}, in its input and for its search attribute`, () => {

@@ -54,7 +54,8 @@ async function terminatingGroup(
   opts: {
     spec?: PodTerminationPolicy;
     annotation?: PodTerminationPolicy;
-    lws?: 'exists' | 'gone';
+    /** `created-again`: an LWS of that name exists, created after the leader (the group's own was deleted). */
+    lws?: 'exists' | 'gone' | 'created-again';
     hint?: PodTerminationPolicy;
     /** Why the leader goes (default scale-down): the LWS wants 2 groups for a rebuild, 0 for a scale-down. */
     lifecycle?: 'rebuild' | 'scale-down';
@@ -81,11 +82,12 @@ async function terminatingGroup(
   };
   for (const name of FIRST_CALLS) fake.onCall(name, deleteLeader);
   if (opts.lws === 'gone') fake.lws = null;
+  if (opts.lws === 'created-again') fake.lws!.metadata.creationTimestamp = new Date(longAgo + 60_000).toISOString();
   const input: TeardownGroupInput = {
     ref: fake.ref,
     groupIndex,
     leader: { namespace: leader.namespace, name: leader.name, uid: leader.uid },
-    lifecycle: opts.lws === 'gone' ? 'delete' : lifecycle,
+    lifecycle: opts.lws === 'gone' || opts.lws === 'created-again' ? 'delete' : lifecycle,
     ...(opts.hint ? { policy: opts.hint } : {}),
   };
   const t0 = () => {
@@ -393,14 +395,17 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
   });
 
   // Where the workflow takes the policy from (no hint): the LWS spec while the LWS exists (the annotation is then
-  // ignored), else the terminating leader pod's annotation, else Sequential. Deleting: about 1 x grace; else 2 x.
+  // ignored), else the terminating leader pod's annotation, else Sequential; an LWS created after the leader (deleted
+  // and created again under its name) is not the group's. Deleting: about 1 x grace; else 2 x.
   const sources: {
     name: string;
     spec?: PodTerminationPolicy;
     annotation?: PodTerminationPolicy;
-    lws: 'exists' | 'gone';
+    lws: 'exists' | 'gone' | 'created-again';
     policy: PodTerminationPolicy;
     source: 'spec' | 'annotation' | 'default';
+    /** The name its history is kept under for the replay tests. */
+    keep?: string;
   }[] = [
     { name: 'spec Parallel', spec: 'Parallel', lws: 'exists', policy: 'Parallel', source: 'spec' },
     { name: 'spec Sequential', spec: 'Sequential', lws: 'exists', policy: 'Sequential', source: 'spec' },
@@ -444,13 +449,30 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       source: 'annotation',
     },
     { name: 'LWS deleted, no annotation', spec: 'Parallel', lws: 'gone', policy: 'Sequential', source: 'default' },
+    {
+      name: 'LWS created again with Sequential, annotation Parallel',
+      spec: 'Sequential',
+      annotation: 'Parallel',
+      lws: 'created-again',
+      policy: 'Parallel',
+      source: 'annotation',
+      keep: 'teardownGroup-policy-of-its-own-lws',
+    },
+    {
+      name: 'LWS created again with Parallel, annotation Sequential',
+      spec: 'Parallel',
+      annotation: 'Sequential',
+      lws: 'created-again',
+      policy: 'Sequential',
+      source: 'annotation',
+    },
   ];
 
   for (const c of sources) {
     it(`policy source: ${c.name} -> ${c.policy} from ${c.source}`, async () => {
       const fake = t.fake({ graceMs: GRACE });
       const { sts, leader, input } = await terminatingGroup(fake, c);
-      const result = await teardown(fake, input);
+      const result = await teardown(fake, input, c.keep);
       assert.equal(result.policy, c.policy);
       assert.match(result.timeline[0]?.detail ?? '', new RegExp(`\\bpolicy ${c.policy} from ${c.source}\\b`));
       const deletes = fake.callsOf('deleteWorkerStatefulSet');
@@ -468,7 +490,8 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
         assert.equal(deletes.length, 0);
         near(result.teardownMs, 2 * GRACE, 'teardownMs');
       }
-      // Events go to the LWS; once it is gone there is nothing to attach them to.
+      // Events go to the LWS; once it is gone there is nothing to attach them to (an LWS created again under its name
+      // is another, which never had this group).
       if (c.lws === 'exists') assert.ok(fake.events.length > 0);
       else assert.equal(fake.events.length, 0);
     });
