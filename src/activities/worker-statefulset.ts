@@ -59,10 +59,11 @@ async function createOrInspect(
 }
 
 /**
- * Blocked while pods of another incarnation hold the names: the one that controls them (this leader's live
- * StatefulSet aside) may be gone already, and the StatefulSet controller cannot create a pod over a name in use.
+ * When pods hold the names, whose they are decides. This leader's live StatefulSet's: it exists (a provisioning run
+ * again, for a group that has its workers). Another incarnation's: blocked, as the one that controls them may be gone
+ * already, and the StatefulSet controller cannot create a pod over a name in use. No pods: nothing to decide here.
  */
-async function blockedByPods(
+async function judgedByPods(
   c: KubeClients,
   built: V1StatefulSet,
   leaderUid: string,
@@ -74,7 +75,8 @@ async function blockedByPods(
   const liveUid = live?.metadata?.uid;
   const ours = live !== null && controllerUid(live.metadata) === leaderUid && !live.metadata?.deletionTimestamp;
   const left = pods.filter((p) => !ours || controllerUid(p.metadata) !== liveUid);
-  if (left.length === 0) return undefined;
+  // Every pod is of this leader's StatefulSet, read just now: no create to try, no second read.
+  if (left.length === 0) return { outcome: 'exists', uid: liveUid ?? '' };
   const uid = controllerUid(left[0]!.metadata) ?? '';
   // Their StatefulSet, if it is still there (else it is as good as deleted).
   const theirs = live !== null && liveUid === uid ? live : undefined;
@@ -111,7 +113,7 @@ export async function ensureWorkerStatefulSet(
   const result: EnsureWorkerStatefulSetResult =
     built === undefined
       ? { outcome: 'not-needed' }
-      : ((await blockedByPods(c, built, leader.uid, pods)) ?? (await createOrInspect(c, built, leader.uid)));
+      : ((await judgedByPods(c, built, leader.uid, pods)) ?? (await createOrInspect(c, built, leader.uid)));
   // The group Service only once the name is ours: a blocked group's old Service is still the old leader's.
   if (result.outcome !== 'blocked') {
     const service = buildGroupService(lws, groupIndex, leaderPod);

@@ -16,6 +16,7 @@ import {
   appliedHash,
   ensureLeaderStatefulSet,
 } from '../../src/activities/leader-statefulset.js';
+import { ensureWorkerStatefulSet } from '../../src/activities/worker-statefulset.js';
 import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../src/activities/kube-errors.js';
 import type { AllActivities, LeaderPodActivities, ObjectIdentity } from '../../src/activities/types.js';
 import {
@@ -660,7 +661,17 @@ describe('activities against the cluster', function () {
           timeoutMs: 30_000,
         },
       );
-      assert.equal((await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader })).outcome, 'exists');
+      // One read of the StatefulSet tells: no create that meets a 409, no second read.
+      const c = makeClients(kc);
+      const calls: string[] = [];
+      const { create, read } = c.statefulSets;
+      c.statefulSets.create = (...args) => (calls.push('create'), create(...args));
+      c.statefulSets.read = (...args) => (calls.push('read'), read(...args));
+      assert.deepEqual(await ensureWorkerStatefulSet(c, { lws, groupIndex: 0, leader }), {
+        outcome: 'exists',
+        uid: created.uid,
+      });
+      assert.deepEqual(calls, ['read']);
     });
   });
 
