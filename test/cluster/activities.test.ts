@@ -715,14 +715,14 @@ describe('activities against the cluster', function () {
     it("refuses for a leader of an older LWS of that name, whatever the new one's policy", async () => {
       // Deleted and created again: the leader (created before the new LWS, its policy Sequential by default) is the
       // older one's, and the new LWS's Parallel is not its.
-      const again = await group('again', 'Sequential');
-      await custom.deleteNamespacedCustomObject({ ...lwsApi, namespace, name: 'again' });
-      const leaderCreated = new Date((await readPod('again-0')).metadata!.creationTimestamp!).getTime();
+      const older = await group('anew', 'Sequential');
+      await custom.deleteNamespacedCustomObject({ ...lwsApi, namespace, name: 'anew' });
+      const leaderCreated = new Date((await readPod('anew-0')).metadata!.creationTimestamp!).getTime();
       await new Promise((r) => setTimeout(r, Math.max(0, leaderCreated + 1100 - Date.now())));
-      await createLws('again', { podTerminationPolicy: 'Parallel' });
-      await core.deleteNamespacedPod({ namespace, name: 'again-0' });
-      assert.equal(await act.deleteWorkersIfParallel(again), 'refused');
-      assert.ok((await workerPods('again', again.stsUid)).every((p) => !p.deletionTimestamp));
+      await createLws('anew', { podTerminationPolicy: 'Parallel' });
+      await core.deleteNamespacedPod({ namespace, name: 'anew-0' });
+      assert.equal(await act.deleteWorkersIfParallel(older), 'refused');
+      assert.ok((await workerPods('anew', older.stsUid)).every((p) => !p.deletionTimestamp));
     });
 
     it('deleteSeenWorkers: one round of deletes by uid; a stale uid touches nothing', async () => {
