@@ -131,6 +131,43 @@ function listPodsOf(c: KubeClients, sts: V1StatefulSet): Promise<PodList | undef
   return c.pods.list({ namespace: sts.metadata?.namespace ?? '', labelSelector }).catch(() => undefined);
 }
 
+/** What `releaseForegroundDeletion` found, and did. */
+export type ReleaseOutcome = 'released' | 'absent' | 'not-foreground' | 'pods-left';
+
+/**
+ * A StatefulSet deleted in the foreground stays until the garbage collector gets back to it after its last pod: under
+ * load, seconds after the pods, and a replacement group waits for the name all that time. Once none of its pods is
+ * left, deleting it again in the background removes the foregroundDeletion finalizer, so it goes at once: what the
+ * garbage collector would do, sooner. Only that incarnation (uid precondition), only one already being deleted in the
+ * foreground, and only when a list shows no pod of its own.
+ */
+export async function releaseForegroundDeletion(c: KubeClients, sts: ObjectIdentity): Promise<ReleaseOutcome> {
+  const { namespace, name } = sts;
+  let live: V1StatefulSet;
+  try {
+    live = await c.statefulSets.read({ namespace, name });
+  } catch (err) {
+    if (isNotFound(err)) return 'absent';
+    throw classify(err);
+  }
+  if (live.metadata?.uid !== sts.uid) return 'absent';
+  if (!live.metadata.deletionTimestamp || !live.metadata.finalizers?.includes('foregroundDeletion')) {
+    return 'not-foreground';
+  }
+  const pods = await listPodsOf(c, live);
+  if (pods === undefined || pods.items.some((p) => controllerUid(p.metadata) === sts.uid)) return 'pods-left';
+  try {
+    await c.statefulSets.delete(
+      { namespace, name },
+      { preconditions: { uid: sts.uid }, propagationPolicy: 'Background' },
+    );
+    return 'released';
+  } catch (err) {
+    if (isNotFound(err) || isConflict(err)) return 'absent';
+    throw classify(err);
+  }
+}
+
 export function deletePod(c: KubeClients, input: ObjectIdentity): Promise<DeleteOutcome> {
   const { namespace, name } = input;
   return deleteIncarnation(

@@ -5,6 +5,7 @@
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { throwIfCancelled } from './activity-context.js';
 import type { KubeClients } from './clients.js';
+import { releaseForegroundDeletion } from './deletes.js';
 import { orNull } from './kube-errors.js';
 import { isPodReady, isStatefulSetReady } from './summaries.js';
 import type { GoneResult, ObjectIdentity, ReadyResult } from './types.js';
@@ -106,16 +107,21 @@ export function waitForPodGone(c: KubeClients, target: ObjectIdentity): Promise<
   return waitForPod(c, target, 'to be gone', (pod) => (pod === null ? { goneAt: now() } : undefined));
 }
 
-/** The StatefulSet of that uid gone, then the pods given (what it controlled, which may outlive it) gone too. */
+/**
+ * The StatefulSet of that uid gone. A replacement waiting for its names passes `pods`, those that held them (none, if
+ * they were gone already): they go first, then a StatefulSet still held by its foreground deletion is released
+ * (releaseForegroundDeletion) rather than waited for until the garbage collector gets back to it.
+ */
 export async function waitForStatefulSetGone(
   c: KubeClients,
   target: ObjectIdentity & { pods?: ObjectIdentity[] },
 ): Promise<GoneResult> {
   const { pods, ...sts } = target;
-  const gone = await waitForStatefulSet(c, sts, 'to be gone', (s) => (s === null ? { goneAt: now() } : undefined));
-  let last = gone;
-  for (const pod of pods ?? []) last = await waitForPodGone(c, pod);
-  return last;
+  if (pods !== undefined) {
+    for (const pod of pods) await waitForPodGone(c, pod);
+    await releaseForegroundDeletion(c, sts);
+  }
+  return waitForStatefulSet(c, sts, 'to be gone', (s) => (s === null ? { goneAt: now() } : undefined));
 }
 
 export function waitForPodReady(c: KubeClients, target: ObjectIdentity): Promise<ReadyResult> {

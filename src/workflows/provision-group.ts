@@ -66,11 +66,7 @@ async function provision(
     // Safe rebuild: an old group's StatefulSet, or its pods, hold the names; ours would collide with them.
     const left = result.pods?.length ? `; ${result.pods.length} of its pods still terminating` : '';
     timeline.add('waiting for old StatefulSet', undefined, `owned by ${result.ownerUid ?? 'unknown'}${left}`);
-    const gone = await wait.waitForStatefulSetGone({
-      ...workers,
-      uid: result.uid,
-      ...(result.pods?.length ? { pods: result.pods } : {}),
-    });
+    const gone = await wait.waitForStatefulSetGone({ ...workers, uid: result.uid, pods: result.pods ?? [] });
     timeline.add('old StatefulSet gone', gone.goneAt);
     // The wait can last a grace period or more: build from the LWS as it is now (a policy switch, a new template).
     lws = await kube.getLeaderWorkerSet(ref);

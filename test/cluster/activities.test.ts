@@ -17,6 +17,7 @@ import {
   ensureLeaderStatefulSet,
 } from '../../src/activities/leader-statefulset.js';
 import { ensureWorkerStatefulSet } from '../../src/activities/worker-statefulset.js';
+import { releaseForegroundDeletion } from '../../src/activities/deletes.js';
 import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../src/activities/kube-errors.js';
 import type { AllActivities, LeaderPodActivities, ObjectIdentity } from '../../src/activities/types.js';
 import {
@@ -723,6 +724,71 @@ describe('activities against the cluster', function () {
       await core.deleteNamespacedPod({ namespace, name: 'anew-0' });
       assert.equal(await act.deleteWorkersIfParallel(older), 'refused');
       assert.ok((await workerPods('anew', older.stsUid)).every((p) => !p.deletionTimestamp));
+    });
+
+    /**
+     * Holds the StatefulSet's foreground deletion after its pods are gone, as a garbage collector slow to get back to
+     * it would: a dependent that blocks its owner's deletion and cannot go (a finalizer of the test's). Runs `body`,
+     * then lets the dependent go.
+     */
+    async function heldStatefulSet(name: string, body: (sts: ObjectIdentity, pods: ObjectIdentity[]) => Promise<void>) {
+      const g = await group(name, 'Parallel');
+      const sts = { namespace, name: `${name}-0`, uid: g.stsUid };
+      const pods = (await workerPods(name, g.stsUid)).map(identityOf);
+      const holder = `${name}-holder`;
+      await core.createNamespacedConfigMap({
+        namespace,
+        body: {
+          metadata: {
+            name: holder,
+            finalizers: ['lws-temporal.test/hold'],
+            ownerReferences: [
+              { apiVersion: 'apps/v1', kind: 'StatefulSet', name: sts.name, uid: sts.uid, blockOwnerDeletion: true },
+            ],
+          },
+        },
+      });
+      try {
+        assert.equal(await releaseForegroundDeletion(makeClients(kc), sts), 'not-foreground');
+        assert.equal((await readSts(sts.name)).metadata?.deletionTimestamp, undefined, 'a live one is left alone');
+        const deleting = { ...sts, ownerUid: g.leader.uid, propagationPolicy: 'Foreground' as const };
+        assert.equal(await act.deleteWorkerStatefulSet(deleting), 'deleted');
+        await body(sts, pods);
+      } finally {
+        await core.patchNamespacedConfigMap(
+          { namespace, name: holder, body: { metadata: { finalizers: null } } },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        );
+      }
+    }
+
+    it('releaseForegroundDeletion lets a StatefulSet held by its foreground deletion go once no pod of its own is left', async () => {
+      await heldStatefulSet('held', async (sts, pods) => {
+        const c = makeClients(kc);
+        assert.equal(await releaseForegroundDeletion(c, sts), 'pods-left', 'its pods are still terminating');
+        for (const pod of pods) await act.waitForPodGone(pod);
+        await new Promise((r) => setTimeout(r, 1_000));
+        const held = await readSts(sts.name);
+        assert.ok(held.metadata?.finalizers?.includes('foregroundDeletion'), 'still held with no pod left');
+        assert.equal(
+          await releaseForegroundDeletion(c, { ...sts, uid: '00000000-0000-0000-0000-000000000000' }),
+          'absent',
+        );
+        assert.equal(await releaseForegroundDeletion(c, sts), 'released');
+        assert.equal(await orNullSts(sts.name), null, 'gone with the release itself');
+        assert.equal(await releaseForegroundDeletion(c, sts), 'absent');
+      });
+    });
+
+    it('waitForStatefulSetGone for a replacement (pods given) ends once those pods are gone, not when the garbage collector gets back', async () => {
+      await heldStatefulSet('waited', async (sts, pods) => {
+        const gone = await Promise.race([
+          act.waitForStatefulSetGone({ ...sts, pods }),
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('still waiting after 20 s')), 20_000)),
+        ]);
+        assert.ok(Date.parse(gone.goneAt) > 0);
+        assert.equal(await orNullSts(sts.name), null);
+      });
     });
 
     it('deleteSeenWorkers: one round of deletes by uid; a stale uid touches nothing', async () => {
