@@ -3,7 +3,7 @@
 // so no event can be missed for good. Heartbeats let Temporal notice a dead worker; cancelling the activity stops
 // the wait at once.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { throwIfCancelled } from './activity-context.js';
+import { log, throwIfCancelled } from './activity-context.js';
 import type { KubeClients } from './clients.js';
 import { releaseForegroundDeletion } from './deletes.js';
 import { orNull } from './kube-errors.js';
@@ -119,7 +119,13 @@ export async function waitForStatefulSetGone(
   const { pods, ...sts } = target;
   if (pods !== undefined) {
     for (const pod of pods) await waitForPodGone(c, pod);
-    await releaseForegroundDeletion(c, sts);
+    // Best effort: whatever stops the release (a role without the delete, say), the garbage collector still does it.
+    await releaseForegroundDeletion(c, sts).catch((err: unknown) =>
+      log('warn', 'could not release the old StatefulSet; waiting for the garbage collector', {
+        statefulSet: `${sts.namespace}/${sts.name}`,
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
   }
   return waitForStatefulSet(c, sts, 'to be gone', (s) => (s === null ? { goneAt: now() } : undefined));
 }
