@@ -138,34 +138,37 @@ export type ReleaseOutcome = 'released' | 'absent' | 'not-foreground' | 'pods-le
  * A StatefulSet deleted in the foreground stays until the garbage collector gets back to it after its last pod: under
  * load, seconds after the pods, and a replacement group waits for the name all that time. Once none of its pods is
  * left, deleting it again in the background removes the foregroundDeletion finalizer, so it goes at once: what the
- * garbage collector would do, sooner. Only that incarnation (uid precondition), only one already being deleted in the
- * foreground, and only when a list shows no pod of its own.
+ * garbage collector would do, sooner. `sts` as read before (a deletion, once begun, is never undone); only that
+ * incarnation (uid precondition), and only when no pod of its own is left: `gonePods` covers its names, or a list
+ * shows none.
  */
-export async function releaseForegroundDeletion(c: KubeClients, sts: ObjectIdentity): Promise<ReleaseOutcome> {
-  const { namespace, name } = sts;
-  let live: V1StatefulSet;
-  try {
-    live = await c.statefulSets.read({ namespace, name });
-  } catch (err) {
-    if (isNotFound(err)) return 'absent';
-    throw classify(err);
+export async function releaseForegroundDeletion(
+  c: KubeClients,
+  sts: V1StatefulSet,
+  gonePods: ObjectIdentity[] = [],
+): Promise<ReleaseOutcome> {
+  const { uid, namespace = '', name = '', deletionTimestamp, finalizers } = sts.metadata ?? {};
+  if (!uid || !deletionTimestamp || !finalizers?.includes('foregroundDeletion')) return 'not-foreground';
+  if (!namesCovered(sts, gonePods)) {
+    const pods = await listPodsOf(c, sts);
+    if (pods === undefined || pods.items.some((p) => controllerUid(p.metadata) === uid)) return 'pods-left';
   }
-  if (live.metadata?.uid !== sts.uid) return 'absent';
-  if (!live.metadata.deletionTimestamp || !live.metadata.finalizers?.includes('foregroundDeletion')) {
-    return 'not-foreground';
-  }
-  const pods = await listPodsOf(c, live);
-  if (pods === undefined || pods.items.some((p) => controllerUid(p.metadata) === sts.uid)) return 'pods-left';
   try {
-    await c.statefulSets.delete(
-      { namespace, name },
-      { preconditions: { uid: sts.uid }, propagationPolicy: 'Background' },
-    );
+    await c.statefulSets.delete({ namespace, name }, { preconditions: { uid }, propagationPolicy: 'Background' });
     return 'released';
   } catch (err) {
     if (isNotFound(err) || isConflict(err)) return 'absent';
     throw classify(err);
   }
+}
+
+/** Every pod name the StatefulSet can have (its ordinals) is among `pods`: a StatefulSet being deleted makes no more. */
+function namesCovered(sts: V1StatefulSet, pods: ObjectIdentity[]): boolean {
+  const names = new Set(pods.map((p) => p.name));
+  const start = sts.spec?.ordinals?.start ?? 0;
+  const replicas = sts.spec?.replicas ?? 1;
+  for (let i = start; i < start + replicas; i++) if (!names.has(`${sts.metadata?.name}-${i}`)) return false;
+  return true;
 }
 
 export function deletePod(c: KubeClients, input: ObjectIdentity): Promise<DeleteOutcome> {

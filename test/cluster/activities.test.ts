@@ -18,6 +18,7 @@ import {
 } from '../../src/activities/leader-statefulset.js';
 import { ensureWorkerStatefulSet } from '../../src/activities/worker-statefulset.js';
 import { releaseForegroundDeletion } from '../../src/activities/deletes.js';
+import { waitForStatefulSetGone } from '../../src/activities/waits.js';
 import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../src/activities/kube-errors.js';
 import type { AllActivities, LeaderPodActivities, ObjectIdentity } from '../../src/activities/types.js';
 import {
@@ -648,7 +649,15 @@ describe('activities against the cluster', function () {
       assert.equal(await orNullSts('left-0'), null, 'nothing created over the old name');
 
       const waited = Date.now();
-      const gone = await act.waitForStatefulSetGone({ namespace, name: 'left-0', uid: blocked.uid, pods: [old] });
+      // Its StatefulSet is gone already: one read of it at the start, nothing after the pod.
+      const waiting = makeClients(kc);
+      const stsCalls: string[] = [];
+      for (const method of ['read', 'list', 'delete'] as const) {
+        const call = waiting.statefulSets[method] as (...a: unknown[]) => Promise<unknown>;
+        (waiting.statefulSets[method] as unknown) = (...args: unknown[]) => (stsCalls.push(method), call(...args));
+      }
+      const gone = await waitForStatefulSetGone(waiting, { namespace, name: 'left-0', uid: blocked.uid, pods: [old] });
+      assert.deepEqual(stsCalls, ['read']);
       assert.ok(Date.now() - waited >= 1_000, `the wait ended ${Date.now() - waited} ms in, with the pod still there`);
       await assert.rejects(readPod('left-0-1'), 'the old pod is gone once the wait ends');
       assert.ok(Date.parse(gone.goneAt) >= waited);
@@ -749,7 +758,7 @@ describe('activities against the cluster', function () {
         },
       });
       try {
-        assert.equal(await releaseForegroundDeletion(makeClients(kc), sts), 'not-foreground');
+        assert.equal(await releaseForegroundDeletion(makeClients(kc), await readSts(sts.name)), 'not-foreground');
         assert.equal((await readSts(sts.name)).metadata?.deletionTimestamp, undefined, 'a live one is left alone');
         const deleting = { ...sts, ownerUid: g.leader.uid, propagationPolicy: 'Foreground' as const };
         assert.equal(await act.deleteWorkerStatefulSet(deleting), 'deleted');
@@ -765,18 +774,27 @@ describe('activities against the cluster', function () {
     it('releaseForegroundDeletion lets a StatefulSet held by its foreground deletion go once no pod of its own is left', async () => {
       await heldStatefulSet('held', async (sts, pods) => {
         const c = makeClients(kc);
-        assert.equal(await releaseForegroundDeletion(c, sts), 'pods-left', 'its pods are still terminating');
+        const deleting = await readSts(sts.name);
+        assert.equal(await releaseForegroundDeletion(c, deleting), 'pods-left', 'its pods are still terminating');
         for (const pod of pods) await act.waitForPodGone(pod);
         await new Promise((r) => setTimeout(r, 1_000));
         const held = await readSts(sts.name);
         assert.ok(held.metadata?.finalizers?.includes('foregroundDeletion'), 'still held with no pod left');
+        const another = { ...held, metadata: { ...held.metadata, uid: '00000000-0000-0000-0000-000000000000' } };
         assert.equal(
-          await releaseForegroundDeletion(c, { ...sts, uid: '00000000-0000-0000-0000-000000000000' }),
+          await releaseForegroundDeletion(c, another),
           'absent',
+          'another incarnation: the precondition fails',
         );
-        assert.equal(await releaseForegroundDeletion(c, sts), 'released');
+        assert.equal((await readSts(sts.name)).metadata?.uid, sts.uid);
+        // The pods it had, given: no list needed.
+        const calls: string[] = [];
+        const list = c.pods.list;
+        c.pods.list = (...args) => (calls.push('list'), list(...args));
+        assert.equal(await releaseForegroundDeletion(c, held, pods), 'released');
+        assert.deepEqual(calls, []);
         assert.equal(await orNullSts(sts.name), null, 'gone with the release itself');
-        assert.equal(await releaseForegroundDeletion(c, sts), 'absent');
+        assert.equal(await releaseForegroundDeletion(c, held), 'absent');
       });
     });
 
