@@ -108,9 +108,10 @@ export function waitForPodGone(c: KubeClients, target: ObjectIdentity): Promise<
 }
 
 /**
- * The StatefulSet of that uid gone. A replacement waiting for its names passes `pods`, those that held them (none, if
- * they were gone already): those are waited for too, and then a StatefulSet still held by its foreground deletion is
- * released (releaseForegroundDeletion) rather than waited for until the garbage collector gets back to it.
+ * The StatefulSet of that uid gone, and the pods given gone too. A replacement waiting for its names gives `pods`,
+ * those that held them (none, if they were gone already). Such a StatefulSet, deleted in the foreground, stays until
+ * the garbage collector gets back to it after its last pod: once the given pods are gone it is released
+ * (releaseForegroundDeletion) rather than waited for.
  */
 export async function waitForStatefulSetGone(
   c: KubeClients,
@@ -119,21 +120,23 @@ export async function waitForStatefulSetGone(
   const { pods, ...sts } = target;
   const statefulSetGone = () =>
     waitForStatefulSet(c, sts, 'to be gone', (s) => (s === null ? { goneAt: now() } : undefined));
-  if (pods === undefined) return statefulSetGone();
-  // Read while the pods still hold the names: one already gone (under Sequential the garbage collector removed it with
-  // the leader) leaves only the pods, and nothing more to do after the last of them.
-  const live = await orNull(() => c.statefulSets.read({ namespace: sts.namespace, name: sts.name }));
-  let last: GoneResult = { goneAt: now() };
-  for (const pod of pods) last = await waitForPodGone(c, pod);
-  if (live?.metadata?.uid !== sts.uid) return last;
-  // Best effort: whatever stops the release (a role without the delete, say), the garbage collector still does it.
-  await releaseForegroundDeletion(c, live, pods).catch((err: unknown) =>
-    log('warn', 'could not release the old StatefulSet; waiting for the garbage collector', {
-      statefulSet: `${sts.namespace}/${sts.name}`,
-      error: err instanceof Error ? err.message : String(err),
-    }),
-  );
-  return statefulSetGone();
+  const live = pods !== undefined ? await orNull(() => c.statefulSets.read(sts)) : null;
+  if (live?.metadata?.uid === sts.uid && live.metadata.finalizers?.includes('foregroundDeletion')) {
+    for (const pod of pods ?? []) await waitForPodGone(c, pod);
+    // Best effort: whatever stops the release (a role without the delete, say), the garbage collector still does it.
+    await releaseForegroundDeletion(c, live, pods ?? []).catch((err: unknown) =>
+      log('warn', 'could not release the old StatefulSet; waiting for the garbage collector', {
+        statefulSet: `${sts.namespace}/${sts.name}`,
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
+    return statefulSetGone();
+  }
+  // Otherwise the StatefulSet first (under Sequential the garbage collector removes it with the leader, long before
+  // its pods), so that nothing is left to do after the last pod.
+  let last = await statefulSetGone();
+  for (const pod of pods ?? []) last = await waitForPodGone(c, pod);
+  return last;
 }
 
 export function waitForPodReady(c: KubeClients, target: ObjectIdentity): Promise<ReadyResult> {
