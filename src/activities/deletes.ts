@@ -5,16 +5,18 @@ import type { V1ObjectMeta, V1Pod, V1StatefulSet } from '@kubernetes/client-node
 import type { KubeClients } from './clients.js';
 import type { DeleteBody } from '../kube/kube-json.js';
 import { classify, isConflict, isNotFound } from './kube-errors.js';
-import { controllerUid } from './summaries.js';
+
 import {
+  controllerUid,
   LABEL_GROUP_INDEX,
   LABEL_NAME,
   resolvePodTerminationPolicy,
   workerStatefulSetName,
-  type LwsRef,
+  type ObjectKey,
+  type ObjectIdentity,
 } from '../model/index.js';
 import { getLeaderWorkerSet } from './reads.js';
-import type { DeleteOutcome, ObjectIdentity, ObjectKey, SeenWorkers } from './types.js';
+import type { DeleteOutcome, SeenWorkers } from './types.js';
 
 interface Target {
   read(): Promise<{ metadata?: V1ObjectMeta }>;
@@ -185,7 +187,7 @@ export function deletePod(c: KubeClients, input: ObjectIdentity): Promise<Delete
 
 export async function deleteWorkersIfParallel(
   c: KubeClients,
-  input: { ref: LwsRef; groupIndex: number; leader: ObjectIdentity },
+  input: { ref: ObjectKey; groupIndex: number; leader: ObjectIdentity },
 ): Promise<DeleteOutcome> {
   const { ref, leader } = input;
   const workers = { namespace: ref.namespace, name: workerStatefulSetName(ref.name, input.groupIndex) };

@@ -3,12 +3,19 @@
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
-import { isPodReady, isoTime } from './summaries.js';
-import type { ObjectIdentity, PodsGoneResult, ReplacementGroupInput, ReplacementGroupResult } from './types.js';
+
+import type { PodsGoneResult, ReplacementGroupInput, ReplacementGroupResult } from './types.js';
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause } from './wait-support.js';
 import { getLeaderWorkerSet } from './reads.js';
-import { applyDefaults, leaderStatefulSetName, notWantedAbove } from '../model/index.js';
+import {
+  isPodReady,
+  isoTime,
+  applyDefaults,
+  leaderStatefulSetName,
+  notWantedAbove,
+  type ObjectIdentity,
+} from '../model/index.js';
 import { observeByName } from './waits.js';
 
 function readPod(c: KubeClients, namespace: string, name: string) {

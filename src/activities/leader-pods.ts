@@ -6,12 +6,12 @@ import {
   ANNOTATION_POD_TERMINATION_POLICY,
   LABEL_NAME,
   LABEL_WORKER_INDEX,
-  type LwsRef,
+  type ObjectKey,
   type PodTerminationPolicy,
+  type ObjectIdentity,
 } from '../model/index.js';
 import type { KubeClients } from './clients.js';
 import { classify, kube, statusCode } from './kube-errors.js';
-import type { ObjectIdentity } from './types.js';
 
 type MetadataPatch = { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } };
 
@@ -62,7 +62,7 @@ export async function patchLeaderPod(
  */
 export async function annotateLeaderPods(
   c: KubeClients,
-  input: { ref: LwsRef; podTerminationPolicy: PodTerminationPolicy },
+  input: { ref: ObjectKey; podTerminationPolicy: PodTerminationPolicy },
 ): Promise<number> {
   const { namespace, name } = input.ref;
   const patch = { metadata: { annotations: { [ANNOTATION_POD_TERMINATION_POLICY]: input.podTerminationPolicy } } };

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import {
+  controllerUid,
   buildLeaderStatefulSet,
   canonicalJson,
   KIND,
@@ -15,14 +16,15 @@ import {
   type LeaderStatefulSetOptions,
   type LeaderStatefulSetStep,
   type LeaderWorkerSet,
+  type ObjectIdentity,
 } from '../model/index.js';
 import { jsonPointer } from '../kube/kube-json.js';
 import type { KubeClients } from './clients.js';
 import { classify, isConflict, orNull } from './kube-errors.js';
 import { holder, nameTaken } from './ownership.js';
 import { podsOfNames } from './pods-of-names.js';
-import { controllerUid } from './summaries.js';
-import type { EnsureLeaderStatefulSetResult, ObjectIdentity } from './types.js';
+
+import type { EnsureLeaderStatefulSetResult } from './types.js';
 
 /**
  * Ours. StatefulSet annotation: sha1 of the pod template and update strategy as this controller last wrote them.

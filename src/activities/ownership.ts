@@ -1,7 +1,7 @@
 // Who holds a name: the rules the ensure activities share for an object that already exists when they create.
+import { controllerUid } from '../model/index.js';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { controllerUid } from './summaries.js';
 
 /** ApplicationFailure.type when a name the controller needs is held by an object it does not manage. */
 export const NAME_TAKEN = 'KubernetesNameTaken';

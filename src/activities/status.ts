@@ -1,12 +1,12 @@
 // The LWS status subresource. A JSON merge patch of just the fields given: a field the caller leaves out keeps its
 // value, and writes go to /status, so they never race the user's spec edits.
-import type { LeaderWorkerSetStatus, LwsRef } from '../model/index.js';
+import type { LeaderWorkerSetStatus, ObjectKey } from '../model/index.js';
 import type { KubeClients } from './clients.js';
 import { kube } from './kube-errors.js';
 
 export async function updateLeaderWorkerSetStatus(
   c: KubeClients,
-  input: { ref: LwsRef; status: LeaderWorkerSetStatus },
+  input: { ref: ObjectKey; status: LeaderWorkerSetStatus },
 ): Promise<void> {
   await kube(() => c.leaderWorkerSets.mergePatch(input.ref, { status: input.status }, 'status'));
 }

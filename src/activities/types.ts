@@ -1,48 +1,16 @@
 // The contract between workflows and activities: plain JSON in and out (Temporal payloads), no client objects.
 // Workflows import this file for types only; src/activities/index.ts implements it against the Kubernetes API.
 import type {
+  ObjectIdentity,
+  ObjectKey,
+  PodFacts,
+  StatefulSetFacts,
   LeaderStatefulSetOptions,
   LeaderStatefulSetStep,
   LeaderWorkerSet,
   LeaderWorkerSetStatus,
-  LwsRef,
   PodTerminationPolicy,
 } from '../model/index.js';
-
-export interface ObjectKey {
-  namespace: string;
-  name: string;
-}
-
-/** An object as it is at one moment: `uid` names the incarnation (a re-created object of the same name differs). */
-export interface ObjectIdentity extends ObjectKey {
-  uid: string;
-}
-
-/** The facts of a pod that lifecycles decide on. */
-export interface PodInfo extends ObjectIdentity {
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  /** RFC 3339 (whole seconds). */
-  createdAt?: string;
-  /** RFC 3339; set once the pod is terminating. */
-  deletionTimestamp?: string;
-  /** Ready condition is True. */
-  ready: boolean;
-  /** Sum of restartCount over all containers. */
-  restartCount: number;
-  /** UID of the controlling owner (the leader StatefulSet for leaders, the worker StatefulSet for workers). */
-  ownerUid?: string;
-}
-
-export interface StatefulSetInfo extends ObjectIdentity {
-  labels: Record<string, string>;
-  deletionTimestamp?: string;
-  /** UID of the controlling owner: the leader pod for a worker StatefulSet, the LWS for the leader StatefulSet. */
-  ownerUid?: string;
-  replicas: number;
-  readyReplicas: number;
-}
 
 export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
 
@@ -115,7 +83,7 @@ export interface KubernetesEvent {
 
 /** A teardown's first round: the leader it is about and, from the trigger, the policy and the workers it saw. */
 export interface BeginTeardownInput {
-  ref: LwsRef;
+  ref: ObjectKey;
   groupIndex: number;
   /** The terminating leader pod. */
   leader: ObjectIdentity;
@@ -129,24 +97,24 @@ export interface TeardownStart {
   /** The Parallel delete's outcome; absent when none was asked for. */
   deleted?: DeleteOutcome;
   lws: LeaderWorkerSet | null;
-  leaderPod: PodInfo | null;
+  leaderPod: PodFacts | null;
   /** The group's worker StatefulSet by name (maybe a newer group's: the workflow checks its owner). */
-  workerStatefulSet: StatefulSetInfo | null;
-  groupPods: PodInfo[];
+  workerStatefulSet: StatefulSetFacts | null;
+  groupPods: PodFacts[];
   /**
    * The leader StatefulSet, read only for a group at or above the LWS's replicas (a surge group the rollout still
    * keeps is rebuilt, not scaled down); absent otherwise, and in runs recorded before it was read.
    */
-  leaderStatefulSet?: StatefulSetInfo | null;
+  leaderStatefulSet?: StatefulSetFacts | null;
 }
 
 export interface LwsActivities {
   /** The LWS as stored (with metadata.uid, generation, deletionTimestamp), or null when it does not exist. */
-  getLeaderWorkerSet(ref: LwsRef): Promise<LeaderWorkerSet | null>;
-  getPod(key: ObjectKey): Promise<PodInfo | null>;
-  getStatefulSet(key: ObjectKey): Promise<StatefulSetInfo | null>;
+  getLeaderWorkerSet(ref: ObjectKey): Promise<LeaderWorkerSet | null>;
+  getPod(key: ObjectKey): Promise<PodFacts | null>;
+  getStatefulSet(key: ObjectKey): Promise<StatefulSetFacts | null>;
   /** Leader pods and worker StatefulSets that carry the LWS's name label. */
-  listGroups(ref: LwsRef): Promise<{ leaders: PodInfo[]; workerStatefulSets: StatefulSetInfo[] }>;
+  listGroups(ref: ObjectKey): Promise<{ leaders: PodFacts[]; workerStatefulSets: StatefulSetFacts[] }>;
 
   /** Create-or-confirm the headless Service of the LWS. */
   ensureHeadlessService(lws: LeaderWorkerSet): Promise<EnsureOutcome>;
@@ -189,7 +157,11 @@ export interface LwsActivities {
    * leader's annotation) is Parallel and that leader is terminating (or already gone), foreground-deletes the worker
    * StatefulSet it controls; otherwise 'refused'.
    */
-  deleteWorkersIfParallel(input: { ref: LwsRef; groupIndex: number; leader: ObjectIdentity }): Promise<DeleteOutcome>;
+  deleteWorkersIfParallel(input: {
+    ref: ObjectKey;
+    groupIndex: number;
+    leader: ObjectIdentity;
+  }): Promise<DeleteOutcome>;
   /**
    * The Parallel fast path when the trigger saw the group: no read, one round of deletes. The trigger saw the leader
    * terminating (which cannot be undone) and controlling this StatefulSet, which controls these pods. Foreground-
@@ -216,7 +188,7 @@ export interface LwsActivities {
   waitForStatefulSetReady(input: ObjectIdentity): Promise<ReadyResult>;
 
   /** Write the status subresource (merge patch of the fields given). */
-  updateLeaderWorkerSetStatus(input: { ref: LwsRef; status: LeaderWorkerSetStatus }): Promise<void>;
+  updateLeaderWorkerSetStatus(input: { ref: ObjectKey; status: LeaderWorkerSetStatus }): Promise<void>;
   /**
    * Record a Kubernetes Event on the LWS, so `kubectl describe lws` tells the same story as the workflow. false: the
    * API server refused it for good (the namespace is being deleted, say); it is logged and dropped.
@@ -258,7 +230,7 @@ export interface GroupWaitActivities {
   /** Resolves once none of these pods (by uid) exists; reports when the first started terminating. */
   waitForPodsGone(input: { namespace: string; pods: ObjectIdentity[] }): Promise<PodsGoneResult>;
   /** The pods of one group (leader and workers) that carry the LWS's name and group-index labels. */
-  listGroupPods(input: { namespace: string; lwsName: string; groupIndex: number }): Promise<PodInfo[]>;
+  listGroupPods(input: { namespace: string; lwsName: string; groupIndex: number }): Promise<PodFacts[]>;
   /**
    * Resolves once a leader pod of `leaderName` other than `previousLeaderUid` exists and is Ready, and (size > 1) the
    * worker StatefulSet it owns has size - 1 ready replicas. With `group`, it also looks at the LWS every
@@ -288,7 +260,7 @@ export interface LeaderPodActivities {
    * Record spec.podTerminationPolicy on every live, non-terminating leader pod of the LWS (annotation), so that a
    * policy change applies to the next teardown without rolling any group. Returns how many pods were patched.
    */
-  annotateLeaderPods(input: { ref: LwsRef; podTerminationPolicy: PodTerminationPolicy }): Promise<number>;
+  annotateLeaderPods(input: { ref: ObjectKey; podTerminationPolicy: PodTerminationPolicy }): Promise<number>;
   /** Patch the worker-index label onto the pods of this worker StatefulSet (a shared template cannot carry it). */
   labelWorkerPods(input: { lwsName: string; statefulSet: ObjectIdentity }): Promise<number>;
 }

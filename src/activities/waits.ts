@@ -2,13 +2,15 @@
 // resourceVersion until it is. A watch that ends or fails (410 Gone included) is followed by a fresh GET and watch,
 // so no event can be missed for good. Heartbeats let Temporal notice a dead worker; cancelling the activity stops
 // the wait at once.
+import { isPodReady, isStatefulSetReady } from '../model/index.js';
+import type { ObjectIdentity } from '../model/index.js';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { log, throwIfCancelled } from './activity-context.js';
 import type { KubeClients } from './clients.js';
 import { releaseForegroundDeletion } from './deletes.js';
 import { orNull } from './kube-errors.js';
-import { isPodReady, isStatefulSetReady } from './summaries.js';
-import type { GoneResult, ObjectIdentity, ReadyResult } from './types.js';
+
+import type { GoneResult, ReadyResult } from './types.js';
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause, RETRY_PAUSE_MS, withHeartbeats } from './wait-support.js';
 import { watchOnce } from '../kube/watch.js';

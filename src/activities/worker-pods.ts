@@ -1,9 +1,14 @@
 // The worker-index label on worker pods. A StatefulSet's pod template is shared by all its pods, so the per-pod index
 // (which upstream sets with a webhook) is patched on once the pods exist: the ordinal of `<lws>-<i>-<j>` is j.
-import { LABEL_GROUP_INDEX, LABEL_NAME, LABEL_WORKER_INDEX, parsePodName } from '../model/index.js';
+import {
+  LABEL_GROUP_INDEX,
+  LABEL_NAME,
+  LABEL_WORKER_INDEX,
+  parsePodName,
+  type ObjectIdentity,
+} from '../model/index.js';
 import type { KubeClients } from './clients.js';
 import { classify, kube, statusCode } from './kube-errors.js';
-import type { ObjectIdentity } from './types.js';
 
 /** Labels every pod of this worker StatefulSet (by owner uid) that lacks its worker-index; returns how many. */
 export async function labelWorkerPods(

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import {
+  controllerUid,
   applyDefaults,
   buildGroupService,
   buildWorkerStatefulSet,
@@ -11,14 +12,15 @@ import {
   LABEL_NAME,
   leaderPodPatch,
   type LeaderWorkerSet,
+  type ObjectIdentity,
 } from '../model/index.js';
 import type { KubeClients } from './clients.js';
 import { classify, isConflict, isNotFound, orNull } from './kube-errors.js';
 import { podsOfNames } from './pods-of-names.js';
 import { patchLeaderPod } from './leader-pods.js';
 import { ensureService } from './services.js';
-import { controllerUid } from './summaries.js';
-import type { EnsureWorkerStatefulSetResult, ObjectIdentity } from './types.js';
+
+import type { EnsureWorkerStatefulSetResult } from './types.js';
 
 /** The group-key label value: sha1 hex of `<namespace>/<leaderPodName>`, as upstream computes it. */
 export function groupKey(namespace: string, leaderPodName: string): string {

@@ -1,7 +1,7 @@
 // The command line of `lws-temporal`: parsed with node:util parseArgs, checked before anything connects anywhere.
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/temporal.js';
-import type { LwsRef } from '../model/index.js';
+import type { ObjectKey } from '../model/index.js';
 
 export const DEFAULT_UI_URL = 'http://localhost:8233';
 
@@ -29,7 +29,7 @@ export type CommandName = (typeof COMMANDS)[number];
 
 const ALLOWED_OPTIONS = '--json, --ui-url <url>, -h/--help';
 
-export type Command = { kind: 'help' } | { kind: CommandName; ref: LwsRef; json: boolean; uiUrl?: string };
+export type Command = { kind: 'help' } | { kind: CommandName; ref: ObjectKey; json: boolean; uiUrl?: string };
 
 /** Bad command line: printed with a pointer to --help, exit code 2. */
 export class UsageError extends Error {
@@ -40,7 +40,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** `<namespace>/<name>`: a namespace (DNS label) and an LWS name (DNS subdomain), as Kubernetes allows them. */
-export function parseRef(text: string, command: string): LwsRef {
+export function parseRef(text: string, command: string): ObjectKey {
   const example = `e.g. \`lws-temporal ${command} default/demo\``;
   const parts = text.split('/');
   if (parts.length !== 2) {

@@ -5,7 +5,7 @@
 // policy and durations; a running one answers the `timeline` query.
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { parseWorkflowId, type LwsRef } from '../model/index.js';
+import { parseWorkflowId, type ObjectKey } from '../model/index.js';
 import type { TeardownGroupInput, TeardownGroupResult } from '../workflows/teardown-group.js';
 import { GroupIndex, Lifecycle, TerminationPolicy } from '../workflows/search-attributes.js';
 import type { TimelineEntry, TimelineEvent } from '../workflows/timeline.js';
@@ -14,7 +14,7 @@ import { resolveUiUrl } from './args.js';
 import { CliError, workflowLink, type HistoryReport, type TeardownRun } from './format.js';
 
 /** Visibility query of the teardown runs of one LWS. Names are DNS labels/subdomains, so they need no escaping. */
-export function teardownQuery(ref: LwsRef): string {
+export function teardownQuery(ref: ObjectKey): string {
   return `WorkflowType = "teardownGroup" AND WorkflowId STARTS_WITH "lws/${ref.namespace}/${ref.name}/"`;
 }
 
@@ -151,7 +151,7 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
 
 export async function listTeardownRuns(
   client: Client,
-  ref: LwsRef,
+  ref: ObjectKey,
   opts: { temporalNamespace: string; uiUrl: string },
 ): Promise<TeardownRun[]> {
   const infos: WorkflowExecutionInfo[] = [];
@@ -163,7 +163,7 @@ export async function listTeardownRuns(
 
 /** The teardown runs of one LWS on the Temporal frontend of TEMPORAL_ADDRESS (see temporalConfigFromEnv). */
 export async function readHistory(
-  ref: LwsRef,
+  ref: ObjectKey,
   uiFlag: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<HistoryReport> {

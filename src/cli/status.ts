@@ -12,7 +12,7 @@ import {
   PLURAL,
   templateRevisionHash,
   type LeaderWorkerSet,
-  type LwsRef,
+  type ObjectKey,
 } from '../model/index.js';
 import { isNotFound, kubeStatus } from '../activities/kube-errors.js';
 import { loadKubeConfig } from '../config/kubernetes.js';
@@ -41,7 +41,7 @@ function workerSetFacts(sts: k8s.V1StatefulSet): WorkerSetFacts {
 
 /** The report from what the API returned: pure. */
 export function statusReport(
-  ref: LwsRef,
+  ref: ObjectKey,
   lws: LeaderWorkerSet,
   pods: k8s.V1Pod[],
   statefulSets: k8s.V1StatefulSet[],
@@ -85,7 +85,7 @@ function kubeMessage(err: unknown): string {
 }
 
 /** The status of one LWS on the cluster of KUBECONFIG (see loadKubeConfig). */
-export async function readStatus(ref: LwsRef, kc: k8s.KubeConfig = loadKubeConfig()): Promise<StatusReport> {
+export async function readStatus(ref: ObjectKey, kc: k8s.KubeConfig = loadKubeConfig()): Promise<StatusReport> {
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const apps = kc.makeApiClient(k8s.AppsV1Api);

@@ -2,6 +2,7 @@
 // Kubernetes client, no Node built-ins, nothing nondeterministic).
 export * from './labels.js';
 export * from './types.js';
+export * from './objects.js';
 export * from './defaults.js';
 export * from './validate.js';
 export * from './rollout.js';

@@ -8,10 +8,9 @@ import type { LeaderWorkerSet } from './types.js';
 export type Lifecycle = 'rebuild' | 'scale-down' | 'rolling-update' | 'delete';
 
 /**
- * The LWS gone or being deleted, or the leader an older LWS's of that name (predatesLws): delete. The group at or
- * above spec.replicas: scale-down (surge groups going after a rolling update too), unless the leader StatefulSet still
- * wants it (`leaderReplicas`, its spec.replicas when known: a surge group that failed mid-rollout is rebuilt). The
- * leader built from another template: rolling update. Otherwise a rebuild.
+ * The LWS gone or being deleted, or the leader an older LWS's of that name (predatesLws): delete. A group the LWS no
+ * longer wants (wantsGroup): scale-down, surge groups released after a rolling update included. The leader built from
+ * another template: rolling update. Otherwise a rebuild.
  */
 export function lifecycleOf(
   lws: LeaderWorkerSet | null | undefined,
@@ -20,13 +19,30 @@ export function lifecycleOf(
   leaderReplicas?: number,
 ): Lifecycle {
   if (!lws || lws.metadata.deletionTimestamp || predatesLws(lws, leader.createdAt)) return 'delete';
-  const spec = applyDefaults(lws).spec;
-  if (groupIndex >= spec.replicas && !(leaderReplicas !== undefined && groupIndex < leaderReplicas)) {
-    return 'scale-down';
-  }
+  if (!wantsGroup(lws, groupIndex, leaderReplicas)) return 'scale-down';
   const revision = leader.labels[LABEL_TEMPLATE_REVISION_HASH];
-  if (revision !== undefined && revision !== templateRevisionHash(spec)) return 'rolling-update';
+  if (revision !== undefined && revision !== templateRevisionHash(applyDefaults(lws).spec)) return 'rolling-update';
   return 'rebuild';
+}
+
+/**
+ * The LWS wants group `groupIndex`: below spec.replicas, or a surge group of a rolling update, which its leader
+ * StatefulSet (`leaderReplicas`, see leaderStatefulSetReplicas) still keeps.
+ */
+export function wantsGroup(lws: LeaderWorkerSet, groupIndex: number, leaderReplicas?: number): boolean {
+  return groupIndex < applyDefaults(lws).spec.replicas || (leaderReplicas !== undefined && groupIndex < leaderReplicas);
+}
+
+/** spec.replicas of the LWS's own leader StatefulSet (not one being deleted), surge groups included. */
+export function leaderStatefulSetReplicas(
+  lws: LeaderWorkerSet,
+  leaderStatefulSet: { ownerUid?: string; replicas: number; deletionTimestamp?: string } | null | undefined,
+): number | undefined {
+  const ours =
+    leaderStatefulSet &&
+    leaderStatefulSet.ownerUid === lws.metadata.uid &&
+    leaderStatefulSet.deletionTimestamp === undefined;
+  return ours ? leaderStatefulSet.replicas : undefined;
 }
 
 /**

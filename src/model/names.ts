@@ -2,7 +2,8 @@
 //
 // Object names follow upstream LeaderWorkerSet so that existing tools find them. Workflow IDs are deterministic:
 // the trigger can start the same workflow again after a restart and Temporal treats it as the one already running.
-import type { LwsRef, SubdomainPolicy } from './types.js';
+import type { ObjectKey } from './objects.js';
+import type { SubdomainPolicy } from './types.js';
 
 /** The leader StatefulSet is named after the LWS. */
 export function leaderStatefulSetName(lwsName: string): string {
@@ -109,7 +110,7 @@ export type WorkflowOp =
  * `lws/<ns>/<name>/group-<i>/rebuild/<oldLeaderUID>`, `lws/<ns>/<name>/scale-down/<generation>`,
  * `lws/<ns>/<name>/delete/<uid>`. Readable in the Temporal UI, and a function of its inputs only.
  */
-export function workflowId(ref: LwsRef, op: WorkflowOp): string {
+export function workflowId(ref: ObjectKey, op: WorkflowOp): string {
   const base = `lws/${ref.namespace}/${ref.name}`;
   switch (op.kind) {
     case 'reconcile':
@@ -130,7 +131,7 @@ export function workflowId(ref: LwsRef, op: WorkflowOp): string {
 }
 
 /** One line for people (Temporal UI summary, logs): e.g. "provision group 1 of default/demo". */
-export function workflowSummary(ref: LwsRef, op: WorkflowOp): string {
+export function workflowSummary(ref: ObjectKey, op: WorkflowOp): string {
   const lws = `${ref.namespace}/${ref.name}`;
   switch (op.kind) {
     case 'reconcile':
@@ -151,10 +152,10 @@ export function workflowSummary(ref: LwsRef, op: WorkflowOp): string {
 const SEG = '([^/]+)';
 
 /** The inverse of workflowId: which LWS and lifecycle an ID belongs to, or undefined for any other ID. */
-export function parseWorkflowId(id: string): { ref: LwsRef; op: WorkflowOp } | undefined {
+export function parseWorkflowId(id: string): { ref: ObjectKey; op: WorkflowOp } | undefined {
   const head = new RegExp(`^lws/${SEG}/${SEG}/(.+)$`).exec(id);
   if (head === null) return undefined;
-  const ref: LwsRef = { namespace: head[1] ?? '', name: head[2] ?? '' };
+  const ref: ObjectKey = { namespace: head[1] ?? '', name: head[2] ?? '' };
   const tail = head[3] ?? '';
   let m: RegExpExecArray | null;
   if ((m = new RegExp(`^reconcile/${ORDINAL}$`).exec(tail)) !== null) {

@@ -125,12 +125,6 @@ export interface LeaderWorkerSet {
   status?: LeaderWorkerSetStatus;
 }
 
-/** Identifies an LWS; the stable part of every workflow ID. */
-export interface LwsRef {
-  namespace: string;
-  name: string;
-}
-
 /** A LeaderWorkerSet with every defaulted field filled in (see defaults.applyDefaults). */
 export interface DefaultedLeaderWorkerSetSpec {
   replicas: number;

@@ -1,7 +1,7 @@
 // What the trigger knows of the cluster: the objects its watches delivered, trimmed to what decisions need. It is
 // rebuilt from a list after every restart, so losing it loses nothing.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { applyDefaults, LABEL_NAME, LABEL_WORKER_INDEX, type LeaderWorkerSet, type LwsRef } from '../model/index.js';
+import { applyDefaults, LABEL_NAME, LABEL_WORKER_INDEX, type LeaderWorkerSet, type ObjectKey } from '../model/index.js';
 import type { SeenWorkers } from '../activities/types.js';
 import type { Knowledge, PodView, StatefulSetView } from './decide.js';
 
@@ -87,7 +87,7 @@ export class ClusterView implements Knowledge {
   /** The names of the namespaces being deleted: all that a decision needs of namespaces. */
   private readonly terminatingNamespaces = new Set<string>();
 
-  lws(ref: LwsRef): LeaderWorkerSet | undefined {
+  lws(ref: ObjectKey): LeaderWorkerSet | undefined {
     return this.lwsByKey.get(key(ref.namespace, ref.name));
   }
 
@@ -124,7 +124,7 @@ export class ClusterView implements Knowledge {
     return uid === undefined ? undefined : this.statefulSets.get(uid);
   }
 
-  leaderReplicas(ref: LwsRef): number | undefined {
+  leaderReplicas(ref: ObjectKey): number | undefined {
     const uid = this.lws(ref)?.metadata.uid;
     if (uid === undefined) return undefined;
     // The LWS owns its leader StatefulSet (of its own name) and nothing else of that kind.

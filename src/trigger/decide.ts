@@ -12,7 +12,7 @@ import {
   workflowSummary,
   type LeaderWorkerSet,
   type Lifecycle,
-  type LwsRef,
+  type ObjectKey,
   type PodTerminationPolicy,
   type WorkflowOp,
 } from '../model/index.js';
@@ -56,7 +56,7 @@ export interface StatefulSetView {
 
 /** What the trigger currently knows of the cluster (from its watches). */
 export interface Knowledge {
-  lws(ref: LwsRef): LeaderWorkerSet | undefined;
+  lws(ref: ObjectKey): LeaderWorkerSet | undefined;
   /**
    * The leader pod that owns this worker pod's StatefulSet (through the owner chain, never by name: by the time an
    * old group's workers terminate, a replacement leader of the same name may exist).
@@ -72,7 +72,7 @@ export interface Knowledge {
    * spec.replicas of the LWS's leader StatefulSet, if the watches showed it: above the LWS's replicas while a rolling
    * update keeps surge groups.
    */
-  leaderReplicas(ref: LwsRef): number | undefined;
+  leaderReplicas(ref: ObjectKey): number | undefined;
 }
 
 export type WorkflowType = 'reconcileLeaderWorkerSet' | 'provisionGroup' | 'teardownGroup' | 'recreateGroup';
@@ -84,7 +84,7 @@ export interface StartAction {
   workflowId: string;
   args: unknown[];
   summary: string;
-  ref: LwsRef;
+  ref: ObjectKey;
   groupIndex?: number;
   lifecycle?: Lifecycle | 'provision' | 'reconcile' | 'recreate';
   /** A teardown's policy as the trigger knows it: set as its search attribute at the start. */
@@ -95,7 +95,7 @@ export interface StartAction {
   reason: string;
 }
 
-function start(ref: LwsRef, op: WorkflowOp, workflowType: WorkflowType, args: unknown[], reason: string) {
+function start(ref: ObjectKey, op: WorkflowOp, workflowType: WorkflowType, args: unknown[], reason: string) {
   return { ref, workflowId: workflowId(ref, op), summary: workflowSummary(ref, op), workflowType, args, reason };
 }
 

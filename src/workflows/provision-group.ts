@@ -1,14 +1,13 @@
 // Provisions one incarnation of a group: once its leader pod exists (or is Ready, under LeaderReady), create the
 // worker StatefulSet owned by that leader. If an old group's worker StatefulSet still holds the name, wait until it
 // is gone first (safe rebuild), then create, exactly once.
-import { applyDefaults, workerStatefulSetName, type LwsRef } from '../model/index.js';
-import type { ObjectIdentity } from '../activities/types.js';
+import { applyDefaults, workerStatefulSetName, type ObjectKey, type ObjectIdentity } from '../model/index.js';
 import { kube, wait } from './activities.js';
 import { isNamespaceTerminating } from './failures.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
 
 export interface ProvisionGroupInput {
-  ref: LwsRef;
+  ref: ObjectKey;
   groupIndex: number;
   leader: ObjectIdentity;
 }

@@ -11,9 +11,9 @@ import {
   sameStatus,
   validateLeaderWorkerSet,
   type LeaderRollout,
-  type LwsRef,
+  type ObjectKey,
+  type ObjectIdentity,
 } from '../model/index.js';
-import type { ObjectIdentity } from '../activities/types.js';
 import { kube, wait } from './activities.js';
 import { isNamespaceTerminating } from './failures.js';
 import {
@@ -25,7 +25,7 @@ import {
 } from './patches.js';
 
 export interface ReconcileInput {
-  ref: LwsRef;
+  ref: ObjectKey;
   generation: number;
   /** Carried over continue-as-new: this generation's rollout is under way (see LeaderRollout.rolling). */
   rolling?: boolean;
@@ -200,7 +200,7 @@ async function reconcile({
 }
 
 /** Waits until an older incarnation's leader StatefulSet, if named, and its leader pods are gone. */
-async function namesFreed(ref: LwsRef, blocked: { statefulSet?: ObjectIdentity; pods: ObjectIdentity[] }) {
+async function namesFreed(ref: ObjectKey, blocked: { statefulSet?: ObjectIdentity; pods: ObjectIdentity[] }) {
   if (blocked.statefulSet) await wait.waitForStatefulSetGone({ ...blocked.statefulSet, pods: blocked.pods });
   else await wait.waitForPodsGone({ namespace: ref.namespace, pods: blocked.pods });
 }

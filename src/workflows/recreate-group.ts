@@ -1,13 +1,12 @@
 // Restart policy: a container of the group restarted, or one of its pods was deleted. Under
 // RecreateGroupOnPodRestart (and RecreateGroupAfterStart once the group has fully started) the whole group is
 // rebuilt by deleting its leader pod; the teardown that follows is an ordinary group rebuild.
-import { applyDefaults, type LwsRef } from '../model/index.js';
-import type { ObjectIdentity } from '../activities/types.js';
+import { applyDefaults, type ObjectKey, type ObjectIdentity } from '../model/index.js';
 import { kube } from './activities.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
 
 export interface RecreateGroupInput {
-  ref: LwsRef;
+  ref: ObjectKey;
   groupIndex: number;
   leader: ObjectIdentity;
   /** What the trigger saw, for the timeline and the Event: e.g. "container worker of demo-0-2 restarted". */

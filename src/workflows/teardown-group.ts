@@ -14,10 +14,13 @@ import {
   resolvePodTerminationPolicy,
   workerStatefulSetName,
   type Lifecycle,
-  type LwsRef,
+  type ObjectKey,
   type PodTerminationPolicy,
+  type ObjectIdentity,
+  type PodFacts,
+  type StatefulSetFacts,
 } from '../model/index.js';
-import type { KubernetesEvent, ObjectIdentity, PodInfo, SeenWorkers, StatefulSetInfo } from '../activities/types.js';
+import type { KubernetesEvent, SeenWorkers } from '../activities/types.js';
 import { cancellableWait, kube, wait } from './activities.js';
 import { allSettledOrThrow } from './calls.js';
 import {
@@ -31,7 +34,7 @@ import { teardownFirstRound } from './teardown-first-round.js';
 import { Timeline, type TimelineEntry, type TimelineEvent } from './timeline.js';
 
 export interface TeardownGroupInput {
-  ref: LwsRef;
+  ref: ObjectKey;
   groupIndex: number;
   /** The terminating leader pod (this incarnation of the group). */
   leader: ObjectIdentity;
@@ -68,7 +71,7 @@ export interface TeardownGroupResult {
 /** How long a rebuild waits for its replacement group before it reports without one. */
 const replacementTimeout = '30 minutes';
 
-const asState = (o: PodInfo | StatefulSetInfo | null) =>
+const asState = (o: PodFacts | StatefulSetFacts | null) =>
   o === null
     ? undefined
     : {

@@ -20,7 +20,7 @@ import { ensureWorkerStatefulSet } from '../../src/activities/worker-statefulset
 import { releaseForegroundDeletion } from '../../src/activities/deletes.js';
 import { waitForStatefulSetGone } from '../../src/activities/waits.js';
 import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../src/activities/kube-errors.js';
-import type { AllActivities, LeaderPodActivities, ObjectIdentity } from '../../src/activities/types.js';
+import type { AllActivities, LeaderPodActivities } from '../../src/activities/types.js';
 import {
   ANNOTATION_POD_TERMINATION_POLICY,
   API_GROUP,
@@ -35,6 +35,7 @@ import {
   PLURAL,
   type LeaderWorkerSet,
   notWantedAbove,
+  type ObjectIdentity,
 } from '../../src/model/index.js';
 import { localKubeConfig } from '../../src/stack/cluster.js';
 import { binPath, kubeconfigPath } from '../../src/stack/paths.js';

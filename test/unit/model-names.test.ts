@@ -15,11 +15,11 @@ import {
   workerStatefulSetName,
   workflowId,
   workflowSummary,
-  type LwsRef,
+  type ObjectKey,
   type WorkflowOp,
 } from '../../src/model/index.js';
 
-const ref: LwsRef = { namespace: 'default', name: 'demo' };
+const ref: ObjectKey = { namespace: 'default', name: 'demo' };
 
 describe('model/names', () => {
   const objectNames: Array<[string, string, string]> = [

@@ -6,7 +6,7 @@ import {
   LABEL_WORKER_INDEX,
   templateRevisionHash,
   type LeaderWorkerSet,
-  type LwsRef,
+  type ObjectKey,
 } from '../../src/model/index.js';
 import {
   groupReadyAction,
@@ -23,7 +23,7 @@ import { sampleLws } from './model-fixtures.js';
 
 // sampleLws: default/demo, generation 3, replicas 2, size 4.
 const lws = sampleLws();
-const ref: LwsRef = { namespace: 'default', name: 'demo' };
+const ref: ObjectKey = { namespace: 'default', name: 'demo' };
 const currentRevision = templateRevisionHash(lws.spec);
 const DELETED_AT = '2025-01-01T00:00:00Z';
 

@@ -1,0 +1,142 @@
+// The facts of Kubernetes objects that decisions read, in one shape for the trigger, the activities, the workflows,
+// the CLI and the bench: plain JSON (Temporal payloads), timestamps as RFC 3339 strings.
+import type { V1ObjectMeta, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { LABEL_GROUP_INDEX, LABEL_NAME, LABEL_WORKER_INDEX } from './labels.js';
+
+/** Names an object (an LWS, a pod, a StatefulSet) in its namespace. */
+export interface ObjectKey {
+  namespace: string;
+  name: string;
+}
+
+/** One incarnation of an object: an object created again under its name has another uid. */
+export interface ObjectIdentity extends ObjectKey {
+  uid: string;
+}
+
+export interface PodFacts extends ObjectIdentity {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** RFC 3339, whole seconds. */
+  createdAt?: string;
+  /** RFC 3339: when the grace period ends; set once the pod is terminating. */
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  /** The Ready condition is True. */
+  ready: boolean;
+  /** restartCount summed over every container, init containers included. */
+  restartCount: number;
+  /** The controlling owner: the leader StatefulSet for a leader, the group's worker StatefulSet for a worker. */
+  ownerUid?: string;
+}
+
+export interface StatefulSetFacts extends ObjectIdentity {
+  labels: Record<string, string>;
+  deletionTimestamp?: string;
+  /** The controlling owner: the leader pod for a worker StatefulSet, the LWS for the leader StatefulSet. */
+  ownerUid?: string;
+  /** spec.replicas: for the leader StatefulSet, the groups wanted now (surge groups included). */
+  replicas: number;
+  readyReplicas: number;
+}
+
+/** A timestamp as RFC 3339: client-node gives Dates for typed objects, strings for watch events and custom objects. */
+export function isoTime(value: Date | string | null | undefined): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  return value instanceof Date ? value.toISOString() : value;
+}
+
+/** The uid of the ownerReference with controller: true. */
+export function controllerUid(
+  meta: { ownerReferences?: ReadonlyArray<{ uid: string; controller?: boolean }> } | undefined,
+): string | undefined {
+  return meta?.ownerReferences?.find((ref) => ref.controller === true)?.uid;
+}
+
+export function isPodReady(pod: { status?: { conditions?: ReadonlyArray<{ type: string; status: string }> } }): boolean {
+  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+export function isDeleting(o: { deletionTimestamp?: string }): boolean {
+  return o.deletionTimestamp !== undefined;
+}
+
+/** The identity of an object read from the API, or undefined for one without name, namespace or uid. */
+function identityOf(meta: V1ObjectMeta | undefined): ObjectIdentity | undefined {
+  const { name, namespace, uid } = meta ?? {};
+  return name && namespace && uid ? { namespace, name, uid } : undefined;
+}
+
+export function podFacts(pod: V1Pod): PodFacts | undefined {
+  const m = pod.metadata;
+  const id = identityOf(m);
+  if (!id) return undefined;
+  const statuses = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])];
+  const createdAt = isoTime(m?.creationTimestamp);
+  const deletionTimestamp = isoTime(m?.deletionTimestamp);
+  const ownerUid = controllerUid(m);
+  return {
+    ...id,
+    labels: { ...m?.labels },
+    annotations: { ...m?.annotations },
+    ...(createdAt !== undefined && { createdAt }),
+    ...(deletionTimestamp !== undefined && { deletionTimestamp }),
+    ...(m?.deletionGracePeriodSeconds !== undefined && { deletionGracePeriodSeconds: m.deletionGracePeriodSeconds }),
+    ready: isPodReady(pod),
+    restartCount: statuses.reduce((sum, s) => sum + (s.restartCount ?? 0), 0),
+    ...(ownerUid !== undefined && { ownerUid }),
+  };
+}
+
+export function statefulSetFacts(sts: V1StatefulSet): StatefulSetFacts | undefined {
+  const m = sts.metadata;
+  const id = identityOf(m);
+  if (!id) return undefined;
+  const deletionTimestamp = isoTime(m?.deletionTimestamp);
+  const ownerUid = controllerUid(m);
+  return {
+    ...id,
+    labels: { ...m?.labels },
+    ...(deletionTimestamp !== undefined && { deletionTimestamp }),
+    ...(ownerUid !== undefined && { ownerUid }),
+    replicas: sts.spec?.replicas ?? 1,
+    readyReplicas: sts.status?.readyReplicas ?? 0,
+  };
+}
+
+/** When a pod's deletion was made (ms since the epoch): its deletionTimestamp is when the grace period ends. */
+export function deletionMadeAt(pod: Pick<PodFacts, 'deletionTimestamp' | 'deletionGracePeriodSeconds'>) {
+  if (pod.deletionTimestamp === undefined) return undefined;
+  return Date.parse(pod.deletionTimestamp) - (pod.deletionGracePeriodSeconds ?? 0) * 1000;
+}
+
+/** Orders objects by name, numbers as numbers (`demo-2` before `demo-10`). */
+export function byName<T extends { name: string }>(a: T, b: T): number {
+  return a.name.localeCompare(b.name, 'en', { numeric: true });
+}
+
+/** Label selectors, as the API's `labelSelector` parameter takes them. */
+export const selectors = {
+  /** Everything of the LWS: its StatefulSets and pods. */
+  ofLws: (lwsName: string) => `${LABEL_NAME}=${lwsName}`,
+  /** Its leader pods (worker-index 0, set by the leader pod template). */
+  leadersOf: (lwsName: string) => `${LABEL_NAME}=${lwsName},${LABEL_WORKER_INDEX}=0`,
+  /** Its worker StatefulSets: the leader StatefulSet has no group-index label. */
+  workerStatefulSetsOf: (lwsName: string) => `${LABEL_NAME}=${lwsName},${LABEL_GROUP_INDEX}`,
+  /** Every pod of one group: the leader once labelled, and its workers. */
+  groupPods: (lwsName: string, groupIndex: number) => `${LABEL_NAME}=${lwsName},${LABEL_GROUP_INDEX}=${groupIndex}`,
+  /** What a StatefulSet's spec.selector.matchLabels selects; undefined for an empty one (it would select all). */
+  matching: (matchLabels: Record<string, string> | undefined) => {
+    const entries = Object.entries(matchLabels ?? {});
+    return entries.length === 0 ? undefined : entries.map(([k, v]) => `${k}=${v}`).join(',');
+  },
+};
+
+/**
+ * The StatefulSet controller has seen the current spec and counts every wanted replica ready. Without the
+ * observedGeneration check a status written before a scale-up would count as ready.
+ */
+export function isStatefulSetReady(sts: V1StatefulSet): boolean {
+  const observed = sts.status?.observedGeneration ?? 0;
+  return observed >= (sts.metadata?.generation ?? 0) && (sts.status?.readyReplicas ?? 0) >= (sts.spec?.replicas ?? 1);
+}
