@@ -1,9 +1,18 @@
 // What the trigger knows of the cluster: the objects its watches delivered, trimmed to what decisions need. It is
 // rebuilt from a list after every restart, so losing it loses nothing.
-import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { applyDefaults, LABEL_NAME, LABEL_WORKER_INDEX, type LeaderWorkerSet, type ObjectKey } from '../model/index.js';
+import {
+  applyDefaults,
+  isDeleting,
+  LABEL_NAME,
+  LABEL_WORKER_INDEX,
+  leaderStatefulSetReplicas,
+  type LeaderWorkerSet,
+  type ObjectKey,
+  type PodFacts,
+  type StatefulSetFacts,
+} from '../model/index.js';
 import type { SeenWorkers } from '../activities/types.js';
-import type { Knowledge, PodView, StatefulSetView } from './decide.js';
+import type { Knowledge } from './decide.js';
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
 const identity = (o: { namespace: string; name: string; uid: string }) => ({
@@ -37,50 +46,10 @@ class OwnerIndex {
   }
 }
 
-export function podView(pod: V1Pod): PodView | undefined {
-  const m = pod.metadata;
-  if (!m?.name || !m.namespace || !m.uid) return undefined;
-  const statuses = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])];
-  return {
-    namespace: m.namespace,
-    name: m.name,
-    uid: m.uid,
-    labels: m.labels ?? {},
-    deleting: Boolean(m.deletionTimestamp),
-    ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-    restartCount: statuses.reduce((sum, s) => sum + (s.restartCount ?? 0), 0),
-    ownerUid: m.ownerReferences?.find((r) => r.controller)?.uid,
-    annotations: m.annotations ?? {},
-    ...(m.creationTimestamp ? { createdAt: new Date(m.creationTimestamp).toISOString() } : {}),
-    ...(m.deletionTimestamp ? { deletedAt: deletionMadeAt(m.deletionTimestamp, m.deletionGracePeriodSeconds) } : {}),
-  };
-}
-
-/** deletionTimestamp is when the grace period ends: the deletion was made that many seconds before. */
-function deletionMadeAt(deletionTimestamp: Date | string, graceSeconds: number | undefined): number {
-  // A typed list deserializes it to a Date; a watch event leaves the RFC 3339 string.
-  return new Date(deletionTimestamp).getTime() - (graceSeconds ?? 0) * 1000;
-}
-
-export function statefulSetView(sts: V1StatefulSet): StatefulSetView | undefined {
-  const m = sts.metadata;
-  if (!m?.name || !m.namespace || !m.uid) return undefined;
-  return {
-    namespace: m.namespace,
-    name: m.name,
-    uid: m.uid,
-    labels: m.labels ?? {},
-    replicas: sts.spec?.replicas ?? 1,
-    readyReplicas: sts.status?.readyReplicas ?? 0,
-    deleting: Boolean(m.deletionTimestamp),
-    ownerUid: m.ownerReferences?.find((r) => r.controller)?.uid,
-  };
-}
-
 export class ClusterView implements Knowledge {
   private readonly lwsByKey = new Map<string, LeaderWorkerSet>();
-  private readonly pods = new Map<string, PodView>();
-  private readonly statefulSets = new Map<string, StatefulSetView>();
+  private readonly pods = new Map<string, PodFacts>();
+  private readonly statefulSets = new Map<string, StatefulSetFacts>();
   private readonly started = new Set<string>();
   private readonly podsByOwner = new OwnerIndex();
   private readonly statefulSetsByOwner = new OwnerIndex();
@@ -95,11 +64,11 @@ export class ClusterView implements Knowledge {
     return [...this.lwsByKey.values()];
   }
 
-  allPods(): PodView[] {
+  allPods(): PodFacts[] {
     return [...this.pods.values()];
   }
 
-  leaderOfWorker(worker: PodView): PodView | undefined {
+  leaderOfWorker(worker: PodFacts): PodFacts | undefined {
     const sts = worker.ownerUid ? this.statefulSets.get(worker.ownerUid) : undefined;
     return sts?.ownerUid ? this.pods.get(sts.ownerUid) : undefined;
   }
@@ -111,28 +80,30 @@ export class ClusterView implements Knowledge {
   workersOf(leaderUid: string): SeenWorkers | undefined {
     const sts = this.workerStatefulSetOf(leaderUid);
     // Already being deleted: someone else acts on it; the workflow's checked path says so.
-    if (!sts || sts.deleting) return undefined;
+    if (!sts || isDeleting(sts)) return undefined;
     const pods = this.podsByOwner
       .of(sts.uid)
       .map((uid) => this.pods.get(uid))
-      .filter((p): p is PodView => p !== undefined && !p.deleting);
+      .filter((p): p is PodFacts => p !== undefined && !isDeleting(p));
     return { statefulSet: identity(sts), pods: pods.map(identity) };
   }
 
-  private workerStatefulSetOf(leaderUid: string): StatefulSetView | undefined {
+  private workerStatefulSetOf(leaderUid: string): StatefulSetFacts | undefined {
     const [uid] = this.statefulSetsByOwner.of(leaderUid);
     return uid === undefined ? undefined : this.statefulSets.get(uid);
   }
 
   leaderReplicas(ref: ObjectKey): number | undefined {
-    const uid = this.lws(ref)?.metadata.uid;
-    if (uid === undefined) return undefined;
+    const lws = this.lws(ref);
+    const uid = lws?.metadata.uid;
+    if (lws === undefined || uid === undefined) return undefined;
     // The LWS owns its leader StatefulSet (of its own name) and nothing else of that kind.
-    const sts = this.statefulSetsByOwner
+    return this.statefulSetsByOwner
       .of(uid)
       .map((u) => this.statefulSets.get(u))
-      .find((s) => s !== undefined && s.name === ref.name && !s.deleting);
-    return sts?.replicas;
+      .filter((s) => s?.name === ref.name)
+      .map((s) => leaderStatefulSetReplicas(lws, s))
+      .find((replicas) => replicas !== undefined);
   }
 
   namespaceTerminating(namespace: string): boolean {
@@ -159,8 +130,8 @@ export class ClusterView implements Knowledge {
     if (namespace && name) this.lwsByKey.delete(key(namespace, name));
   }
 
-  /** Stores the pod; returns the previous view, so callers can tell what changed. */
-  setPod(pod: PodView): PodView | undefined {
+  /** Stores the pod; returns its previous facts, so callers can tell what changed. */
+  setPod(pod: PodFacts): PodFacts | undefined {
     const before = this.pods.get(pod.uid);
     this.pods.set(pod.uid, pod);
     this.podsByOwner.update(pod.uid, before?.ownerUid, pod.ownerUid);
@@ -168,7 +139,7 @@ export class ClusterView implements Knowledge {
     return before;
   }
 
-  deletePod(uid: string): PodView | undefined {
+  deletePod(uid: string): PodFacts | undefined {
     const before = this.pods.get(uid);
     this.pods.delete(uid);
     this.podsByOwner.remove(uid, before?.ownerUid);
@@ -176,7 +147,7 @@ export class ClusterView implements Knowledge {
     return before;
   }
 
-  setStatefulSet(sts: StatefulSetView): StatefulSetView | undefined {
+  setStatefulSet(sts: StatefulSetFacts): StatefulSetFacts | undefined {
     const before = this.statefulSets.get(sts.uid);
     this.statefulSets.set(sts.uid, sts);
     this.statefulSetsByOwner.update(sts.uid, before?.ownerUid, sts.ownerUid);
@@ -185,7 +156,7 @@ export class ClusterView implements Knowledge {
     return before;
   }
 
-  deleteStatefulSet(uid: string): StatefulSetView | undefined {
+  deleteStatefulSet(uid: string): StatefulSetFacts | undefined {
     const before = this.statefulSets.get(uid);
     this.statefulSets.delete(uid);
     this.statefulSetsByOwner.remove(uid, before?.ownerUid);
@@ -193,8 +164,8 @@ export class ClusterView implements Knowledge {
   }
 
   /** A group has started once its leader was Ready while its worker StatefulSet had every replica ready. */
-  private noteStarted(pod: PodView): void {
-    if (pod.labels[LABEL_WORKER_INDEX] !== '0' || !pod.ready || pod.deleting) return;
+  private noteStarted(pod: PodFacts): void {
+    if (pod.labels[LABEL_WORKER_INDEX] !== '0' || !pod.ready || isDeleting(pod)) return;
     const lwsName = pod.labels[LABEL_NAME];
     const lws = lwsName ? this.lws({ namespace: pod.namespace, name: lwsName }) : undefined;
     if (!lws) return;

@@ -2,6 +2,8 @@
 // Everything here is recomputed from a fresh list after a restart; deterministic workflow IDs make a repeated start
 // a no-op, so the trigger never needs to remember what it already started.
 import {
+  deletionMadeAt,
+  isDeleting,
   LABEL_NAME,
   lifecycleOf,
   parsePodName,
@@ -13,46 +15,12 @@ import {
   type LeaderWorkerSet,
   type Lifecycle,
   type ObjectKey,
+  type PodFacts,
   type PodTerminationPolicy,
   type WorkflowOp,
 } from '../model/index.js';
 import type { SeenWorkers } from '../activities/types.js';
 import type { Change } from '../workflows/reconcile.js';
-
-/** The facts of a pod the trigger decides on (a trimmed V1Pod). */
-export interface PodView {
-  namespace: string;
-  name: string;
-  uid: string;
-  labels: Record<string, string>;
-  deleting: boolean;
-  ready: boolean;
-  restartCount: number;
-  /** Controlling owner: the leader StatefulSet for a leader, the group's worker StatefulSet for a worker. */
-  ownerUid?: string;
-  annotations?: Record<string, string>;
-  /** creationTimestamp, RFC 3339 (whole seconds). */
-  createdAt?: string;
-  /**
-   * When it was deleted (ms since the epoch), from the pod itself: deletionTimestamp minus the grace period. Both have
-   * whole seconds, so the deletion happened within the 999 ms after this.
-   */
-  deletedAt?: number;
-}
-
-export interface StatefulSetView {
-  namespace: string;
-  name: string;
-  uid: string;
-  labels: Record<string, string>;
-  /** spec.replicas: for the leader StatefulSet, the groups wanted now (surge groups included). */
-  replicas: number;
-  readyReplicas: number;
-  /** It has a deletionTimestamp. */
-  deleting?: boolean;
-  /** Controlling owner: the leader pod for a worker StatefulSet. */
-  ownerUid?: string;
-}
 
 /** What the trigger currently knows of the cluster (from its watches). */
 export interface Knowledge {
@@ -61,7 +29,7 @@ export interface Knowledge {
    * The leader pod that owns this worker pod's StatefulSet (through the owner chain, never by name: by the time an
    * old group's workers terminate, a replacement leader of the same name may exist).
    */
-  leaderOfWorker(worker: PodView): PodView | undefined;
+  leaderOfWorker(worker: PodFacts): PodFacts | undefined;
   /** Whether the group of this leader uid has been fully ready at least once (RecreateGroupAfterStart). */
   groupStarted(leaderUid: string): boolean;
   /** The worker StatefulSet this leader uid controls and its pods not yet terminating, if the watches showed one. */
@@ -144,8 +112,9 @@ export function groupReadyAction(lws: LeaderWorkerSet, reason: string): StartAct
  * unless the pod's own record says it was earlier (the trigger was down, or saw it only in a resync). That record has
  * whole seconds, so its latest possible moment is taken: a late start is then reported at most 1 s short, never long.
  */
-export function leaderDeletedAt(pod: PodView, observedAt: number | undefined): string | undefined {
-  const bounds = [observedAt, pod.deletedAt === undefined ? undefined : pod.deletedAt + 999].filter(
+export function leaderDeletedAt(pod: PodFacts, observedAt: number | undefined): string | undefined {
+  const madeAt = deletionMadeAt(pod);
+  const bounds = [observedAt, madeAt === undefined ? undefined : madeAt + 999].filter(
     (t): t is number => t !== undefined && Number.isFinite(t),
   );
   return bounds.length > 0 ? new Date(Math.min(...bounds)).toISOString() : undefined;
@@ -156,7 +125,7 @@ export function leaderDeletedAt(pod: PodView, observedAt: number | undefined): s
  * when the trigger saw it so.
  */
 export function podActions(
-  pod: PodView,
+  pod: PodFacts,
   know: Knowledge,
   searchAttributes: boolean,
   observedAt?: number,
@@ -182,14 +151,11 @@ export function podActions(
   const identity = { namespace: pod.namespace, name: pod.name, uid: pod.uid };
 
   if (workerIndex === 0) {
-    if (pod.deleting) {
+    if (isDeleting(pod)) {
       const lifecycle = wanting ? lifecycleOf(wanting, groupIndex, pod, know.leaderReplicas(ref)) : 'delete';
       // The policy as known now, so that under Parallel the workflow's first call is the delete; with the workers
       // as seen, that delete needs no read first.
-      const { policy } = resolvePodTerminationPolicy({
-        lws,
-        leaderPod: { metadata: { annotations: pod.annotations, creationTimestamp: pod.createdAt } },
-      });
+      const { policy } = resolvePodTerminationPolicy({ lws, leaderPod: pod });
       const workers = policy === 'Parallel' ? know.workersOf(pod.uid) : undefined;
       const deletedAt = leaderDeletedAt(pod, observedAt);
       actions.push({
@@ -236,9 +202,9 @@ export function podActions(
 
   // Restart policy: a restarted container, or a deleted worker of a group whose leader is not terminating.
   const leader = workerIndex === 0 ? pod : know.leaderOfWorker(pod);
-  const restarted = pod.restartCount > 0 && !pod.deleting;
-  const workerDeleted = workerIndex > 0 && pod.deleting;
-  if (wanting && leader && !leader.deleting && (restarted || workerDeleted)) {
+  const restarted = pod.restartCount > 0 && !isDeleting(pod);
+  const workerDeleted = workerIndex > 0 && isDeleting(pod);
+  if (wanting && leader && !isDeleting(leader) && (restarted || workerDeleted)) {
     const reason = restarted ? `a container of ${pod.name} restarted` : `worker pod ${pod.name} was deleted`;
     actions.push({
       kind: 'start',

@@ -7,20 +7,17 @@ import type { Logger } from '../log.js';
 import {
   API_GROUP,
   API_VERSION,
+  isDeleting,
   LABEL_NAME,
   LABEL_WORKER_INDEX,
   PLURAL,
+  podFacts,
+  statefulSetFacts,
   type LeaderWorkerSet,
+  type PodFacts,
 } from '../model/index.js';
-import { ClusterView, podView, statefulSetView } from './cluster-view.js';
-import {
-  groupReadyAction,
-  podActions,
-  reconcileAction,
-  reconcileEndAction,
-  type PodView,
-  type StartAction,
-} from './decide.js';
+import { ClusterView } from './cluster-view.js';
+import { groupReadyAction, podActions, reconcileAction, reconcileEndAction, type StartAction } from './decide.js';
 import { WorkflowStarter } from './starter.js';
 import { watchResource, type RunningWatch } from '../kube/informer.js';
 import { leaderWorkerSetsJson, namespacesJson, podsJson, statefulSetsJson } from '../kube/kube-json.js';
@@ -40,8 +37,8 @@ export interface TriggerOptions {
 }
 
 /** A pod change matters to the LWS status when the pod appears, goes, or flips readiness or termination. */
-function statusRelevant(before: PodView | undefined, after: PodView | undefined): boolean {
-  return !before || !after || before.ready !== after.ready || before.deleting !== after.deleting;
+function statusRelevant(before: PodFacts | undefined, after: PodFacts | undefined): boolean {
+  return !before || !after || before.ready !== after.ready || isDeleting(before) !== isDeleting(after);
 }
 
 export class Trigger {
@@ -117,7 +114,7 @@ export class Trigger {
 
   private onPod(pod: k8s.V1Pod, removed: boolean): void {
     const now = Date.now();
-    const view = podView(pod);
+    const view = podFacts(pod);
     if (!view) return;
     const wasStarted = this.started(view.uid);
     const before = removed ? this.view.deletePod(view.uid) : this.view.setPod(view);
@@ -138,7 +135,7 @@ export class Trigger {
 
   private onStatefulSet(sts: k8s.V1StatefulSet, removed: boolean): void {
     const now = Date.now();
-    const view = statefulSetView(sts);
+    const view = statefulSetFacts(sts);
     if (!view) return;
     const wasStarted = this.started(view.ownerUid);
     const before = removed ? this.view.deleteStatefulSet(view.uid) : this.view.setStatefulSet(view);

@@ -4,9 +4,11 @@ import {
   LABEL_NAME,
   LABEL_TEMPLATE_REVISION_HASH,
   LABEL_WORKER_INDEX,
+  leaderStatefulSetReplicas,
   lifecycleOf,
   predatesLws,
   templateRevisionHash,
+  wantsGroup,
   type LeaderWorkerSet,
 } from '../../src/model/index.js';
 import { sampleLws } from './model-fixtures.js';
@@ -96,5 +98,42 @@ describe('model/lifecycle: lifecycleOf', () => {
       assert.equal(lifecycleOf(l, 0, leader), expected);
       assert.equal(predatesLws(l, leaderCreatedAt), expected === 'delete');
     });
+  }
+});
+
+describe('model/lifecycle: wantsGroup', () => {
+  // [what, lws, groupIndex, the leader StatefulSet's replicas, wanted]
+  const cases: Array<[string, LeaderWorkerSet, number, number | undefined, boolean]> = [
+    ['below replicas', lws, 1, undefined, true],
+    ['at replicas', lws, 2, undefined, false],
+    ['above replicas', lws, 5, undefined, false],
+    ['replicas defaulted to 1: group 0', sampleLws({ replicas: undefined }), 0, undefined, true],
+    ['replicas defaulted to 1: group 1', sampleLws({ replicas: undefined }), 1, undefined, false],
+    ['a surge group the leader StatefulSet keeps', lws, 2, 3, true],
+    ['above the surge groups too', lws, 3, 3, false],
+    ['a surge group released (leader StatefulSet back to replicas)', lws, 2, 2, false],
+    ['below replicas while the leader StatefulSet is smaller (scaling up)', lws, 1, 1, true],
+    ['replicas 0', sampleLws({ replicas: 0 }), 0, undefined, false],
+  ];
+  for (const [what, l, group, leaderReplicas, wanted] of cases) {
+    it(`${what}: ${wanted ? 'wanted' : 'not wanted'}`, () =>
+      assert.equal(wantsGroup(l, group, leaderReplicas), wanted));
+  }
+});
+
+describe('model/lifecycle: leaderStatefulSetReplicas', () => {
+  // sampleLws has uid lws-uid-1.
+  const own = { ownerUid: 'lws-uid-1', replicas: 3 };
+  // [what, the leader StatefulSet as read, expected replicas]
+  const cases: Array<[string, Parameters<typeof leaderStatefulSetReplicas>[1], number | undefined]> = [
+    ["the LWS's own", own, 3],
+    ['none read', undefined, undefined],
+    ['gone (null)', null, undefined],
+    ['being deleted', { ...own, deletionTimestamp: '2025-01-01T00:00:00Z' }, undefined],
+    ["an older LWS's of the name", { ...own, ownerUid: 'lws-uid-0' }, undefined],
+    ['without a controlling owner', { replicas: 3 }, undefined],
+  ];
+  for (const [what, sts, expected] of cases) {
+    it(`${what}: ${String(expected)}`, () => assert.equal(leaderStatefulSetReplicas(lws, sts), expected));
   }
 });

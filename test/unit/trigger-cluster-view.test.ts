@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
-import type { V1ContainerStatus, V1OwnerReference, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { describe, it } from 'mocha';
-import { LABEL_NAME, LABEL_WORKER_INDEX, type LeaderWorkerSet } from '../../src/model/index.js';
-import { ClusterView, podView, statefulSetView } from '../../src/trigger/cluster-view.js';
+import {
+  LABEL_NAME,
+  LABEL_WORKER_INDEX,
+  type LeaderWorkerSet,
+  type PodFacts,
+  type StatefulSetFacts,
+} from '../../src/model/index.js';
+import { ClusterView } from '../../src/trigger/cluster-view.js';
 import { identityOf } from '../fixtures/fake-activities.js';
-import { podActions, type PodView, type StatefulSetView } from '../../src/trigger/decide.js';
+import { podActions } from '../../src/trigger/decide.js';
 import { sampleLws } from './model-fixtures.js';
 
 // sampleLws: default/demo, replicas 2, size 4 (so a group is started when its worker StatefulSet has 3 ready).
@@ -14,21 +19,16 @@ function lwsOfSize(size: number | undefined): LeaderWorkerSet {
   return sampleLws({ leaderWorkerTemplate: { ...lws.spec.leaderWorkerTemplate, size } });
 }
 
-function owner(uid: string, controller: boolean | undefined): V1OwnerReference {
-  return { apiVersion: 'v1', kind: 'Pod', name: `owner-${uid}`, uid, controller };
-}
+/** Being deleted: a deletionTimestamp (when the grace period ends). */
+const TERMINATING = { deletionTimestamp: '2025-01-01T00:00:30Z', deletionGracePeriodSeconds: 30 };
 
-function containerStatus(name: string, restartCount: number): V1ContainerStatus {
-  return { name, image: 'nginx', imageID: '', ready: true, restartCount };
-}
-
-function leader(group: number, over: Partial<PodView> = {}): PodView {
+function leader(group: number, over: Partial<PodFacts> = {}): PodFacts {
   return {
     namespace: 'default',
     name: `demo-${group}`,
     uid: `leader-${group}`,
     labels: { [LABEL_NAME]: 'demo', [LABEL_WORKER_INDEX]: '0' },
-    deleting: false,
+    annotations: {},
     ready: true,
     restartCount: 0,
     ownerUid: 'leader-sts',
@@ -36,13 +36,13 @@ function leader(group: number, over: Partial<PodView> = {}): PodView {
   };
 }
 
-function worker(group: number, index: number, over: Partial<PodView> = {}): PodView {
+function worker(group: number, index: number, over: Partial<PodFacts> = {}): PodFacts {
   return {
     namespace: 'default',
     name: `demo-${group}-${index}`,
     uid: `worker-${group}-${index}`,
     labels: { [LABEL_NAME]: 'demo', [LABEL_WORKER_INDEX]: String(index) },
-    deleting: false,
+    annotations: {},
     ready: true,
     restartCount: 0,
     ownerUid: `sts-${group}`,
@@ -51,7 +51,7 @@ function worker(group: number, index: number, over: Partial<PodView> = {}): PodV
 }
 
 /** Worker StatefulSet `sts-<group>`, owned by leader `leader-<group>` unless told otherwise. */
-function workerSet(group: number, readyReplicas: number, over: Partial<StatefulSetView> = {}): StatefulSetView {
+function workerSet(group: number, readyReplicas: number, over: Partial<StatefulSetFacts> = {}): StatefulSetFacts {
   return {
     namespace: 'default',
     name: `demo-${group}`,
@@ -72,169 +72,6 @@ function viewWith(l: LeaderWorkerSet | null = lws): ClusterView {
 }
 
 describe('trigger/cluster-view', () => {
-  describe('podView', () => {
-    const base: V1Pod = {
-      metadata: { namespace: 'default', name: 'demo-0-1', uid: 'p1', labels: { [LABEL_NAME]: 'demo' } },
-    };
-
-    // [what, pod, expected restartCount]
-    const restarts: Array<[string, V1Pod, number]> = [
-      ['no status', base, 0],
-      ['no container statuses', { ...base, status: { phase: 'Pending' } }, 0],
-      ['one container, no restart', { ...base, status: { containerStatuses: [containerStatus('a', 0)] } }, 0],
-      [
-        'two containers',
-        { ...base, status: { containerStatuses: [containerStatus('a', 1), containerStatus('b', 2)] } },
-        3,
-      ],
-      ['an init container only', { ...base, status: { initContainerStatuses: [containerStatus('init', 4)] } }, 4],
-      [
-        'containers and init containers',
-        {
-          ...base,
-          status: {
-            containerStatuses: [containerStatus('a', 1), containerStatus('b', 2)],
-            initContainerStatuses: [containerStatus('init', 3)],
-          },
-        },
-        6,
-      ],
-    ];
-    for (const [what, pod, expected] of restarts) {
-      it(`sums restartCount (${what}): ${expected}`, () => assert.equal(podView(pod)?.restartCount, expected));
-    }
-
-    // [what, ownerReferences, expected ownerUid]
-    const owners: Array<[string, V1OwnerReference[] | undefined, string | undefined]> = [
-      ['no owners', undefined, undefined],
-      ['a controller', [owner('sts', true)], 'sts'],
-      ['a non-controller, then the controller', [owner('other', false), owner('sts', true)], 'sts'],
-      ['only non-controllers', [owner('a', false), owner('b', undefined)], undefined],
-    ];
-    for (const [what, refs, expected] of owners) {
-      it(`reads the controller owner uid (${what}): ${String(expected)}`, () => {
-        assert.equal(podView({ metadata: { ...base.metadata, ownerReferences: refs } })?.ownerUid, expected);
-      });
-    }
-
-    // [what, conditions, ready]
-    const readiness: Array<[string, { type: string; status: string }[] | undefined, boolean]> = [
-      ['no conditions', undefined, false],
-      ['Ready True', [{ type: 'Ready', status: 'True' }], true],
-      ['Ready False', [{ type: 'Ready', status: 'False' }], false],
-      ['Ready Unknown', [{ type: 'Ready', status: 'Unknown' }], false],
-      ['only ContainersReady', [{ type: 'ContainersReady', status: 'True' }], false],
-      [
-        'PodScheduled then Ready',
-        [
-          { type: 'PodScheduled', status: 'True' },
-          { type: 'Ready', status: 'True' },
-        ],
-        true,
-      ],
-    ];
-    for (const [what, conditions, ready] of readiness) {
-      it(`is ${ready ? '' : 'not '}ready with ${what}`, () => {
-        assert.equal(podView({ ...base, status: { conditions } })?.ready, ready);
-      });
-    }
-
-    it('copies identity and labels and tells deletion from deletionTimestamp', () => {
-      const pod: V1Pod = {
-        metadata: {
-          ...base.metadata,
-          deletionTimestamp: new Date('2025-01-01T00:00:30Z'),
-          deletionGracePeriodSeconds: 30,
-        },
-      };
-      assert.deepEqual(podView(pod), {
-        namespace: 'default',
-        name: 'demo-0-1',
-        uid: 'p1',
-        labels: { [LABEL_NAME]: 'demo' },
-        deleting: true,
-        ready: false,
-        restartCount: 0,
-        ownerUid: undefined,
-        annotations: {},
-        deletedAt: Date.parse('2025-01-01T00:00:00Z'),
-      });
-      assert.equal(podView(base)?.deleting, false);
-      assert.deepEqual(podView({ metadata: { namespace: 'n', name: 'x', uid: 'u' } })?.labels, {});
-    });
-
-    // deletionTimestamp is when the grace period ends; a typed list gives a Date, a watch event the RFC 3339 string.
-    const deletions: [string, unknown, number | undefined, number][] = [
-      ['a Date, 30 s grace', new Date('2025-01-01T00:00:30Z'), 30, Date.parse('2025-01-01T00:00:00Z')],
-      ['a string, 30 s grace', '2025-01-01T00:00:30Z', 30, Date.parse('2025-01-01T00:00:00Z')],
-      [
-        'a string, no grace period (force delete)',
-        '2025-01-01T00:00:30Z',
-        undefined,
-        Date.parse('2025-01-01T00:00:30Z'),
-      ],
-    ];
-    for (const [what, deletionTimestamp, grace, deletedAt] of deletions) {
-      it(`tells when the deletion was made from deletionTimestamp minus the grace period: ${what}`, () => {
-        const metadata = { ...base.metadata, deletionTimestamp, deletionGracePeriodSeconds: grace };
-        assert.equal(podView({ metadata } as V1Pod)?.deletedAt, deletedAt);
-      });
-    }
-
-    for (const [what, creationTimestamp] of [
-      ['a Date (a typed list)', new Date('2025-01-01T00:00:07Z')],
-      ['a string (a watch event)', '2025-01-01T00:00:07Z'],
-    ] as const) {
-      it(`keeps when the pod was created, as RFC 3339: ${what}`, () => {
-        const metadata = { ...base.metadata, creationTimestamp };
-        assert.equal(podView({ metadata } as V1Pod)?.createdAt, '2025-01-01T00:00:07.000Z');
-      });
-    }
-
-    for (const missing of ['name', 'namespace', 'uid'] as const) {
-      it(`gives nothing for a pod without metadata.${missing}`, () => {
-        assert.equal(podView({ metadata: { ...base.metadata, [missing]: undefined } }), undefined);
-      });
-    }
-    it('gives nothing for a pod without metadata', () => assert.equal(podView({}), undefined));
-  });
-
-  describe('statefulSetView', () => {
-    const base: V1StatefulSet = { metadata: { namespace: 'default', name: 'demo-0', uid: 's0' } };
-
-    it('reads spec.replicas (1 when absent, as the API server defaults it), readyReplicas (0 when absent) and the controlling owner', () => {
-      assert.deepEqual(
-        statefulSetView({
-          metadata: { ...base.metadata, labels: { a: 'b' }, ownerReferences: [owner('x', false), owner('l0', true)] },
-          spec: { replicas: 4, selector: {}, serviceName: 'demo', template: {} },
-          status: { replicas: 3, readyReplicas: 2 },
-        }),
-        {
-          namespace: 'default',
-          name: 'demo-0',
-          uid: 's0',
-          labels: { a: 'b' },
-          replicas: 4,
-          readyReplicas: 2,
-          deleting: false,
-          ownerUid: 'l0',
-        },
-      );
-      assert.equal(statefulSetView({ metadata: { ...base.metadata, deletionTimestamp: new Date() } })?.deleting, true);
-      assert.equal(statefulSetView(base)?.readyReplicas, 0);
-      assert.equal(statefulSetView(base)?.replicas, 1);
-      assert.equal(statefulSetView({ ...base, status: { replicas: 3 } })?.readyReplicas, 0);
-      assert.equal(statefulSetView(base)?.ownerUid, undefined);
-      assert.deepEqual(statefulSetView(base)?.labels, {});
-    });
-
-    for (const missing of ['name', 'namespace', 'uid'] as const) {
-      it(`gives nothing for a StatefulSet without metadata.${missing}`, () => {
-        assert.equal(statefulSetView({ metadata: { ...base.metadata, [missing]: undefined } }), undefined);
-      });
-    }
-  });
-
   describe('ClusterView: owner chain', () => {
     it("finds a worker pod's leader through worker pod -> worker StatefulSet -> leader pod", () => {
       const view = viewWith();
@@ -247,7 +84,7 @@ describe('trigger/cluster-view', () => {
     });
 
     // [what, setup, worker, expected leader uid]
-    const cases: Array<[string, (v: ClusterView) => void, PodView, string | undefined]> = [
+    const cases: Array<[string, (v: ClusterView) => void, PodFacts, string | undefined]> = [
       ['unknown worker StatefulSet', (v) => v.setPod(leader(0)), worker(0, 1), undefined],
       [
         'worker without a controlling owner',
@@ -306,9 +143,9 @@ describe('trigger/cluster-view', () => {
         'leader-0-new',
       ],
       [
-        'a terminating leader is still found (decide checks deleting)',
+        'a terminating leader is still found (decide checks whether it is)',
         (v) => {
-          v.setPod(leader(0, { deleting: true }));
+          v.setPod(leader(0, TERMINATING));
           v.setStatefulSet(workerSet(0, 0));
         },
         worker(0, 1),
@@ -333,7 +170,7 @@ describe('trigger/cluster-view', () => {
         podActions(restarted, view, false).map((a) => a.workflowId),
         ['lws/default/demo/group-0/recreate/leader-0'],
       );
-      view.setPod(leader(0, { deleting: true }));
+      view.setPod(leader(0, TERMINATING));
       assert.deepEqual(podActions(restarted, view, false), []);
     });
   });
@@ -345,7 +182,7 @@ describe('trigger/cluster-view', () => {
       view.setPod(leader(1));
       view.setStatefulSet(workerSet(0, 3));
       view.setStatefulSet(workerSet(1, 3));
-      for (const i of [1, 2, 3]) view.setPod(worker(0, i, i === 3 ? { deleting: true } : {}));
+      for (const i of [1, 2, 3]) view.setPod(worker(0, i, i === 3 ? TERMINATING : {}));
       view.setPod(worker(1, 1));
       // Same name as group 0's worker, another incarnation's StatefulSet: not group 0's.
       view.setPod(worker(0, 4, { ownerUid: 'sts-old' }));
@@ -374,10 +211,13 @@ describe('trigger/cluster-view', () => {
     });
 
     // [what, StatefulSets known]
-    const none: Array<[string, StatefulSetView[]]> = [
+    const none: Array<[string, StatefulSetFacts[]]> = [
       ['no StatefulSet seen', []],
       ["only another leader's", [workerSet(1, 3)]],
-      ['its StatefulSet already being deleted', [workerSet(0, 3, { deleting: true })]],
+      [
+        'its StatefulSet already being deleted',
+        [workerSet(0, 3, { deletionTimestamp: TERMINATING.deletionTimestamp })],
+      ],
     ];
     for (const [what, sets] of none) {
       it(`gives nothing when ${what}`, () => {
@@ -391,13 +231,13 @@ describe('trigger/cluster-view', () => {
 
   describe('ClusterView: groupStarted', () => {
     // [what, lws, leader, worker StatefulSets, expected]
-    const cases: Array<[string, LeaderWorkerSet | null, PodView, StatefulSetView[], boolean]> = [
+    const cases: Array<[string, LeaderWorkerSet | null, PodFacts, StatefulSetFacts[], boolean]> = [
       ['leader Ready, 3 of 3 workers ready', lws, leader(0), [workerSet(0, 3)], true],
       ['leader Ready, more workers ready than needed', lws, leader(0), [workerSet(0, 4)], true],
       ['leader Ready, 2 of 3 workers ready', lws, leader(0), [workerSet(0, 2)], false],
       ['leader not Ready, 3 of 3 workers ready', lws, leader(0, { ready: false }), [workerSet(0, 3)], false],
       ['leader Ready, no worker StatefulSet', lws, leader(0), [], false],
-      ['leader terminating', lws, leader(0, { deleting: true }), [workerSet(0, 3)], false],
+      ['leader terminating', lws, leader(0, TERMINATING), [workerSet(0, 3)], false],
       ['ready workers owned by another leader', lws, leader(0), [workerSet(0, 3, { ownerUid: 'leader-0-old' })], false],
       ['LWS unknown', null, leader(0), [workerSet(0, 3)], false],
       ['a worker pod, not a leader', lws, worker(0, 1, { uid: 'leader-0' }), [workerSet(0, 3)], false],
@@ -432,7 +272,7 @@ describe('trigger/cluster-view', () => {
         ['3 workers ready', (v) => v.setStatefulSet(workerSet(0, 3)), true],
         ['a worker goes unready', (v) => v.setStatefulSet(workerSet(0, 2)), true],
         ['the leader goes unready', (v) => v.setPod(leader(0, { ready: false })), true],
-        ['the leader terminates', (v) => v.setPod(leader(0, { deleting: true, ready: false })), true],
+        ['the leader terminates', (v) => v.setPod(leader(0, { ...TERMINATING, ready: false })), true],
         ['the leader pod is deleted', (v) => v.deletePod('leader-0'), false],
         ['a replacement leader, Ready', (v) => v.setPod(leader(0, { uid: 'leader-0-new' })), false],
       ];
@@ -498,7 +338,7 @@ describe('trigger/cluster-view', () => {
     it("knows the leader StatefulSet's replicas: the one the LWS owns, of its name, not being deleted", () => {
       const view = viewWith();
       const ref = { namespace: 'default', name: 'demo' };
-      const leaderSet = (over: Partial<StatefulSetView>): StatefulSetView => ({
+      const leaderSet = (over: Partial<StatefulSetFacts>): StatefulSetFacts => ({
         ...workerSet(0, 0),
         name: 'demo',
         uid: 'leader-sts',
@@ -513,7 +353,7 @@ describe('trigger/cluster-view', () => {
       view.setStatefulSet(leaderSet({ replicas: 2 }));
       assert.equal(view.leaderReplicas(ref), 2, 'as it changes');
       assert.equal(view.leaderReplicas({ namespace: 'team-a', name: 'demo' }), undefined, 'another LWS');
-      view.setStatefulSet(leaderSet({ replicas: 2, deleting: true }));
+      view.setStatefulSet(leaderSet({ replicas: 2, deletionTimestamp: TERMINATING.deletionTimestamp }));
       assert.equal(view.leaderReplicas(ref), undefined, 'being deleted');
       view.setStatefulSet(leaderSet({ uid: 'older', ownerUid: 'an-older-lws-uid', replicas: 5 }));
       view.deleteStatefulSet('leader-sts');

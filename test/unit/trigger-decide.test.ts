@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {
+  isDeleting,
   LABEL_NAME,
   LABEL_TEMPLATE_REVISION_HASH,
   LABEL_WORKER_INDEX,
   templateRevisionHash,
   type LeaderWorkerSet,
   type ObjectKey,
+  type PodFacts,
 } from '../../src/model/index.js';
 import {
   groupReadyAction,
@@ -15,7 +17,6 @@ import {
   reconcileAction,
   reconcileEndAction,
   type Knowledge,
-  type PodView,
   type StartAction,
 } from '../../src/trigger/decide.js';
 import type { SeenWorkers } from '../../src/activities/types.js';
@@ -26,6 +27,8 @@ const lws = sampleLws();
 const ref: ObjectKey = { namespace: 'default', name: 'demo' };
 const currentRevision = templateRevisionHash(lws.spec);
 const DELETED_AT = '2025-01-01T00:00:00Z';
+/** A pod deleted at DELETED_AT with a 30 s grace period. */
+const TERMINATING = { deletionTimestamp: '2025-01-01T00:00:30Z', deletionGracePeriodSeconds: 30 };
 
 /** `lws` deleted and created again under its name at RECREATED_AT; BEFORE and AFTER bracket that. */
 const RECREATED_AT = '2025-02-01T10:00:05Z';
@@ -40,7 +43,7 @@ function withMeta(l: LeaderWorkerSet, meta: Partial<LeaderWorkerSet['metadata']>
   return { ...l, metadata: { ...l.metadata, ...meta } };
 }
 
-function leader(group: number, over: Partial<PodView> = {}): PodView {
+function leader(group: number, over: Partial<PodFacts> = {}): PodFacts {
   return {
     namespace: 'default',
     name: `demo-${group}`,
@@ -50,7 +53,7 @@ function leader(group: number, over: Partial<PodView> = {}): PodView {
       [LABEL_WORKER_INDEX]: '0',
       [LABEL_TEMPLATE_REVISION_HASH]: currentRevision,
     },
-    deleting: false,
+    annotations: {},
     ready: true,
     restartCount: 0,
     ownerUid: 'leader-sts',
@@ -59,13 +62,13 @@ function leader(group: number, over: Partial<PodView> = {}): PodView {
 }
 
 /** A worker pod whose controlling owner is the worker StatefulSet `sts-<group>` of the current incarnation. */
-function worker(group: number, index: number, over: Partial<PodView> = {}): PodView {
+function worker(group: number, index: number, over: Partial<PodFacts> = {}): PodFacts {
   return {
     namespace: 'default',
     name: `demo-${group}-${index}`,
     uid: `worker-${group}-${index}`,
     labels: { [LABEL_NAME]: 'demo', [LABEL_WORKER_INDEX]: String(index) },
-    deleting: false,
+    annotations: {},
     ready: true,
     restartCount: 0,
     ownerUid: `sts-${group}`,
@@ -76,7 +79,7 @@ function worker(group: number, index: number, over: Partial<PodView> = {}): PodV
 interface World {
   lws?: LeaderWorkerSet;
   /** Worker StatefulSet uid -> the leader pod that owns it (the owner chain, never names). */
-  stsOwners?: Record<string, PodView>;
+  stsOwners?: Record<string, PodFacts>;
   started?: string[];
   /** Leader uid -> its worker StatefulSet and pods as the watches showed them. */
   workers?: Record<string, SeenWorkers>;
@@ -121,7 +124,7 @@ describe('trigger/decide', () => {
     const know = fakeKnowledge({ lws, stsOwners: owners });
 
     // [what, pod, world, expected brief]
-    const cases: Array<[string, PodView, World, string[]]> = [
+    const cases: Array<[string, PodFacts, World, string[]]> = [
       // Leaders: provision while alive, teardown while terminating.
       ['a new leader pod', leader(1), { lws }, [provision(1, 'leader-1')]],
       ['a new leader pod that is not Ready yet', leader(0, { ready: false }), { lws }, [provision(0, 'leader-0')]],
@@ -129,47 +132,47 @@ describe('trigger/decide', () => {
       ['a leader whose LWS is unknown', leader(1), {}, []],
       ['a leader whose LWS is being deleted', leader(1), { lws: deleting(lws) }, []],
       ['a leader of another LWS of the same name elsewhere', leader(1, { namespace: 'team-a' }), { lws }, []],
-      ['a terminating leader', leader(1, { deleting: true }), { lws }, [teardown(1, 'leader-1', 'rebuild')]],
+      ['a terminating leader', leader(1, { ...TERMINATING }), { lws }, [teardown(1, 'leader-1', 'rebuild')]],
       [
         'a terminating leader above replicas',
-        leader(2, { deleting: true }),
+        leader(2, { ...TERMINATING }),
         { lws },
         [teardown(2, 'leader-2', 'scale-down')],
       ],
       [
         'a terminating surge leader the leader StatefulSet still wants (mid-rollout)',
-        leader(2, { deleting: true }),
+        leader(2, { ...TERMINATING }),
         { lws, leaderReplicas: 3 },
         [teardown(2, 'leader-2', 'rebuild')],
       ],
       [
         'a terminating surge leader once the leader StatefulSet is back to replicas',
-        leader(2, { deleting: true }),
+        leader(2, { ...TERMINATING }),
         { lws, leaderReplicas: 2 },
         [teardown(2, 'leader-2', 'scale-down')],
       ],
       [
         'a terminating surge leader while the LWS is being deleted',
-        leader(2, { deleting: true }),
+        leader(2, { ...TERMINATING }),
         { lws: deleting(lws), leaderReplicas: 3 },
         [teardown(2, 'leader-2', 'delete')],
       ],
       [
         'a terminating leader on an old revision',
-        leader(0, { deleting: true, labels: { ...leader(0).labels, [LABEL_TEMPLATE_REVISION_HASH]: 'old' } }),
+        leader(0, { ...TERMINATING, labels: { ...leader(0).labels, [LABEL_TEMPLATE_REVISION_HASH]: 'old' } }),
         { lws },
         [teardown(0, 'leader-0', 'rolling-update')],
       ],
-      ['a terminating leader, LWS unknown', leader(0, { deleting: true }), {}, [teardown(0, 'leader-0', 'delete')]],
+      ['a terminating leader, LWS unknown', leader(0, { ...TERMINATING }), {}, [teardown(0, 'leader-0', 'delete')]],
       [
         'a terminating leader, LWS being deleted',
-        leader(0, { deleting: true }),
+        leader(0, { ...TERMINATING }),
         { lws: deleting(lws) },
         [teardown(0, 'leader-0', 'delete')],
       ],
       [
         'a terminating leader that had restarted (teardown only)',
-        leader(0, { deleting: true, restartCount: 2 }),
+        leader(0, { ...TERMINATING, restartCount: 2 }),
         { lws, stsOwners: owners },
         [teardown(0, 'leader-0', 'rebuild')],
       ],
@@ -196,29 +199,29 @@ describe('trigger/decide', () => {
         { lws, stsOwners: owners },
         [recreate(1, 'leader-1')],
       ],
-      ['a deleted worker', worker(0, 3, { deleting: true }), { lws, stsOwners: owners }, [recreate(0, 'leader-0')]],
+      ['a deleted worker', worker(0, 3, { ...TERMINATING }), { lws, stsOwners: owners }, [recreate(0, 'leader-0')]],
       [
         'a deleted worker that had also restarted',
-        worker(0, 3, { deleting: true, restartCount: 1 }),
+        worker(0, 3, { ...TERMINATING, restartCount: 1 }),
         { lws, stsOwners: owners },
         [recreate(0, 'leader-0')],
       ],
       [
         'a restarted worker whose leader is terminating',
         worker(1, 1, { restartCount: 1 }),
-        { lws, stsOwners: { 'sts-1': leader(1, { deleting: true }) } },
+        { lws, stsOwners: { 'sts-1': leader(1, { ...TERMINATING }) } },
         [],
       ],
       [
         'a deleted worker whose leader is terminating (the group is being torn down)',
-        worker(1, 1, { deleting: true }),
-        { lws, stsOwners: { 'sts-1': leader(1, { deleting: true }) } },
+        worker(1, 1, { ...TERMINATING }),
+        { lws, stsOwners: { 'sts-1': leader(1, { ...TERMINATING }) } },
         [],
       ],
       [
         "an old group's deleted worker whose StatefulSet belongs to a gone leader",
         // A replacement leader demo-1 (uid leader-1-new) owns sts-1-new; the worker's own sts-1 has no known owner.
-        worker(1, 2, { deleting: true }),
+        worker(1, 2, { ...TERMINATING }),
         { lws, stsOwners: { 'sts-1-new': leader(1, { uid: 'leader-1-new' }) } },
         [],
       ],
@@ -228,10 +231,10 @@ describe('trigger/decide', () => {
         { lws, stsOwners: { 'sts-1-new': leader(1, { uid: 'leader-1-new' }) } },
         [],
       ],
-      ['a worker without a controlling owner', worker(1, 2, { ownerUid: undefined, deleting: true }), { lws }, []],
+      ['a worker without a controlling owner', worker(1, 2, { ownerUid: undefined, ...TERMINATING }), { lws }, []],
       [
         'a deleted worker, LWS being deleted',
-        worker(0, 3, { deleting: true }),
+        worker(0, 3, { ...TERMINATING }),
         { lws: deleting(lws), stsOwners: owners },
         [],
       ],
@@ -240,13 +243,13 @@ describe('trigger/decide', () => {
       // A namespace being deleted takes its LWS with it: its pods go in any order, and none is to be replaced.
       [
         'a terminating leader in a namespace being deleted, its LWS still there',
-        leader(1, { deleting: true }),
+        leader(1, { ...TERMINATING }),
         { lws, terminatingNamespaces: ['default'] },
         [teardown(1, 'leader-1', 'delete')],
       ],
       [
         'a terminating leader while another namespace is being deleted',
-        leader(1, { deleting: true }),
+        leader(1, { ...TERMINATING }),
         { lws, terminatingNamespaces: ['team-a'] },
         [teardown(1, 'leader-1', 'rebuild')],
       ],
@@ -259,7 +262,7 @@ describe('trigger/decide', () => {
       ],
       [
         'a worker deleted before its leader in a namespace being deleted',
-        worker(0, 3, { deleting: true }),
+        worker(0, 3, { ...TERMINATING }),
         { lws, stsOwners: owners, terminatingNamespaces: ['default'] },
         [],
       ],
@@ -267,7 +270,7 @@ describe('trigger/decide', () => {
       // The LWS deleted and created again under its name: pods created before it are the older one's, going.
       [
         "a terminating leader of the older LWS: that one's deletion",
-        leader(0, { deleting: true, createdAt: BEFORE }),
+        leader(0, { ...TERMINATING, createdAt: BEFORE }),
         { lws: recreated },
         [teardown(0, 'leader-0', 'delete')],
       ],
@@ -285,7 +288,7 @@ describe('trigger/decide', () => {
       ],
       [
         'a leader created in the same second as the LWS (whole seconds): its own',
-        leader(0, { deleting: true, createdAt: RECREATED_AT }),
+        leader(0, { ...TERMINATING, createdAt: RECREATED_AT }),
         { lws: recreated },
         [teardown(0, 'leader-0', 'rebuild')],
       ],
@@ -298,14 +301,14 @@ describe('trigger/decide', () => {
     }
 
     // Names that do not parse (or no name label): ignored, however alarming the pod looks.
-    const ignored: Array<[string, PodView]> = [
+    const ignored: Array<[string, PodFacts]> = [
       ['no LWS name label', leader(1, { labels: {}, restartCount: 1 })],
-      ['a name of another LWS', leader(1, { name: 'other-1', deleting: true })],
-      ['a leading-zero ordinal', leader(1, { name: 'demo-01', deleting: true })],
-      ['a trailing non-number', leader(1, { name: 'demo-1a', deleting: true })],
-      ['worker ordinal 0', worker(1, 0, { name: 'demo-1-0', deleting: true })],
-      ['three ordinals', worker(1, 2, { name: 'demo-1-2-3', deleting: true, restartCount: 1 })],
-      ['just the LWS name', leader(0, { name: 'demo', deleting: true })],
+      ['a name of another LWS', leader(1, { name: 'other-1', ...TERMINATING })],
+      ['a leading-zero ordinal', leader(1, { name: 'demo-01', ...TERMINATING })],
+      ['a trailing non-number', leader(1, { name: 'demo-1a', ...TERMINATING })],
+      ['worker ordinal 0', worker(1, 0, { name: 'demo-1-0', ...TERMINATING })],
+      ['three ordinals', worker(1, 2, { name: 'demo-1-2-3', ...TERMINATING, restartCount: 1 })],
+      ['just the LWS name', leader(0, { name: 'demo', ...TERMINATING })],
     ];
     for (const [what, pod] of ignored) {
       it(`ignores a pod with ${what}`, () => {
@@ -342,7 +345,7 @@ describe('trigger/decide', () => {
 
     for (const searchAttributes of [true, false]) {
       it(`gives teardownGroup the lifecycle and searchAttributes=${searchAttributes}`, () => {
-        const [action] = podActions(leader(2, { deleting: true }), know, searchAttributes);
+        const [action] = podActions(leader(2, { ...TERMINATING }), know, searchAttributes);
         assert.equal(action?.workflowType, 'teardownGroup');
         assert.equal(action?.groupIndex, 2);
         assert.deepEqual(action?.args, [
@@ -353,28 +356,30 @@ describe('trigger/decide', () => {
             lifecycle: 'scale-down',
             searchAttributes,
             policy: lws.spec.podTerminationPolicy ?? 'Sequential',
+            // From the pod's own record (TERMINATING), at the latest moment its whole seconds allow.
+            leaderDeletedAt: '2025-01-01T00:00:00.999Z',
           },
         ]);
       });
     }
 
     // The trigger passes the policy it knows, so that under Parallel the workflow deletes the workers first.
-    const policyCases: [string, PodView, LeaderWorkerSet | undefined, string][] = [
-      ['from the LWS spec', leader(0, { deleting: true }), sampleLws({ podTerminationPolicy: 'Parallel' }), 'Parallel'],
+    const policyCases: [string, PodFacts, LeaderWorkerSet | undefined, string][] = [
+      ['from the LWS spec', leader(0, { ...TERMINATING }), sampleLws({ podTerminationPolicy: 'Parallel' }), 'Parallel'],
       [
         'from the leader annotation once the LWS is gone',
         leader(0, {
-          deleting: true,
+          ...TERMINATING,
           annotations: { 'leaderworkerset.sigs.k8s.io/pod-termination-policy': 'Parallel' },
         }),
         undefined,
         'Parallel',
       ],
-      ['Sequential by default', leader(0, { deleting: true }), undefined, 'Sequential'],
+      ['Sequential by default', leader(0, { ...TERMINATING }), undefined, 'Sequential'],
       [
         "from the leader annotation when the LWS of its name is a newer one (the older one's was Parallel)",
         leader(0, {
-          deleting: true,
+          ...TERMINATING,
           createdAt: BEFORE,
           annotations: { 'leaderworkerset.sigs.k8s.io/pod-termination-policy': 'Parallel' },
         }),
@@ -384,7 +389,7 @@ describe('trigger/decide', () => {
       [
         "from the leader annotation when the LWS of its name is a newer one (the older one's was Sequential)",
         leader(0, {
-          deleting: true,
+          ...TERMINATING,
           createdAt: BEFORE,
           annotations: { 'leaderworkerset.sigs.k8s.io/pod-termination-policy': 'Sequential' },
         }),
@@ -419,17 +424,17 @@ describe('trigger/decide', () => {
       ];
     for (const [what, known, workers, expected] of workersCases) {
       it(`passes teardownGroup the workers as seen: ${what}`, () => {
-        const [action] = podActions(leader(0, { deleting: true }), fakeKnowledge({ lws: known, workers }), false);
+        const [action] = podActions(leader(0, { ...TERMINATING }), fakeKnowledge({ lws: known, workers }), false);
         assert.equal(action?.workflowType, 'teardownGroup');
         assert.deepEqual((action?.args[0] as { workers?: SeenWorkers }).workers, expected);
       });
     }
 
     // [what, pod, groups that have started, expected groupHadStarted]
-    const recreateArgs: Array<[string, PodView, string[], boolean]> = [
+    const recreateArgs: Array<[string, PodFacts, string[], boolean]> = [
       ['restarted worker, group not yet started', worker(0, 1, { restartCount: 1 }), [], false],
       ['restarted worker, group started', worker(0, 1, { restartCount: 1 }), ['leader-0'], true],
-      ['deleted worker, another group started', worker(0, 1, { deleting: true }), ['leader-1'], false],
+      ['deleted worker, another group started', worker(0, 1, { ...TERMINATING }), ['leader-1'], false],
       ['restarted leader, group started', leader(0, { restartCount: 1 }), ['leader-0'], true],
     ];
     for (const [what, pod, started, hadStarted] of recreateArgs) {
@@ -447,7 +452,7 @@ describe('trigger/decide', () => {
             groupHadStarted: hadStarted,
           },
         ]);
-        assert.match(action.reason, pod.deleting ? /was deleted/ : /restarted/);
+        assert.match(action.reason, isDeleting(pod) ? /was deleted/ : /restarted/);
         assert.match(action.reason, new RegExp(pod.name));
       });
     }
@@ -457,7 +462,7 @@ describe('trigger/decide', () => {
         for (const restartCount of [0, 1]) {
           for (const world of [{ lws, stsOwners: owners }, {}, { lws: deleting(lws), stsOwners: owners }]) {
             const actions = podActions(
-              worker(1, 3, { deleting: deletingPod, restartCount }),
+              worker(1, 3, { ...(deletingPod ? TERMINATING : {}), restartCount }),
               fakeKnowledge(world),
               true,
             );
@@ -474,22 +479,28 @@ describe('trigger/decide', () => {
     const recorded = Date.parse('2025-01-01T00:00:00Z');
     const iso = (ms: number) => new Date(ms).toISOString();
     // [what, the pod's record of its deletion (whole seconds), when the trigger saw it, expected]
-    const cases: [string, number | undefined, number | undefined, string | undefined][] = [
-      ['seen as it happened: when the trigger saw it', recorded, recorded + 420, iso(recorded + 420)],
-      ['seen a minute late: the latest moment the record allows', recorded, recorded + 60_000, iso(recorded + 999)],
-      ['no record (not possible for a deleting pod): when seen', undefined, recorded + 420, iso(recorded + 420)],
-      ['not seen (no time given): the record', recorded, undefined, iso(recorded + 999)],
-      ['neither', undefined, undefined, undefined],
+    const cases: [string, Partial<PodFacts>, number | undefined, string | undefined][] = [
+      ['seen as it happened: when the trigger saw it', TERMINATING, recorded + 420, iso(recorded + 420)],
+      ['seen a minute late: the latest moment the record allows', TERMINATING, recorded + 60_000, iso(recorded + 999)],
+      [
+        'force-deleted (no grace period), seen late: the record',
+        { deletionTimestamp: iso(recorded) },
+        recorded + 60_000,
+        iso(recorded + 999),
+      ],
+      ['no record (not possible for a deleting pod): when seen', {}, recorded + 420, iso(recorded + 420)],
+      ['not seen (no time given): the record', TERMINATING, undefined, iso(recorded + 999)],
+      ['neither', {}, undefined, undefined],
     ];
-    for (const [what, deletedAt, observedAt, expected] of cases) {
+    for (const [what, record, observedAt, expected] of cases) {
       it(what, () => {
-        const pod = leader(0, { deleting: true, ...(deletedAt === undefined ? {} : { deletedAt }) });
+        const pod = leader(0, record);
         assert.equal(leaderDeletedAt(pod, observedAt), expected);
       });
     }
 
     it('rides along in the teardown start, when the trigger gives the time it saw the pod', () => {
-      const pod = leader(1, { deleting: true, deletedAt: recorded });
+      const pod = leader(1, TERMINATING);
       const [action] = podActions(pod, fakeKnowledge({ lws }), false, recorded + 60_000);
       assert.equal(action?.workflowType, 'teardownGroup');
       assert.equal((action?.args[0] as { leaderDeletedAt?: string }).leaderDeletedAt, iso(recorded + 999));
@@ -570,15 +581,15 @@ describe('trigger/decide', () => {
   describe('determinism (a restarted trigger starts nothing new)', () => {
     const owners = { 'sts-0': leader(0), 'sts-1': leader(1) };
     const world: World = { lws, stsOwners: owners, started: ['leader-0'] };
-    const pods: PodView[] = [
+    const pods: PodFacts[] = [
       leader(0),
       leader(1, { restartCount: 1 }),
-      leader(2, { deleting: true }),
-      leader(0, { name: 'demo-0', uid: 'leader-0-old', deleting: true }),
+      leader(2, { ...TERMINATING }),
+      leader(0, { name: 'demo-0', uid: 'leader-0-old', ...TERMINATING }),
       worker(0, 1),
       worker(0, 2, { restartCount: 2 }),
-      worker(0, 3, { deleting: true }),
-      worker(1, 3, { deleting: true }),
+      worker(0, 3, { ...TERMINATING }),
+      worker(1, 3, { ...TERMINATING }),
     ];
     const ids = (know: Knowledge) => pods.flatMap((p) => podActions(p, know, true)).map((a) => a.workflowId);
 
@@ -611,7 +622,7 @@ describe('trigger/decide', () => {
         leader(0, { restartCount: 1 }),
         worker(0, 1, { restartCount: 1 }),
         worker(0, 2, { restartCount: 7 }),
-        worker(0, 3, { deleting: true }),
+        worker(0, 3, { ...TERMINATING }),
       ];
       const recreates = group0.flatMap((p) =>
         podActions(p, fakeKnowledge(world), false).filter((a) => a.workflowType === 'recreateGroup'),
