@@ -1,32 +1,20 @@
 // The LWS status subresource, computed from what the cluster holds: pure, so the reconcile workflow can call it.
 import { applyDefaults } from './defaults.js';
 import { canonicalJson } from './json.js';
-import { LABEL_NAME, LABEL_TEMPLATE_REVISION_HASH, LABEL_WORKER_INDEX } from './labels.js';
+import { LABEL_TEMPLATE_REVISION_HASH } from './labels.js';
 import { parseGroupIndex, workerStatefulSetName } from './names.js';
+import { isDeleting, selectors, type PodFacts, type StatefulSetFacts } from './objects.js';
 import { templateRevisionHash } from './revision.js';
 import type { Condition, LeaderWorkerSet, LeaderWorkerSetStatus } from './types.js';
 
-/** The facts of a leader pod that status needs. */
-export interface LeaderFacts {
-  name: string;
-  uid: string;
-  labels: Record<string, string>;
-  ready: boolean;
-  deletionTimestamp?: string;
-}
+/** The part of a leader pod's PodFacts that status reads. */
+export type LeaderFacts = Pick<PodFacts, 'name' | 'uid' | 'labels' | 'ready' | 'deletionTimestamp'>;
 
-/** The facts of a worker StatefulSet that status needs. */
-export interface WorkerSetFacts {
-  name: string;
-  ownerUid?: string;
-  readyReplicas: number;
-  deletionTimestamp?: string;
-}
+/** The part of a worker StatefulSet's StatefulSetFacts that status reads. */
+export type WorkerSetFacts = Pick<StatefulSetFacts, 'name' | 'ownerUid' | 'readyReplicas' | 'deletionTimestamp'>;
 
 /** Label selector of the leader pods (the scale subresource's selector, for an HPA). */
-export function hpaPodSelector(lwsName: string): string {
-  return `${LABEL_NAME}=${lwsName},${LABEL_WORKER_INDEX}=0`;
-}
+export const hpaPodSelector = selectors.leadersOf;
 
 /** Per group index: does it exist, is it ready (leader Ready and every worker ready), is it on the current revision. */
 export interface GroupState {
@@ -46,10 +34,10 @@ export function groupStates(lws: LeaderWorkerSet, leaders: LeaderFacts[], worker
     const groupIndex = parseGroupIndex(name, leader.name);
     if (groupIndex === undefined) continue;
     const workers = workerSets.find(
-      (s) => s.name === workerStatefulSetName(name, groupIndex) && s.ownerUid === leader.uid && !s.deletionTimestamp,
+      (s) => s.name === workerStatefulSetName(name, groupIndex) && s.ownerUid === leader.uid && !isDeleting(s),
     );
     const workersReady = size === 1 || (workers !== undefined && workers.readyReplicas >= size - 1);
-    const terminating = Boolean(leader.deletionTimestamp);
+    const terminating = isDeleting(leader);
     states.push({
       groupIndex,
       terminating,
