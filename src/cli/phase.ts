@@ -1,5 +1,13 @@
 // The phase of each group of an LWS as `lws-temporal status` shows it: pure, from facts read off the cluster.
-import { parseGroupIndex, parsePodName, workerStatefulSetName } from '../model/index.js';
+import {
+  isDeleting,
+  LABEL_TEMPLATE_REVISION_HASH,
+  parseGroupIndex,
+  parsePodName,
+  workerStatefulSetName,
+  type PodFacts,
+  type StatefulSetFacts,
+} from '../model/index.js';
 
 export const PHASES = ['Ready', 'Provisioning', 'Terminating', 'Rebuilding', 'Missing'] as const;
 /**
@@ -11,32 +19,12 @@ export const PHASES = ['Ready', 'Provisioning', 'Terminating', 'Rebuilding', 'Mi
  */
 export type Phase = (typeof PHASES)[number];
 
-/** What the phase needs of a pod (leader or worker). */
-export interface PodFacts {
-  name: string;
-  uid: string;
-  ready: boolean;
-  deleting: boolean;
-  /** Template revision hash label (leaders). */
-  revision?: string;
-  /** uid of its controlling owner (a worker's StatefulSet). */
-  ownerUid?: string;
-}
-
-/** What the phase needs of a worker StatefulSet. */
-export interface WorkerSetFacts {
-  name: string;
-  uid: string;
-  /** uid of its controlling owner: the leader pod it was created for. */
-  ownerUid?: string;
-  deleting: boolean;
-}
-
 export interface GroupFacts {
   /** Pods per group, leader included. */
   size: number;
   leader?: PodFacts;
-  workerSet?: WorkerSetFacts;
+  /** Its controlling owner is the leader pod it was created for. */
+  workerSet?: StatefulSetFacts;
   /** Worker pods of this group index (any incarnation: only those of `workerSet` count). */
   workers: PodFacts[];
 }
@@ -44,14 +32,14 @@ export interface GroupFacts {
 export function groupPhase(g: GroupFacts): Phase {
   const { leader, workerSet } = g;
   if (!leader) return workerSet ? 'Rebuilding' : 'Missing';
-  if (leader.deleting) return 'Terminating';
+  if (isDeleting(leader)) return 'Terminating';
   // The replacement leader waits while the old group's StatefulSet (same name) still exists or is going.
-  if (workerSet && (workerSet.deleting || workerSet.ownerUid !== leader.uid)) return 'Rebuilding';
+  if (workerSet && (isDeleting(workerSet) || workerSet.ownerUid !== leader.uid)) return 'Rebuilding';
   if (g.size > 1 && !workerSet) return 'Provisioning';
   return leader.ready && readyWorkers(g) >= g.size - 1 ? 'Ready' : 'Provisioning';
 }
 
-const serving = (p: PodFacts) => p.ready && !p.deleting;
+const serving = (p: PodFacts) => p.ready && !isDeleting(p);
 
 /**
  * Ready workers of the group's current incarnation: pods of its worker StatefulSet, when that StatefulSet belongs
@@ -90,7 +78,7 @@ export function groupRow(groupIndex: number, g: GroupFacts, currentRevision: str
     readyPods: readyPods(g),
     size: g.size,
     workerStatefulSet: g.workerSet?.name,
-    revisionUpToDate: g.leader ? g.leader.revision === currentRevision : undefined,
+    revisionUpToDate: g.leader ? g.leader.labels[LABEL_TEMPLATE_REVISION_HASH] === currentRevision : undefined,
   };
 }
 
@@ -105,7 +93,7 @@ export interface LwsFacts {
   /** Leader pods of the LWS (worker-index 0), named `<lws>-<i>`. */
   leaders: PodFacts[];
   /** Worker StatefulSets of the LWS (not the leader StatefulSet), named `<lws>-<i>`. */
-  workerSets: WorkerSetFacts[];
+  workerSets: StatefulSetFacts[];
   /** Worker pods of the LWS, named `<lws>-<i>-<j>`. */
   workers: PodFacts[];
 }
@@ -122,10 +110,11 @@ export function groupRows(lws: LwsFacts): GroupRow[] {
     const i = parseGroupIndex(lws.name, p.name);
     if (i === undefined) continue;
     // Two pods of one name cannot exist at once; prefer the live one should a stale read show both.
-    if (!leaders.has(i) || leaders.get(i)?.deleting) leaders.set(i, p);
+    const known = leaders.get(i);
+    if (!known || isDeleting(known)) leaders.set(i, p);
     indices.add(i);
   }
-  const sets = new Map<number, WorkerSetFacts>();
+  const sets = new Map<number, StatefulSetFacts>();
   for (const s of lws.workerSets) {
     const i = parseGroupIndex(lws.name, s.name);
     if (i === undefined || s.name !== workerStatefulSetName(lws.name, i)) continue;

@@ -5,39 +5,21 @@ import {
   API_GROUP,
   API_VERSION,
   applyDefaults,
-  LABEL_NAME,
-  LABEL_TEMPLATE_REVISION_HASH,
   LABEL_WORKER_INDEX,
   leaderStatefulSetName,
   PLURAL,
+  podFacts,
+  selectors,
+  statefulSetFacts,
   templateRevisionHash,
   type LeaderWorkerSet,
   type ObjectKey,
+  type PodFacts,
 } from '../model/index.js';
 import { isNotFound, kubeStatus } from '../activities/kube-errors.js';
 import { loadKubeConfig } from '../config/kubernetes.js';
 import { CliError, type StatusReport } from './format.js';
-import { groupRows, type PodFacts, type WorkerSetFacts } from './phase.js';
-
-function podFacts(pod: k8s.V1Pod): PodFacts {
-  return {
-    name: pod.metadata?.name ?? '',
-    uid: pod.metadata?.uid ?? '',
-    ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-    deleting: Boolean(pod.metadata?.deletionTimestamp),
-    revision: pod.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH],
-    ownerUid: pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid,
-  };
-}
-
-function workerSetFacts(sts: k8s.V1StatefulSet): WorkerSetFacts {
-  return {
-    name: sts.metadata?.name ?? '',
-    uid: sts.metadata?.uid ?? '',
-    ownerUid: sts.metadata?.ownerReferences?.find((r) => r.controller)?.uid,
-    deleting: Boolean(sts.metadata?.deletionTimestamp),
-  };
-}
+import { groupRows } from './phase.js';
 
 /** The report from what the API returned: pure. */
 export function statusReport(
@@ -48,15 +30,18 @@ export function statusReport(
 ): StatusReport {
   const d = applyDefaults(lws);
   const size = d.spec.leaderWorkerTemplate.size;
-  const isLeader = (p: k8s.V1Pod) => p.metadata?.labels?.[LABEL_WORKER_INDEX] === '0';
+  const facts = pods.flatMap((p) => podFacts(p) ?? []);
+  const isLeader = (p: PodFacts) => p.labels[LABEL_WORKER_INDEX] === '0';
   const groups = groupRows({
     name: ref.name,
     replicas: d.spec.replicas,
     size,
     revision: templateRevisionHash(d.spec),
-    leaders: pods.filter(isLeader).map(podFacts),
-    workers: pods.filter((p) => !isLeader(p)).map(podFacts),
-    workerSets: statefulSets.filter((s) => s.metadata?.name !== leaderStatefulSetName(ref.name)).map(workerSetFacts),
+    leaders: facts.filter(isLeader),
+    workers: facts.filter((p) => !isLeader(p)),
+    workerSets: statefulSets
+      .flatMap((s) => statefulSetFacts(s) ?? [])
+      .filter((s) => s.name !== leaderStatefulSetName(ref.name)),
   });
   return {
     lws: {
@@ -90,7 +75,7 @@ export async function readStatus(ref: ObjectKey, kc: k8s.KubeConfig = loadKubeCo
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const apps = kc.makeApiClient(k8s.AppsV1Api);
   const { namespace, name } = ref;
-  const labelSelector = `${LABEL_NAME}=${name}`;
+  const labelSelector = selectors.ofLws(name);
   const server = kc.getCurrentCluster()?.server ?? '(no server)';
   try {
     const [lws, pods, statefulSets] = await Promise.all([

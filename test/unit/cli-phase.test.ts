@@ -1,28 +1,29 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import {
-  groupPhase,
-  groupRows,
-  readyPods,
-  type GroupFacts,
-  type Phase,
-  type PodFacts,
-  type WorkerSetFacts,
-} from '../../src/cli/phase.js';
+import { groupPhase, groupRows, readyPods, type GroupFacts, type Phase } from '../../src/cli/phase.js';
+import { LABEL_TEMPLATE_REVISION_HASH, type PodFacts, type StatefulSetFacts } from '../../src/model/index.js';
+
+/** Being deleted: a deletionTimestamp (when the grace period ends). */
+const TERMINATING = { deletionTimestamp: '2025-01-01T00:00:30Z' };
 
 const pod = (name: string, uid: string, over: Partial<PodFacts> = {}): PodFacts => ({
+  namespace: 'default',
   name,
   uid,
+  labels: { [LABEL_TEMPLATE_REVISION_HASH]: 'rev1' },
+  annotations: {},
   ready: true,
-  deleting: false,
-  revision: 'rev1',
+  restartCount: 0,
   ...over,
 });
-const sts = (ownerUid: string | undefined, over: Partial<WorkerSetFacts> = {}): WorkerSetFacts => ({
+const sts = (ownerUid: string | undefined, over: Partial<StatefulSetFacts> = {}): StatefulSetFacts => ({
+  namespace: 'default',
   name: 'demo-0',
   uid: 'sts-uid',
-  ownerUid,
-  deleting: false,
+  labels: {},
+  ...(ownerUid !== undefined && { ownerUid }),
+  replicas: 1,
+  readyReplicas: 0,
   ...over,
 });
 const leader = (over: Partial<PodFacts> = {}) => pod('demo-0', 'L1', over);
@@ -81,7 +82,7 @@ describe('cli/phase: groupPhase', () => {
     },
     {
       name: 'leader terminating (teardown running), workers still ready',
-      facts: { size: 3, leader: leader({ deleting: true }), workerSet: sts('L1'), workers: workers(2) },
+      facts: { size: 3, leader: leader(TERMINATING), workerSet: sts('L1'), workers: workers(2) },
       phase: 'Terminating',
       ready: 2,
     },
@@ -89,9 +90,9 @@ describe('cli/phase: groupPhase', () => {
       name: 'leader and workers terminating together (Parallel)',
       facts: {
         size: 3,
-        leader: leader({ deleting: true }),
-        workerSet: sts('L1', { deleting: true }),
-        workers: workers(2, { deleting: true }),
+        leader: leader(TERMINATING),
+        workerSet: sts('L1', TERMINATING),
+        workers: workers(2, TERMINATING),
       },
       phase: 'Terminating',
       ready: 0,
@@ -104,7 +105,7 @@ describe('cli/phase: groupPhase', () => {
     },
     {
       name: 'leader gone, old StatefulSet terminating',
-      facts: { size: 3, workerSet: sts('L1', { deleting: true }), workers: workers(2, { deleting: true }) },
+      facts: { size: 3, workerSet: sts('L1', TERMINATING), workers: workers(2, TERMINATING) },
       phase: 'Rebuilding',
       ready: 0,
     },
@@ -116,7 +117,7 @@ describe('cli/phase: groupPhase', () => {
     },
     {
       name: "replacement leader, the old StatefulSet is being deleted although it names the leader's uid",
-      facts: { size: 3, leader: leader(), workerSet: sts('L1', { deleting: true }), workers: [] },
+      facts: { size: 3, leader: leader(), workerSet: sts('L1', TERMINATING), workers: [] },
       phase: 'Rebuilding',
       ready: 1,
     },
@@ -140,7 +141,7 @@ describe('cli/phase: groupPhase', () => {
     },
     {
       name: 'stray worker pods only (no leader, no StatefulSet) still count as Missing',
-      facts: { size: 2, workers: workers(1, { deleting: true }) },
+      facts: { size: 2, workers: workers(1, TERMINATING) },
       phase: 'Missing',
       ready: 0,
     },
@@ -160,7 +161,7 @@ describe('cli/phase: groupRows', () => {
     const rows = groupRows({
       ...base,
       leaders: [pod('demo-0', 'L0')],
-      workerSets: [{ name: 'demo-0', uid: 'S0', ownerUid: 'L0', deleting: false }],
+      workerSets: [sts('L0', { name: 'demo-0', uid: 'S0' })],
       workers: [pod('demo-0-1', 'W0', { ownerUid: 'S0' })],
     });
     assert.deepEqual(rows, [
@@ -189,8 +190,8 @@ describe('cli/phase: groupRows', () => {
     const rows = groupRows({
       ...base,
       replicas: 1,
-      leaders: [pod('demo-10', 'L10', { deleting: true }), pod('demo-0', 'L0'), pod('demo-2', 'L2')],
-      workerSets: [{ name: 'demo-3', uid: 'S3', ownerUid: 'L3', deleting: true }],
+      leaders: [pod('demo-10', 'L10', TERMINATING), pod('demo-0', 'L0'), pod('demo-2', 'L2')],
+      workerSets: [sts('L3', { name: 'demo-3', uid: 'S3', ...TERMINATING })],
       workers: [],
     });
     assert.deepEqual(
@@ -209,7 +210,7 @@ describe('cli/phase: groupRows', () => {
       ...base,
       replicas: 1,
       size: 1,
-      leaders: [pod('demo-0', 'L0', { revision: 'old' })],
+      leaders: [pod('demo-0', 'L0', { labels: { [LABEL_TEMPLATE_REVISION_HASH]: 'old' } })],
       workerSets: [],
       workers: [],
     });
@@ -221,9 +222,9 @@ describe('cli/phase: groupRows', () => {
       ...base,
       leaders: [pod('demo-0', 'L0'), pod('demo-1', 'L1'), pod('demo-x', 'LX')],
       workerSets: [
-        { name: 'demo-0', uid: 'S0', ownerUid: 'L0', deleting: false },
-        { name: 'demo-1', uid: 'S1', ownerUid: 'L1', deleting: false },
-        { name: 'demo', uid: 'LEADER-STS', deleting: false },
+        sts('L0', { name: 'demo-0', uid: 'S0' }),
+        sts('L1', { name: 'demo-1', uid: 'S1' }),
+        sts(undefined, { name: 'demo', uid: 'LEADER-STS' }),
       ],
       workers: [
         pod('demo-0-1', 'W01', { ownerUid: 'S0' }),
@@ -245,7 +246,7 @@ describe('cli/phase: groupRows', () => {
       ...base,
       replicas: 1,
       size: 1,
-      leaders: [pod('demo-0', 'OLD', { deleting: true }), pod('demo-0', 'NEW')],
+      leaders: [pod('demo-0', 'OLD', TERMINATING), pod('demo-0', 'NEW')],
       workerSets: [],
       workers: [],
     });

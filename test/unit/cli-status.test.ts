@@ -40,7 +40,13 @@ function pod(
     ? [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'x', uid: ownerUid, controller: true }]
     : undefined;
   return {
-    metadata: { name, uid, labels: { 'leaderworkerset.sigs.k8s.io/name': 'demo', ...labels }, ownerReferences },
+    metadata: {
+      namespace: 'e2e',
+      name,
+      uid,
+      labels: { 'leaderworkerset.sigs.k8s.io/name': 'demo', ...labels },
+      ownerReferences,
+    },
     status: ready,
     ...extra,
   };
@@ -51,6 +57,7 @@ const leaderLabels = {
 };
 const sts = (name: string, ownerUid: string | undefined, deleting = false): V1StatefulSet => ({
   metadata: {
+    namespace: 'e2e',
     name,
     uid: `sts-${name}`,
     ...(deleting ? { deletionTimestamp: new Date() } : {}),
@@ -67,7 +74,7 @@ describe('cli/status: statusReport', () => {
       pod('demo-0-1', 'W01', { 'leaderworkerset.sigs.k8s.io/group-index': '0' }, {}, 'sts-demo-0'),
       pod('demo-0-2', 'W02', { 'leaderworkerset.sigs.k8s.io/group-index': '0' }, {}, 'sts-demo-0'),
       pod('demo-1', 'L1', leaderLabels, {
-        metadata: { name: 'demo-1', uid: 'L1', deletionTimestamp: new Date(), labels: leaderLabels },
+        metadata: { namespace: 'e2e', name: 'demo-1', uid: 'L1', deletionTimestamp: new Date(), labels: leaderLabels },
       }),
       pod('demo-1-1', 'W11', { 'leaderworkerset.sigs.k8s.io/group-index': '1' }, {}, 'sts-demo-1'),
     ];
