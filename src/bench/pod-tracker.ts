@@ -2,7 +2,7 @@
 // new set of pods was Ready: the two times the benchmark reports, measured from the API rather than the controller.
 import * as k8s from '@kubernetes/client-node';
 import { createLogger } from '../log.js';
-import { LABEL_NAME, parsePodName } from '../model/index.js';
+import { isPodReady, LABEL_NAME, parsePodName } from '../model/index.js';
 import { watchResource, type RunningWatch } from '../kube/informer.js';
 
 interface PodState {
@@ -88,7 +88,7 @@ export class PodTracker {
       const key = groupKey(lws, parsed.groupIndex);
       this.groups.set(key, [...(this.groups.get(key) ?? []), state]);
     }
-    state.ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    state.ready = isPodReady(pod);
     state.deleting = Boolean(m.deletionTimestamp);
     if (state.deleting) state.terminatingAt ??= now;
     if (type === 'DELETED') state.gone ??= now;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { createLogger, formatDuration } from '../log.js';
-import { API_GROUP, API_VERSION, PLURAL, type PodTerminationPolicy } from '../model/index.js';
+import { API_GROUP, API_VERSION, isPodReady, PLURAL, type PodTerminationPolicy } from '../model/index.js';
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
 import { startControllerProcess, type ControllerProcess } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
@@ -43,7 +43,7 @@ function groupPhase(pods: k8s.V1Pod[], name: string, oldLeaderUid: string): Phas
   const workersTerminating = workers.some((w) => w.metadata?.deletionTimestamp);
   if (oldLeader) return workersTerminating ? 'leader+workers terminating' : 'leader terminating';
   if (workersTerminating) return 'workers terminating';
-  const ready = group.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  const ready = group.filter(isPodReady);
   return leader && ready.length === 4 && !group.some((p) => p.metadata?.deletionTimestamp) ? 'ready' : 'provisioning';
 }
 
@@ -136,7 +136,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
       'every group Ready',
       async () => {
         const pods = (await core.listNamespacedPod({ namespace: ns })).items;
-        const ready = pods.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+        const ready = pods.filter(isPodReady);
         log.info('waiting for groups', { ready: `${ready.length}/16 pods` });
         return ready.length === 16 ? true : undefined;
       },
