@@ -6,6 +6,7 @@ import type { ConnectionOptions } from '@temporalio/client';
  * TEMPORAL_ADDRESS (host:port, default localhost:7233), TEMPORAL_NAMESPACE (default "default"),
  * TEMPORAL_TASK_QUEUE (default "lws-temporal"), TEMPORAL_API_KEY (Temporal Cloud or a server with API keys; implies TLS),
  * TEMPORAL_TLS=true, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH (mTLS), TEMPORAL_TLS_SERVER_NAME.
+ * The worker's Worker Versioning: workerVersioningFromEnv.
  */
 export interface TemporalConfig {
   address: string;
@@ -29,6 +30,16 @@ function readFileFromVar(env: NodeJS.ProcessEnv, variable: string): Buffer | und
   }
 }
 
+/** A true/false variable (true, false, 1, 0, any case; empty = unset). */
+function readFlag(env: NodeJS.ProcessEnv, variable: string): boolean | undefined {
+  const value = env[variable];
+  if (value === undefined || value === '') return undefined;
+  const flag = value.toLowerCase();
+  if (flag === 'true' || flag === '1') return true;
+  if (flag === 'false' || flag === '0') return false;
+  throw new ConfigError(`${variable}=${value}: expected true or false`);
+}
+
 export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): TemporalConfig {
   const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
   const port = Number(/^[^\s:]+:(\d{1,5})$/.exec(address)?.[1]);
@@ -37,10 +48,7 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
       `TEMPORAL_ADDRESS=${address}: expected host:port with a port from 1 to 65535, e.g. localhost:7233`,
     );
   }
-  const tlsFlag = env.TEMPORAL_TLS?.toLowerCase();
-  if (tlsFlag !== undefined && tlsFlag !== '' && !['true', 'false', '1', '0'].includes(tlsFlag)) {
-    throw new ConfigError(`TEMPORAL_TLS=${env.TEMPORAL_TLS}: expected true or false`);
-  }
+  const tlsFlag = readFlag(env, 'TEMPORAL_TLS');
   const cert = readFileFromVar(env, 'TEMPORAL_TLS_CERT_PATH');
   const key = readFileFromVar(env, 'TEMPORAL_TLS_KEY_PATH');
   if (Boolean(cert) !== Boolean(key)) {
@@ -50,8 +58,8 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
   }
   const ca = readFileFromVar(env, 'TEMPORAL_TLS_CA_PATH');
   const apiKey = env.TEMPORAL_API_KEY || undefined;
-  const wantTls = tlsFlag === 'true' || tlsFlag === '1' || Boolean(cert || ca || apiKey);
-  const explicitlyOff = tlsFlag === 'false' || tlsFlag === '0';
+  const wantTls = tlsFlag === true || Boolean(cert || ca || apiKey);
+  const explicitlyOff = tlsFlag === false;
   return {
     address,
     namespace: env.TEMPORAL_NAMESPACE || 'default',
@@ -86,4 +94,62 @@ export function connectionOptions(
         }
       : false,
   };
+}
+
+/**
+ * When a worker makes its build the current version of its Worker Deployment (README, "Versioning"):
+ * - `if-new`: the first time the build runs (the server has never had it current); a build an operator moved away
+ *   from (a rollback) stays where it is, even when one of its workers restarts.
+ * - `always`: at every start (a checkout switched back to an older commit gets its build back).
+ * - `never`: an operator promotes it (`temporal worker deployment set-current-version`).
+ */
+export const setCurrentPolicies = ['if-new', 'always', 'never'] as const;
+export type SetCurrentPolicy = (typeof setCurrentPolicies)[number];
+
+/**
+ * The worker's Worker Versioning, from TEMPORAL_WORKER_VERSIONING (default true), TEMPORAL_WORKER_DEPLOYMENT (default
+ * "lws-temporal"), TEMPORAL_WORKER_BUILD_ID (default: derived from the workflow bundle by the worker) and
+ * TEMPORAL_WORKER_SET_CURRENT (default `if-new`, or `defaults.setCurrent`).
+ */
+export type WorkerVersioningConfig =
+  { enabled: false } | { enabled: true; deploymentName: string; buildId?: string; setCurrent: SetCurrentPolicy };
+
+/** What the server accepts, and a bound that keeps the name readable in the Web UI and the CLI. */
+const maxVersionPart = 255;
+
+function checkVersionPart(variable: string, value: string, what: string): void {
+  if (value.length > maxVersionPart) {
+    throw new ConfigError(`${variable}: ${what} is ${value.length} characters long; at most ${maxVersionPart}`);
+  }
+  if (/[\s\p{Cc}]/u.test(value)) {
+    throw new ConfigError(`${variable}=${JSON.stringify(value)}: ${what} cannot contain spaces or control characters`);
+  }
+}
+
+export function workerVersioningFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  defaults: { setCurrent?: SetCurrentPolicy } = {},
+): WorkerVersioningConfig {
+  if (readFlag(env, 'TEMPORAL_WORKER_VERSIONING') === false) return { enabled: false };
+  const deploymentName = env.TEMPORAL_WORKER_DEPLOYMENT || 'lws-temporal';
+  checkVersionPart('TEMPORAL_WORKER_DEPLOYMENT', deploymentName, 'a deployment name');
+  // The server names a version "<deployment>.<build ID>" and refuses a deployment name with a dot.
+  if (deploymentName.includes('.')) {
+    throw new ConfigError(`TEMPORAL_WORKER_DEPLOYMENT=${deploymentName}: a deployment name cannot contain "."`);
+  }
+  const buildId = env.TEMPORAL_WORKER_BUILD_ID || undefined;
+  if (buildId !== undefined) {
+    checkVersionPart('TEMPORAL_WORKER_BUILD_ID', buildId, 'a build ID');
+    // The server reserves "__" (its "__unversioned__").
+    if (buildId.startsWith('__')) {
+      throw new ConfigError(`TEMPORAL_WORKER_BUILD_ID=${buildId}: a build ID cannot start with "__"`);
+    }
+  }
+  const setCurrent = env.TEMPORAL_WORKER_SET_CURRENT || defaults.setCurrent || 'if-new';
+  if (!(setCurrentPolicies as readonly string[]).includes(setCurrent)) {
+    throw new ConfigError(
+      `TEMPORAL_WORKER_SET_CURRENT=${setCurrent}: expected one of ${setCurrentPolicies.join(', ')}`,
+    );
+  }
+  return { enabled: true, deploymentName, buildId, setCurrent: setCurrent as SetCurrentPolicy };
 }

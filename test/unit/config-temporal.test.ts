@@ -4,14 +4,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { normalizeTlsConfig } from '@temporalio/common/lib/internal-non-workflow/tls-config.js';
 import { after, before, describe, it } from 'mocha';
-import { ConfigError, connectionOptions, temporalConfigFromEnv } from '../../src/config/temporal.js';
+import {
+  ConfigError,
+  connectionOptions,
+  temporalConfigFromEnv,
+  workerVersioningFromEnv,
+} from '../../src/config/temporal.js';
 
 type Env = Record<string, string | undefined>;
 
 /** Asserts that the environment is rejected with a ConfigError whose message names every one of `names`. */
 function assertRejected(env: Env, ...names: string[]): void {
+  assertRejectedBy(temporalConfigFromEnv, env, ...names);
+}
+
+function assertRejectedBy(read: (env: Env) => unknown, env: Env, ...names: string[]): void {
   assert.throws(
-    () => temporalConfigFromEnv(env),
+    () => read(env),
     (err: unknown) => {
       assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
       for (const name of names) assert.ok(err.message.includes(name), `"${err.message}" does not name ${name}`);
@@ -237,6 +246,94 @@ describe('config/temporal', () => {
       const options = connectionOptions(temporalConfigFromEnv({ TEMPORAL_API_KEY: 'secret', TEMPORAL_TLS: 'false' }));
       assert.equal(options.apiKey, 'secret');
       assert.equal(normalizeTlsConfig(options.tls, options.apiKey), undefined);
+    });
+  });
+
+  describe('workerVersioningFromEnv', () => {
+    it('defaults to versioning on, deployment lws-temporal, the build ID from the bundle, set current if new', () => {
+      assert.deepEqual(workerVersioningFromEnv({}), {
+        enabled: true,
+        deploymentName: 'lws-temporal',
+        buildId: undefined,
+        setCurrent: 'if-new',
+      });
+    });
+
+    it('treats empty variables as unset', () => {
+      const env = {
+        TEMPORAL_WORKER_VERSIONING: '',
+        TEMPORAL_WORKER_DEPLOYMENT: '',
+        TEMPORAL_WORKER_BUILD_ID: '',
+        TEMPORAL_WORKER_SET_CURRENT: '',
+      };
+      assert.deepEqual(workerVersioningFromEnv(env), workerVersioningFromEnv({}));
+    });
+
+    it('reads the deployment name, the build ID and the set-current policy', () => {
+      assert.deepEqual(
+        workerVersioningFromEnv({
+          TEMPORAL_WORKER_DEPLOYMENT: 'lws-prod',
+          TEMPORAL_WORKER_BUILD_ID: '0.2.0-3f2a9c1d4e5b',
+          TEMPORAL_WORKER_SET_CURRENT: 'never',
+        }),
+        { enabled: true, deploymentName: 'lws-prod', buildId: '0.2.0-3f2a9c1d4e5b', setCurrent: 'never' },
+      );
+    });
+
+    for (const policy of ['if-new', 'always', 'never']) {
+      it(`accepts TEMPORAL_WORKER_SET_CURRENT=${policy}`, () => {
+        const config = workerVersioningFromEnv({ TEMPORAL_WORKER_SET_CURRENT: policy });
+        assert.equal(config.enabled && config.setCurrent, policy);
+      });
+    }
+
+    it("takes the caller's default policy, and the variable over it", () => {
+      const config = workerVersioningFromEnv({}, { setCurrent: 'always' });
+      assert.equal(config.enabled && config.setCurrent, 'always');
+      const set = workerVersioningFromEnv({ TEMPORAL_WORKER_SET_CURRENT: 'never' }, { setCurrent: 'always' });
+      assert.equal(set.enabled && set.setCurrent, 'never');
+    });
+
+    for (const flag of ['false', 'FALSE', '0']) {
+      it(`turns versioning off for TEMPORAL_WORKER_VERSIONING=${flag}, whatever else is set`, () => {
+        assert.deepEqual(
+          workerVersioningFromEnv({ TEMPORAL_WORKER_VERSIONING: flag, TEMPORAL_WORKER_SET_CURRENT: 'sometimes' }),
+          { enabled: false },
+        );
+      });
+    }
+
+    for (const flag of ['true', 'True', '1']) {
+      it(`keeps versioning on for TEMPORAL_WORKER_VERSIONING=${flag}`, () => {
+        assert.equal(workerVersioningFromEnv({ TEMPORAL_WORKER_VERSIONING: flag }).enabled, true);
+      });
+    }
+
+    // [variable, value, what the message says]
+    const rejected: Array<[string, string, string]> = [
+      ['TEMPORAL_WORKER_VERSIONING', 'yes', 'expected true or false'],
+      ['TEMPORAL_WORKER_VERSIONING', 'off', 'expected true or false'],
+      ['TEMPORAL_WORKER_SET_CURRENT', 'sometimes', 'if-new, always, never'],
+      ['TEMPORAL_WORKER_SET_CURRENT', 'ALWAYS', 'if-new, always, never'],
+      ['TEMPORAL_WORKER_DEPLOYMENT', 'lws.temporal', 'cannot contain "."'],
+      ['TEMPORAL_WORKER_DEPLOYMENT', 'lws temporal', 'spaces'],
+      ['TEMPORAL_WORKER_DEPLOYMENT', 'x'.repeat(256), 'at most 255'],
+      ['TEMPORAL_WORKER_BUILD_ID', '__unversioned__', 'cannot start with "__"'],
+      ['TEMPORAL_WORKER_BUILD_ID', 'build 7', 'spaces'],
+      ['TEMPORAL_WORKER_BUILD_ID', 'build\t7', 'control characters'],
+      ['TEMPORAL_WORKER_BUILD_ID', 'b'.repeat(256), 'at most 255'],
+    ];
+    for (const [variable, value, says] of rejected) {
+      it(`rejects ${variable}=${JSON.stringify(value.slice(0, 20))} naming the variable`, () => {
+        assertRejectedBy(workerVersioningFromEnv, { [variable]: value }, variable, says);
+      });
+    }
+
+    it('accepts a build ID with dots (the version is "<deployment>.<build ID>") and 255 characters', () => {
+      for (const buildId of ['0.1.0-3f2a9c1d4e5b', 'b'.repeat(255), 'v1.2.3+git.abc']) {
+        const config = workerVersioningFromEnv({ TEMPORAL_WORKER_BUILD_ID: buildId });
+        assert.equal(config.enabled && config.buildId, buildId);
+      }
     });
   });
 });
