@@ -4,3 +4,4 @@ export { provisionGroup } from './provision-group.js';
 export { teardownGroup } from './teardown-group.js';
 export { recreateGroup } from './recreate-group.js';
 export { timelineQuery } from './timeline.js';
+export { versioningBehaviors } from './versioning.js';

@@ -1,0 +1,29 @@
+// Worker Versioning per workflow type (README, "Versioning"). A lifecycle is short: it runs to its end on the build
+// that started it. The reconcile lives as long as its generation, across builds: it moves to the current build at its
+// next workflow task, so its changes go behind patched() and the replay test guards them.
+import type { VersioningBehavior } from '@temporalio/common';
+import { setWorkflowOptions } from '@temporalio/workflow';
+import { provisionGroup } from './provision-group.js';
+import { reconcileLeaderWorkerSet } from './reconcile.js';
+import { recreateGroup } from './recreate-group.js';
+import { teardownGroup } from './teardown-group.js';
+
+export const versioningBehaviors = {
+  provisionGroup: 'PINNED',
+  teardownGroup: 'PINNED',
+  recreateGroup: 'PINNED',
+  reconcileLeaderWorkerSet: 'AUTO_UPGRADE',
+} as const satisfies Record<string, VersioningBehavior>;
+
+export type VersionedWorkflowType = keyof typeof versioningBehaviors;
+
+/** Registers each type's behaviour on its function, where the SDK reads it when a run starts. */
+export function applyVersioningBehaviors(
+  workflows: Record<VersionedWorkflowType, (...args: never[]) => Promise<unknown>>,
+): void {
+  for (const type of Object.keys(versioningBehaviors) as VersionedWorkflowType[]) {
+    setWorkflowOptions({ versioningBehavior: versioningBehaviors[type] }, workflows[type]);
+  }
+}
+
+applyVersioningBehaviors({ provisionGroup, teardownGroup, recreateGroup, reconcileLeaderWorkerSet });
