@@ -2,7 +2,7 @@
 // service account) and TEMPORAL_ADDRESS. Without TEMPORAL_ADDRESS it runs an embedded Temporal dev server.
 import * as k8s from '@kubernetes/client-node';
 import { loadKubeConfig } from './config/kubernetes.js';
-import { temporalConfigFromEnv } from './config/temporal.js';
+import { temporalConfigFromEnv, workerVersioningFromEnv } from './config/temporal.js';
 import { createLogger } from './log.js';
 import { devServerDbPath, startDevServer, type DevServer } from './stack/dev-server.js';
 import { runTrigger } from './trigger/run.js';
@@ -26,6 +26,11 @@ async function checkCluster(kc: k8s.KubeConfig): Promise<void> {
 async function main(): Promise<void> {
   const kc = loadKubeConfig(process.env, 'worker+trigger');
   await checkCluster(kc);
+  // The embedded dev server keeps its history across restarts: a checkout switched back to an older commit must get
+  // its build back as the current version.
+  const versioning = workerVersioningFromEnv(process.env, {
+    setCurrent: process.env.TEMPORAL_ADDRESS ? undefined : 'always',
+  });
   let devServer: DevServer | undefined;
   if (!process.env.TEMPORAL_ADDRESS) {
     devServer = await startDevServer({ dbFilename: devServerDbPath });
@@ -49,7 +54,7 @@ async function main(): Promise<void> {
   // The worker's SDK drains on SIGTERM / SIGINT by itself; the trigger stops alongside.
   process.once('SIGTERM', stopTrigger);
   process.once('SIGINT', stopTrigger);
-  await runWorker(temporal, kc, createLogger('worker'), connection);
+  await runWorker(temporal, kc, createLogger('worker'), { shared: connection, versioning });
   await trigger.stop();
   await connection.close();
   await devServer?.stop();

@@ -1,13 +1,23 @@
 // The Temporal worker: every lifecycle workflow and the Kubernetes activities on one task queue.
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
+import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
-import { connectionOptions, temporalUnreachable, type TemporalConfig } from '../config/temporal.js';
+import {
+  connectionOptions,
+  temporalUnreachable,
+  workerVersioningFromEnv,
+  type TemporalConfig,
+  type WorkerVersioningConfig,
+} from '../config/temporal.js';
 import type { Logger } from '../log.js';
 import { countActivityErrors } from '../observability/activity-errors.js';
 import { serveMetrics, WorkerMetrics } from '../observability/metrics.js';
+import { buildIdOf, deploymentOptions, setCurrentVersion, type SetCurrentOutcome } from './versioning.js';
 
 /** Running from dist/ (compiled) or from src/ through tsx. */
 const compiled = import.meta.url.endsWith('.js');
@@ -34,26 +44,42 @@ export function connectWorker(temporal: TemporalConfig): Promise<NativeConnectio
 }
 
 /**
- * Resolves when the worker has stopped: SIGTERM / SIGINT make the SDK drain it first. With `shared`, the worker
- * runs on the caller's connection (which the caller closes), as `npm start` does to share it with the trigger.
+ * The workflow bundle the worker runs, and the build ID of its code. A bundle built ahead of time (`npm run build`,
+ * LWS_WORKFLOW_BUNDLE) spares the worker webpack and its memory at start.
  */
+async function loadWorkflowBundle(): Promise<{ bundle: WorkflowBundleOption; buildId: string }> {
+  const codePath = process.env.LWS_WORKFLOW_BUNDLE || (compiled && existsSync(builtBundle) ? builtBundle : undefined);
+  if (codePath) return { bundle: { codePath }, buildId: buildIdOf(await readFile(codePath)) };
+  const { code } = await bundleWorkflowCode({ ...workflowBundleOptions, logger: Runtime.instance().logger });
+  return { bundle: { code }, buildId: buildIdOf(code) };
+}
+
+export interface RunWorkerOptions {
+  /** Run on the caller's connection (which the caller closes), as `npm start` does to share it with the trigger. */
+  shared?: NativeConnection;
+  /** Default: from the environment (workerVersioningFromEnv). */
+  versioning?: WorkerVersioningConfig;
+}
+
+/** Resolves when the worker has stopped: SIGTERM / SIGINT make the SDK drain it first. */
 export async function runWorker(
   temporal: TemporalConfig,
   kc: k8s.KubeConfig,
   log: Logger,
-  shared?: NativeConnection,
+  { shared, versioning = workerVersioningFromEnv() }: RunWorkerOptions = {},
 ): Promise<void> {
   const metrics = new WorkerMetrics();
   const connection = shared ?? (await connectWorker(temporal));
-  // A bundle built ahead of time (`npm run bundle:workflows`) spares the worker webpack and its memory at start.
-  const bundle = process.env.LWS_WORKFLOW_BUNDLE || (compiled && existsSync(builtBundle) ? builtBundle : undefined);
+  const { bundle, buildId } = await loadWorkflowBundle();
+  const version: WorkerDeploymentVersion | undefined = versioning.enabled
+    ? { deploymentName: versioning.deploymentName, buildId: versioning.buildId ?? buildId }
+    : undefined;
   const worker = await Worker.create({
     connection,
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
-    ...(bundle
-      ? { workflowBundle: { codePath: bundle } }
-      : { workflowsPath, bundlerOptions: { preloadModules: workflowBundleOptions.preloadModules } }),
+    workflowBundle: bundle,
+    ...(version ? { workerDeploymentOptions: deploymentOptions(version) } : {}),
     activities: createActivities(kc, metrics),
     // Most activities are waits on a watch: cheap, but each holds a slot for a grace period or more. With the SDK's
     // default of 100 slots, 50 concurrent rebuilds starved the short calls (deletes, creates) behind the waits.
@@ -79,14 +105,31 @@ export async function runWorker(
     healthy: () => worker.getState() === 'RUNNING',
     log,
   });
-  log.info('running', {
-    temporal: temporal.address,
-    namespace: temporal.namespace,
-    taskQueue: temporal.taskQueue,
-    cluster: kc.getCurrentCluster()?.server,
-  });
+  // A versioned worker gets workflow tasks only while its version is current (or for the runs pinned to it): it
+  // says it is running once its version is where the policy puts it.
+  const running = worker.run();
+  running.catch(() => undefined);
   try {
-    await worker.run();
+    let current: SetCurrentOutcome | undefined;
+    if (version && versioning.enabled) {
+      current = await setCurrentVersion(connection, {
+        namespace: temporal.namespace,
+        version,
+        policy: versioning.setCurrent,
+        log,
+        // As the SDK names the worker, so that the deployment's last change shows which worker made it.
+        identity: `${process.pid}@${hostname()}`,
+        running: () => worker.getState() === 'RUNNING',
+      });
+    }
+    log.info('running', {
+      temporal: temporal.address,
+      namespace: temporal.namespace,
+      taskQueue: temporal.taskQueue,
+      cluster: kc.getCurrentCluster()?.server,
+      ...(version ? { deployment: version.deploymentName, buildId: version.buildId, version: current } : {}),
+    });
+    await running;
   } finally {
     await server.close();
   }
