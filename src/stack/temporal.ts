@@ -43,6 +43,8 @@ export interface DevServerOptions {
   namespace?: string;
   /** The Temporal CLI to run (default: the provisioned one). */
   executablePath?: string;
+  /** Dynamic config values (`--dynamic-config-value KEY=VALUE`, the value as JSON), e.g. shorter intervals in tests. */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 /** The Temporal CLI dev server with the Web UI, as a platform engineer would run it locally. */
@@ -58,6 +60,10 @@ export async function startDevServerEnvironment(opts: DevServerOptions = {}): Pr
         uiPort: opts.uiPort,
         namespace: opts.namespace,
         searchAttributes: opts.searchAttributes,
+        extraArgs: Object.entries(opts.dynamicConfig ?? {}).flatMap(([key, value]) => [
+          '--dynamic-config-value',
+          `${key}=${JSON.stringify(value)}`,
+        ]),
       },
     }),
   );
