@@ -2,21 +2,12 @@
 // "already going" without side effects), then DELETE with preconditions.uid, so that a newer object that took the
 // name in between is refused by the API server itself (409) rather than deleted.
 import type { V1ObjectMeta, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import type { KubeClients } from './clients.js';
+import { controllerUid, selectors, type ObjectIdentity, type ObjectKey } from '../model/index.js';
 import type { DeleteBody } from '../kube/kube-json.js';
-import { classify, isConflict, isNotFound } from './kube-errors.js';
-
-import {
-  controllerUid,
-  LABEL_GROUP_INDEX,
-  LABEL_NAME,
-  resolvePodTerminationPolicy,
-  workerStatefulSetName,
-  type ObjectKey,
-  type ObjectIdentity,
-} from '../model/index.js';
-import { getLeaderWorkerSet } from './reads.js';
-import type { DeleteOutcome, SeenWorkers } from './types.js';
+import { log } from './activity-context.js';
+import type { KubeClients } from './clients.js';
+import { classify, isConflict, isNotFound, orNull } from './kube-errors.js';
+import type { DeleteOutcome, ReleaseOutcome, SeenWorkers } from './types.js';
 
 interface Target {
   read(): Promise<{ metadata?: V1ObjectMeta }>;
@@ -125,32 +116,34 @@ function deletePodsByUid(c: KubeClients, pods: ObjectIdentity[]): Promise<unknow
 }
 
 function listPodsOf(c: KubeClients, sts: V1StatefulSet): Promise<PodList | undefined> {
-  const matchLabels = sts.spec?.selector?.matchLabels ?? {};
-  if (Object.keys(matchLabels).length === 0) return Promise.resolve(undefined);
-  const labelSelector = Object.entries(matchLabels)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
+  const labelSelector = selectors.matching(sts.spec?.selector?.matchLabels);
+  if (labelSelector === undefined) return Promise.resolve(undefined);
   return c.pods.list({ namespace: sts.metadata?.namespace ?? '', labelSelector }).catch(() => undefined);
 }
 
-/** What `releaseForegroundDeletion` found, and did. */
-export type ReleaseOutcome = 'released' | 'absent' | 'not-foreground' | 'pods-left';
-
-/**
- * A StatefulSet deleted in the foreground stays until the garbage collector gets back to it after its last pod: under
- * load, seconds after the pods, and a replacement group waits for the name all that time. Once none of its pods is
- * left, deleting it again in the background removes the foregroundDeletion finalizer, so it goes at once: what the
- * garbage collector would do, sooner. `sts` as read before (a deletion, once begun, is never undone); only that
- * incarnation (uid precondition), and only when no pod of its own is left: `gonePods` covers its names, or a list
- * shows none.
- */
 export async function releaseForegroundDeletion(
   c: KubeClients,
-  sts: V1StatefulSet,
-  gonePods: ObjectIdentity[] = [],
+  input: { statefulSet: ObjectIdentity; pods: ObjectIdentity[] },
 ): Promise<ReleaseOutcome> {
-  const { uid, namespace = '', name = '', deletionTimestamp, finalizers } = sts.metadata ?? {};
-  if (!uid || !deletionTimestamp || !finalizers?.includes('foregroundDeletion')) return 'not-foreground';
+  try {
+    return await release(c, input.statefulSet, input.pods);
+  } catch (err) {
+    // Best effort (a role without the delete, say): the garbage collector still does it, later.
+    log('warn', 'could not release the old StatefulSet; waiting for the garbage collector', {
+      statefulSet: `${input.statefulSet.namespace}/${input.statefulSet.name}`,
+      error: err instanceof Error ? err.message : String(err),
+    });
+    return 'failed';
+  }
+}
+
+async function release(c: KubeClients, target: ObjectIdentity, gonePods: ObjectIdentity[]): Promise<ReleaseOutcome> {
+  const { namespace, name, uid } = target;
+  const sts = await orNull(() => c.statefulSets.read({ namespace, name }));
+  if (sts === null || sts.metadata?.uid !== uid) return 'absent';
+  if (!sts.metadata.deletionTimestamp || !sts.metadata.finalizers?.includes('foregroundDeletion')) {
+    return 'not-foreground';
+  }
   if (!namesCovered(sts, gonePods)) {
     const pods = await listPodsOf(c, sts);
     if (pods === undefined || pods.items.some((p) => controllerUid(p.metadata) === uid)) return 'pods-left';
@@ -182,42 +175,6 @@ export function deletePod(c: KubeClients, input: ObjectIdentity): Promise<Delete
     },
     input.uid,
     () => undefined,
-  );
-}
-
-export async function deleteWorkersIfParallel(
-  c: KubeClients,
-  input: { ref: ObjectKey; groupIndex: number; leader: ObjectIdentity },
-): Promise<DeleteOutcome> {
-  const { ref, leader } = input;
-  const workers = { namespace: ref.namespace, name: workerStatefulSetName(ref.name, input.groupIndex) };
-  // Every millisecond here is teardown time: the StatefulSet is read together with the LWS and the leader.
-  const stsRead = c.statefulSets.read(workers);
-  stsRead.catch(() => undefined); // its error, if any, is handled where it is awaited
-  const labelSelector = `${LABEL_NAME}=${ref.name},${LABEL_GROUP_INDEX}=${input.groupIndex}`;
-  const podsList = c.pods.list({ namespace: ref.namespace, labelSelector }).catch(() => undefined);
-  const [lws, pod] = await Promise.all([
-    getLeaderWorkerSet(c, ref),
-    c.pods.read(leader).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined;
-      throw classify(err);
-    }),
-  ]);
-  const ours = pod?.metadata?.uid === leader.uid ? pod : undefined;
-  // Design rule: Parallel never deletes a group that is not terminating. A leader already gone is past that point.
-  if (ours && !ours.metadata?.deletionTimestamp) return 'refused';
-  const { policy } = resolvePodTerminationPolicy({
-    lws,
-    leaderPod: ours
-      ? { metadata: { annotations: ours.metadata?.annotations, creationTimestamp: ours.metadata?.creationTimestamp } }
-      : null,
-  });
-  if (policy !== 'Parallel') return 'refused';
-  return deleteWorkers(
-    c,
-    { ...workers, ownerUid: leader.uid, propagationPolicy: 'Foreground' },
-    () => stsRead,
-    podsList,
   );
 }
 

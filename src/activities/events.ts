@@ -8,8 +8,8 @@ import type { KubeClients } from './clients.js';
 import type { EventJson } from '../kube/kube-json.js';
 import { classify, isConflict, isPermanent, kubeStatus } from './kube-errors.js';
 import type { KubernetesEvent } from './types.js';
-import { allSettledOrThrow } from '../workflows/calls.js';
-import { NAMESPACE_TERMINATING } from '../workflows/failures.js';
+import { allSettledOrThrow } from '../shared/all-settled.js';
+import { NAMESPACE_TERMINATING } from '../shared/failures.js';
 
 export const REPORTING_COMPONENT = 'lws-temporal';
 /** The API server refuses longer messages. */

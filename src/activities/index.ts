@@ -5,7 +5,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { WorkerMetrics } from '../observability/metrics.js';
 import { makeClients } from './clients.js';
 import { reportTeardown } from './report.js';
-import { deletePod, deleteSeenWorkers, deleteWorkersIfParallel, deleteWorkerStatefulSet } from './deletes.js';
+import { deletePod, deleteSeenWorkers, deleteWorkerStatefulSet, releaseForegroundDeletion } from './deletes.js';
 import { recordEvent, recordEvents } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
 import { annotateLeaderPods } from './leader-pods.js';
@@ -15,13 +15,19 @@ import { getLeaderWorkerSet, getPod, getStatefulSet, listGroupPods, listGroups }
 import { ensureHeadlessService } from './services.js';
 import { updateLeaderWorkerSetStatus } from './status.js';
 import type { AllActivities } from './types.js';
-import { waitForPodGone, waitForPodReady, waitForStatefulSetGone, waitForStatefulSetReady } from './waits.js';
+import {
+  waitForNamesFreed,
+  waitForPodGone,
+  waitForPodReady,
+  waitForStatefulSetGone,
+  waitForStatefulSetReady,
+} from './waits.js';
 import { beginTeardown } from './teardown-start.js';
 import { ensureWorkerStatefulSet } from './worker-statefulset.js';
 
 export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): AllActivities {
   const c = makeClients(kc);
-  return {
+  const activities: AllActivities = {
     reportTeardown: async (input) => reportTeardown(metrics, input),
     getLeaderWorkerSet: (ref) => getLeaderWorkerSet(c, ref),
     getPod: (key) => getPod(c, key),
@@ -33,12 +39,13 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     ensureWorkerStatefulSet: (input) => ensureWorkerStatefulSet(c, input),
     deleteWorkerStatefulSet: (input) => deleteWorkerStatefulSet(c, input),
     deletePod: (input) => deletePod(c, input),
-    deleteWorkersIfParallel: (input) => deleteWorkersIfParallel(c, input),
+    releaseForegroundDeletion: (input) => releaseForegroundDeletion(c, input),
     deleteSeenWorkers: (input) => deleteSeenWorkers(c, input),
     annotateLeaderPods: (input) => annotateLeaderPods(c, input),
     labelWorkerPods: (input) => labelWorkerPods(c, input),
     waitForPodGone: (input) => waitForPodGone(c, input),
     waitForStatefulSetGone: (input) => waitForStatefulSetGone(c, input),
+    waitForNamesFreed: (input) => waitForNamesFreed(c, input),
     waitForPodReady: (input) => waitForPodReady(c, input),
     waitForStatefulSetReady: (input) => waitForStatefulSetReady(c, input),
     waitForPodsGone: (input) => waitForPodsGone(c, input),
@@ -46,8 +53,9 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     updateLeaderWorkerSetStatus: (input) => updateLeaderWorkerSetStatus(c, input),
     recordEvent: (event) => recordEvent(c, event),
     recordEvents: (events) => recordEvents(c, events),
-    beginTeardown: (input) => beginTeardown(c, input),
+    beginTeardown: (input) => beginTeardown(activities, input),
   };
+  return activities;
 }
 
 export type * from './types.js';

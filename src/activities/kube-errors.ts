@@ -4,7 +4,7 @@
 // server's own message: retrying them would only repeat the same answer.
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { NAMESPACE_TERMINATING } from '../workflows/failures.js';
+import { NAMESPACE_TERMINATING } from '../shared/failures.js';
 
 /** ApplicationFailure.type of every permanent Kubernetes API failure. */
 export const KUBERNETES_API_ERROR = 'KubernetesApiError';

@@ -1,23 +1,38 @@
-// A teardown's first round as one local activity (see src/workflows/teardown-first-round.ts for what it does). As five
-// local activities, each result came back to the workflow as a turn of its own on the SDK's single workflow thread;
-// in a burst of teardowns those turns queue in front of the next workflows' first turns, and with them their deletes.
-import { teardownFirstRound } from '../workflows/teardown-first-round.js';
-import type { KubeClients } from './clients.js';
-import { deleteSeenWorkers, deleteWorkersIfParallel } from './deletes.js';
-import { getLeaderWorkerSet, getPod, getStatefulSet, listGroupPods } from './reads.js';
-import type { BeginTeardownInput, TeardownStart } from './types.js';
+// A teardown's first round as one local activity: the workers' delete the workflow asked for, and the reads it
+// judges on, at once. Each local activity's result is a turn of the workflow thread; in a burst of teardowns, turns
+// queue in front of the next workflows' deletes.
+import { leaderStatefulSetName, wantsGroup, workerStatefulSetName } from '../model/index.js';
+import { allSettledOrThrow } from '../shared/all-settled.js';
+import type { AllActivities, BeginTeardownInput, TeardownStart } from './types.js';
 
-export function beginTeardown(c: KubeClients, input: BeginTeardownInput): Promise<TeardownStart> {
-  return teardownFirstRound(
-    {
-      deleteSeenWorkers: (workers) => deleteSeenWorkers(c, workers),
-      deleteWorkersIfParallel: (group) => deleteWorkersIfParallel(c, group),
-      getLeaderWorkerSet: (ref) => getLeaderWorkerSet(c, ref),
-      getPod: (key) => getPod(c, key),
-      getStatefulSet: (key) => getStatefulSet(c, key),
-      listGroupPods: (group) => listGroupPods(c, group),
-    },
-    input,
-    true,
-  );
+export type FirstRoundCalls = Pick<
+  AllActivities,
+  'deleteSeenWorkers' | 'getLeaderWorkerSet' | 'getPod' | 'getStatefulSet' | 'listGroupPods'
+>;
+
+export async function beginTeardown(calls: FirstRoundCalls, input: BeginTeardownInput): Promise<TeardownStart> {
+  const { ref, groupIndex, leader } = input;
+  // Every call ends before a failure is thrown: a retry never overlaps a delete still under way.
+  const [deleted, { lws, leaderStatefulSet }, leaderPod, workerStatefulSet, groupPods] = await allSettledOrThrow([
+    input.deleteWorkers ? calls.deleteSeenWorkers(input.deleteWorkers) : undefined,
+    calls.getLeaderWorkerSet(ref).then(async (lws) => ({
+      lws,
+      // Only for a group the replicas do not cover, after the LWS: a surge group the rollout keeps is rebuilt.
+      leaderStatefulSet:
+        lws && !lws.metadata.deletionTimestamp && !wantsGroup(lws, groupIndex)
+          ? await calls.getStatefulSet({ namespace: ref.namespace, name: leaderStatefulSetName(ref.name) })
+          : undefined,
+    })),
+    calls.getPod(leader),
+    calls.getStatefulSet({ namespace: ref.namespace, name: workerStatefulSetName(ref.name, groupIndex) }),
+    calls.listGroupPods({ namespace: ref.namespace, lwsName: ref.name, groupIndex }),
+  ]);
+  return {
+    ...(deleted !== undefined && { deleted }),
+    lws,
+    leaderPod,
+    workerStatefulSet,
+    groupPods,
+    ...(leaderStatefulSet !== undefined && { leaderStatefulSet }),
+  };
 }

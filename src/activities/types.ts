@@ -10,6 +10,7 @@ import type {
   LeaderWorkerSet,
   LeaderWorkerSetStatus,
   PodTerminationPolicy,
+  TeardownReads,
 } from '../model/index.js';
 
 export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
@@ -54,9 +55,7 @@ export type DeleteOutcome =
   /** It already has a deletionTimestamp: someone else is deleting it. */
   | 'already-deleting'
   /** Refused: its controlling owner is not the one the caller named. */
-  | 'not-owned'
-  /** Refused: the group's policy is not Parallel, or its leader is not terminating (deleteWorkersIfParallel). */
-  | 'refused';
+  | 'not-owned';
 
 /** A group's worker StatefulSet and its pods as a watch showed them (the trigger's view), by incarnation. */
 export interface SeenWorkers {
@@ -70,6 +69,11 @@ export interface GoneResult {
   goneAt: string;
 }
 
+export type NamesFreedResult = GoneResult | { releasable: ObjectIdentity };
+
+/** `failed`: the API server refused or failed (logged); the garbage collector still removes it. */
+export type ReleaseOutcome = 'released' | 'absent' | 'not-foreground' | 'pods-left' | 'failed';
+
 export type ReadyResult = { readyAt: string } | { goneAt: string };
 
 export interface KubernetesEvent {
@@ -81,31 +85,20 @@ export interface KubernetesEvent {
   message: string;
 }
 
-/** A teardown's first round: the leader it is about and, from the trigger, the policy and the workers it saw. */
+/** A teardown's first round: the leader it is about and, under Parallel, the workers the trigger saw to delete. */
 export interface BeginTeardownInput {
   ref: ObjectKey;
   groupIndex: number;
   /** The terminating leader pod. */
   leader: ObjectIdentity;
-  /** Parallel: delete the workers in the same round (deleteSeenWorkers with `workers`, else deleteWorkersIfParallel). */
-  policy?: PodTerminationPolicy;
-  workers?: SeenWorkers;
+  /** Deleted in the same round as the reads (deleteSeenWorkers). */
+  deleteWorkers?: SeenWorkers;
 }
 
-/** What a teardown decides on, read in its first round. */
-export interface TeardownStart {
-  /** The Parallel delete's outcome; absent when none was asked for. */
+/** What a teardown judges on (judgeTeardown), read in its first round. */
+export interface TeardownStart extends TeardownReads {
+  /** The outcome of the delete asked for; absent when none was. */
   deleted?: DeleteOutcome;
-  lws: LeaderWorkerSet | null;
-  leaderPod: PodFacts | null;
-  /** The group's worker StatefulSet by name (maybe a newer group's: the workflow checks its owner). */
-  workerStatefulSet: StatefulSetFacts | null;
-  groupPods: PodFacts[];
-  /**
-   * The leader StatefulSet, read only for a group at or above the LWS's replicas (a surge group the rollout still
-   * keeps is rebuilt, not scaled down); absent otherwise, and in runs recorded before it was read.
-   */
-  leaderStatefulSet?: StatefulSetFacts | null;
 }
 
 export interface LwsActivities {
@@ -153,16 +146,6 @@ export interface LwsActivities {
     },
   ): Promise<DeleteOutcome>;
   /**
-   * The Parallel fast path, one call: reads the LWS and the leader pod, and only when the policy (spec, else the
-   * leader's annotation) is Parallel and that leader is terminating (or already gone), foreground-deletes the worker
-   * StatefulSet it controls; otherwise 'refused'.
-   */
-  deleteWorkersIfParallel(input: {
-    ref: ObjectKey;
-    groupIndex: number;
-    leader: ObjectIdentity;
-  }): Promise<DeleteOutcome>;
-  /**
    * The Parallel fast path when the trigger saw the group: no read, one round of deletes. The trigger saw the leader
    * terminating (which cannot be undone) and controlling this StatefulSet, which controls these pods. Foreground-
    * deletes the StatefulSet and deletes the pods at the same time, each with its uid as precondition, so only those
@@ -170,9 +153,9 @@ export interface LwsActivities {
    */
   deleteSeenWorkers(input: SeenWorkers): Promise<DeleteOutcome>;
   /**
-   * A teardown's first round in one call: under Parallel the delete above, and together with it the reads
-   * (getLeaderWorkerSet, getPod of the leader, getStatefulSet of the workers, listGroupPods). Fails once every call
-   * has ended if any failed; a retry deletes nothing twice (uid preconditions).
+   * A teardown's first round in one call: the delete asked for, and with it the reads (getLeaderWorkerSet, getPod of
+   * the leader, getStatefulSet of the workers, listGroupPods). Fails once every call has ended if any failed; a retry
+   * deletes nothing twice (uid preconditions).
    */
   beginTeardown(input: BeginTeardownInput): Promise<TeardownStart>;
   /** Delete a pod with `preconditions.uid`. */
@@ -180,8 +163,20 @@ export interface LwsActivities {
 
   /** Resolves once no pod of this uid exists (watch + heartbeats; safe to retry). */
   waitForPodGone(input: ObjectIdentity): Promise<GoneResult>;
-  /** Resolves once no StatefulSet of this uid exists, and then no pod of `pods` (what it controlled, may outlive it). */
-  waitForStatefulSetGone(input: ObjectIdentity & { pods?: ObjectIdentity[] }): Promise<GoneResult>;
+  /** Resolves once no StatefulSet of this uid exists. */
+  waitForStatefulSetGone(input: ObjectIdentity): Promise<GoneResult>;
+  /**
+   * Resolves once an old incarnation no longer holds the names: none of `pods` exists, nor the StatefulSet of that
+   * uid, if given. A StatefulSet deleted in the foreground is kept after its last pod until the garbage collector gets
+   * back to it, seconds under load: the wait then resolves `releasable` once the pods are gone.
+   */
+  waitForNamesFreed(input: { statefulSet?: ObjectIdentity; pods: ObjectIdentity[] }): Promise<NamesFreedResult>;
+  /**
+   * Deletes a StatefulSet that only its foreground deletion keeps, in the background: the API server drops the
+   * finalizer and it goes at once. Only that uid, only one already in its foreground deletion, only with none of its
+   * pods left (`pods` covers its names, else a list shows none). Best effort: a refusal is logged, not thrown.
+   */
+  releaseForegroundDeletion(input: { statefulSet: ObjectIdentity; pods: ObjectIdentity[] }): Promise<ReleaseOutcome>;
   /** Resolves once the pod of this uid is Ready, or gone. */
   waitForPodReady(input: ObjectIdentity): Promise<ReadyResult>;
   /** Resolves once the StatefulSet of this uid has `readyReplicas >= replicas`, or is gone. */

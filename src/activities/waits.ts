@@ -2,15 +2,13 @@
 // resourceVersion until it is. A watch that ends or fails (410 Gone included) is followed by a fresh GET and watch,
 // so no event can be missed for good. Heartbeats let Temporal notice a dead worker; cancelling the activity stops
 // the wait at once.
-import { isPodReady, isStatefulSetReady } from '../model/index.js';
-import type { ObjectIdentity } from '../model/index.js';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { log, throwIfCancelled } from './activity-context.js';
+import { isPodReady, isStatefulSetReady, type ObjectIdentity } from '../model/index.js';
+import { throwIfCancelled } from './activity-context.js';
 import type { KubeClients } from './clients.js';
-import { releaseForegroundDeletion } from './deletes.js';
 import { orNull } from './kube-errors.js';
 
-import type { GoneResult, ReadyResult } from './types.js';
+import type { GoneResult, NamesFreedResult, ReadyResult } from './types.js';
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause, RETRY_PAUSE_MS, withHeartbeats } from './wait-support.js';
 import { watchOnce } from '../kube/watch.js';
@@ -109,35 +107,28 @@ export function waitForPodGone(c: KubeClients, target: ObjectIdentity): Promise<
   return waitForPod(c, target, 'to be gone', (pod) => (pod === null ? { goneAt: now() } : undefined));
 }
 
+export function waitForStatefulSetGone(c: KubeClients, target: ObjectIdentity): Promise<GoneResult> {
+  return waitForStatefulSet(c, target, 'to be gone', (s) => (s === null ? { goneAt: now() } : undefined));
+}
+
 /**
- * The StatefulSet of that uid gone, and the pods given gone too. A replacement waiting for its names gives `pods`,
- * those that held them (none, if they were gone already). Such a StatefulSet, deleted in the foreground, stays until
- * the garbage collector gets back to it after its last pod: once the given pods are gone it is released
- * (releaseForegroundDeletion) rather than waited for.
+ * The pods gone, and the StatefulSet too unless only its foreground deletion keeps it (then `releasable`). Otherwise
+ * the StatefulSet first: under Sequential the garbage collector removes it with the leader, long before its pods, so
+ * nothing is left to wait for after the last pod.
  */
-export async function waitForStatefulSetGone(
+export async function waitForNamesFreed(
   c: KubeClients,
-  target: ObjectIdentity & { pods?: ObjectIdentity[] },
-): Promise<GoneResult> {
-  const { pods, ...sts } = target;
-  const statefulSetGone = () =>
-    waitForStatefulSet(c, sts, 'to be gone', (s) => (s === null ? { goneAt: now() } : undefined));
-  const live = pods !== undefined ? await orNull(() => c.statefulSets.read(sts)) : null;
-  if (live?.metadata?.uid === sts.uid && live.metadata.finalizers?.includes('foregroundDeletion')) {
-    for (const pod of pods ?? []) await waitForPodGone(c, pod);
-    // Best effort: whatever stops the release (a role without the delete, say), the garbage collector still does it.
-    await releaseForegroundDeletion(c, live, pods ?? []).catch((err: unknown) =>
-      log('warn', 'could not release the old StatefulSet; waiting for the garbage collector', {
-        statefulSet: `${sts.namespace}/${sts.name}`,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
-    return statefulSetGone();
+  input: { statefulSet?: ObjectIdentity; pods: ObjectIdentity[] },
+): Promise<NamesFreedResult> {
+  const { statefulSet: sts, pods } = input;
+  const live = sts && (await orNull(() => c.statefulSets.read(sts)));
+  if (sts && live?.metadata?.uid === sts.uid && live.metadata.finalizers?.includes('foregroundDeletion')) {
+    for (const pod of pods) await waitForPodGone(c, pod);
+    return { releasable: sts };
   }
-  // Otherwise the StatefulSet first (under Sequential the garbage collector removes it with the leader, long before
-  // its pods), so that nothing is left to do after the last pod.
-  let last = await statefulSetGone();
-  for (const pod of pods ?? []) last = await waitForPodGone(c, pod);
+  let last: GoneResult = { goneAt: now() };
+  if (sts) last = await waitForStatefulSetGone(c, sts);
+  for (const pod of pods) last = await waitForPodGone(c, pod);
   return last;
 }
 

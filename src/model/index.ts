@@ -10,6 +10,7 @@ export * from './names.js';
 export * from './env.js';
 export * from './policy.js';
 export * from './lifecycle.js';
+export * from './teardown.js';
 export * from './revision.js';
 export * from './templates.js';
 export { canonicalJson, cloneJson } from './json.js';

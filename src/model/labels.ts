@@ -56,3 +56,22 @@ export const ENV_GROUP_INDEX = 'LWS_GROUP_INDEX';
 
 /** Label the StatefulSet controller puts on each pod: its ordinal (Kubernetes >= 1.28, GA in 1.32). */
 export const LABEL_STATEFULSET_POD_INDEX = 'apps.kubernetes.io/pod-index';
+
+/** Reasons of the Events recorded on the LWS, so that `kubectl describe lws` tells what the workflows did. */
+export const EVENT_REASONS = {
+  /** A spec the API server's schema would refuse, written around it: nothing is applied. */
+  invalidSpec: 'InvalidSpec',
+  leaderStatefulSetCreated: 'LeaderStatefulSetCreated',
+  leaderStatefulSetUpdated: 'LeaderStatefulSetUpdated',
+  rollingUpdateStep: 'RollingUpdateStep',
+  groupProvisioned: 'GroupProvisioned',
+  groupRecreated: 'GroupRecreated',
+  // A teardown's steps, each as its timeline tells it.
+  groupLeaderTerminating: 'GroupLeaderTerminating',
+  groupWorkersTerminating: 'GroupWorkersTerminating',
+  groupLeaderGone: 'GroupLeaderGone',
+  groupWorkersGone: 'GroupWorkersGone',
+  groupOldStatefulSetGone: 'GroupOldStatefulSetGone',
+  groupNewLeader: 'GroupNewLeader',
+  groupNewGroupReady: 'GroupNewGroupReady',
+} as const;

@@ -53,7 +53,9 @@ export function controllerUid(
   return meta?.ownerReferences?.find((ref) => ref.controller === true)?.uid;
 }
 
-export function isPodReady(pod: { status?: { conditions?: ReadonlyArray<{ type: string; status: string }> } }): boolean {
+export function isPodReady(pod: {
+  status?: { conditions?: ReadonlyArray<{ type: string; status: string }> };
+}): boolean {
   return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 

@@ -1,4 +1,4 @@
-// Several local activities at once, as one round.
+// Several calls at once, as one round: shared by the workflows (local activities) and the activities (API calls).
 
 /**
  * Like Promise.all, but waits for every call to settle before it throws (the failure of the first call, in the

@@ -1,5 +1,5 @@
-// Failures the workflows tell apart. Shared with the activities that raise them; imports nothing but the SDK's
-// common failure classes, so both the workflow bundle and the worker can load it.
+// Failures the workflows tell apart, raised by the activities. Imports nothing but the SDK's common failure classes,
+// so both the workflow bundle and the worker can load it.
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 
 /**

@@ -1,9 +1,17 @@
 // Provisions one incarnation of a group: once its leader pod exists (or is Ready, under LeaderReady), create the
-// worker StatefulSet owned by that leader. If an old group's worker StatefulSet still holds the name, wait until it
-// is gone first (safe rebuild), then create, exactly once.
-import { applyDefaults, workerStatefulSetName, type ObjectKey, type ObjectIdentity } from '../model/index.js';
+// worker StatefulSet owned by that leader. If an old group's workers still hold the names, wait until they are gone
+// first (safe rebuild), then create, exactly once.
+import {
+  applyDefaults,
+  EVENT_REASONS,
+  workerStatefulSetName,
+  type LeaderWorkerSet,
+  type ObjectIdentity,
+  type ObjectKey,
+} from '../model/index.js';
+import { isNamespaceTerminating } from '../shared/failures.js';
 import { kube, wait } from './activities.js';
-import { isNamespaceTerminating } from './failures.js';
+import { namesFreed } from './names-freed.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
 
 export interface ProvisionGroupInput {
@@ -12,81 +20,101 @@ export interface ProvisionGroupInput {
   leader: ObjectIdentity;
 }
 
+export type ProvisionOutcome = 'provisioned' | 'already-provisioned' | 'leader-gone' | 'lws-gone';
+
 export interface ProvisionGroupResult {
-  outcome: 'provisioned' | 'already-provisioned' | 'leader-gone' | 'lws-gone';
+  outcome: ProvisionOutcome;
   timeline: TimelineEntry[];
 }
 
+/** An end before the group is provisioned, with what the timeline says of it. */
+class Skip {
+  constructor(
+    readonly outcome: Exclude<ProvisionOutcome, 'provisioned'>,
+    readonly detail: string = outcome,
+  ) {}
+}
+
 export async function provisionGroup(input: ProvisionGroupInput): Promise<ProvisionGroupResult> {
-  const timeline = new Timeline(`provision group ${input.groupIndex} of ${input.ref.namespace}/${input.ref.name}`);
-  const done = (outcome: ProvisionGroupResult['outcome'], detail?: string): ProvisionGroupResult => {
-    if (outcome !== 'provisioned') timeline.add('skipped', undefined, detail ?? outcome);
-    return { outcome, timeline: timeline.entries };
-  };
+  const { ref, groupIndex, leader } = input;
+  const timeline = new Timeline(`provision group ${groupIndex} of ${ref.namespace}/${ref.name}`);
   try {
-    return await provision(input, timeline, done);
+    timeline.add('new leader', undefined, leader.name);
+    const lws = await liveLws(ref);
+    const size = applyDefaults(lws).spec.leaderWorkerTemplate.size;
+    if (applyDefaults(lws).spec.startupPolicy === 'LeaderReady') await leaderReady(leader, timeline);
+    const { workers, lwsNow } = await createWorkers(input, lws, timeline);
+    if (workers) await workersReady(ref, workers, timeline);
+    await kube.recordEvent({
+      lws: { ...ref, uid: lwsNow.metadata.uid ?? '' },
+      type: 'Normal',
+      reason: EVENT_REASONS.groupProvisioned,
+      message: `group ${groupIndex}: leader ${leader.name} (${leader.uid}) with ${size - 1} workers`,
+    });
+    return { outcome: 'provisioned', timeline: timeline.entries };
   } catch (err) {
     // Deleting a namespace deletes its LWS: the group is going, not failing.
-    if (isNamespaceTerminating(err)) return done('lws-gone', 'its namespace is being deleted');
-    throw err;
+    const skip = isNamespaceTerminating(err) ? new Skip('lws-gone', 'its namespace is being deleted') : err;
+    if (!(skip instanceof Skip)) throw err;
+    timeline.add('skipped', undefined, skip.detail);
+    return { outcome: skip.outcome, timeline: timeline.entries };
   }
 }
 
-async function provision(
+async function liveLws(ref: ObjectKey): Promise<LeaderWorkerSet> {
+  const lws = await kube.getLeaderWorkerSet(ref);
+  if (lws === null || lws.metadata.deletionTimestamp) throw new Skip('lws-gone');
+  return lws;
+}
+
+async function leaderReady(leader: ObjectIdentity, timeline: Timeline): Promise<void> {
+  const ready = await wait.waitForPodReady(leader);
+  if ('goneAt' in ready) throw new Skip('leader-gone');
+  timeline.add('leader ready', ready.readyAt);
+}
+
+/**
+ * The worker StatefulSet, created once the names are free. Resolves with the one created (none for size 1) and the
+ * LWS it was built from: a wait for the names can last a grace period or more, and the build takes the LWS as it is
+ * after it (a policy switch, a new template).
+ */
+async function createWorkers(
   { ref, groupIndex, leader }: ProvisionGroupInput,
+  lws: LeaderWorkerSet,
   timeline: Timeline,
-  done: (outcome: ProvisionGroupResult['outcome'], detail?: string) => ProvisionGroupResult,
-): Promise<ProvisionGroupResult> {
-  timeline.add('new leader', undefined, leader.name);
-
-  let lws = await kube.getLeaderWorkerSet(ref);
-  if (lws === null || lws.metadata.deletionTimestamp) return done('lws-gone');
-  const spec = applyDefaults(lws).spec;
-
-  if (spec.startupPolicy === 'LeaderReady') {
-    const ready = await wait.waitForPodReady(leader);
-    if ('goneAt' in ready) return done('leader-gone');
-    timeline.add('leader ready', ready.readyAt);
-  }
-
-  const workers = { namespace: ref.namespace, name: workerStatefulSetName(ref.name, groupIndex) };
-  let createdUid: string | undefined;
+): Promise<{ workers?: ObjectIdentity; lwsNow: LeaderWorkerSet }> {
+  const name = workerStatefulSetName(ref.name, groupIndex);
   for (;;) {
     const pod = await kube.getPod(leader);
-    if (pod === null || pod.uid !== leader.uid || pod.deletionTimestamp) return done('leader-gone');
+    if (pod === null || pod.uid !== leader.uid || pod.deletionTimestamp) throw new Skip('leader-gone');
     const result = await kube.ensureWorkerStatefulSet({ lws, groupIndex, leader });
-    if (result.outcome === 'leader-gone') return done('leader-gone');
-    if (result.outcome === 'not-needed') break;
-    if (result.outcome !== 'blocked') {
-      if (result.outcome === 'exists') return done('already-provisioned', 'this leader already has its workers');
-      createdUid = result.uid;
-      break;
-    }
-    // Safe rebuild: an old group's StatefulSet, or its pods, hold the names; ours would collide with them.
-    const left = result.pods?.length ? `; ${result.pods.length} of its pods still terminating` : '';
-    timeline.add('waiting for old StatefulSet', undefined, `owned by ${result.ownerUid ?? 'unknown'}${left}`);
-    const gone = await wait.waitForStatefulSetGone({ ...workers, uid: result.uid, pods: result.pods ?? [] });
-    timeline.add('old StatefulSet gone', gone.goneAt);
-    // The wait can last a grace period or more: build from the LWS as it is now (a policy switch, a new template).
-    lws = await kube.getLeaderWorkerSet(ref);
-    if (lws === null || lws.metadata.deletionTimestamp) return done('lws-gone');
-  }
-  timeline.add('workers created', undefined, spec.leaderWorkerTemplate.size > 1 ? workers.name : 'size 1: no workers');
-  if (createdUid) {
-    // Once the workers exist, each gets its worker-index label (the shared pod template cannot carry it).
-    const statefulSet = { ...workers, uid: createdUid };
-    const ready = await wait.waitForStatefulSetReady(statefulSet);
-    if ('readyAt' in ready) {
-      await kube.labelWorkerPods({ lwsName: ref.name, statefulSet });
-      timeline.add('new group ready', ready.readyAt);
+    switch (result.outcome) {
+      case 'leader-gone':
+        throw new Skip('leader-gone');
+      case 'exists':
+        throw new Skip('already-provisioned', 'this leader already has its workers');
+      case 'not-needed':
+        timeline.add('workers created', undefined, 'size 1: no workers');
+        return { lwsNow: lws };
+      case 'created':
+        timeline.add('workers created', undefined, name);
+        return { workers: { namespace: ref.namespace, name, uid: result.uid }, lwsNow: lws };
+      case 'blocked': {
+        const pods = result.pods ?? [];
+        const left = pods.length > 0 ? `; ${pods.length} of its pods still terminating` : '';
+        timeline.add('waiting for old StatefulSet', undefined, `owned by ${result.ownerUid ?? 'unknown'}${left}`);
+        const goneAt = await namesFreed({ statefulSet: { namespace: ref.namespace, name, uid: result.uid }, pods });
+        timeline.add('old StatefulSet gone', goneAt);
+        lws = await liveLws(ref);
+      }
     }
   }
+}
 
-  await kube.recordEvent({
-    lws: { ...ref, uid: lws.metadata.uid ?? '' },
-    type: 'Normal',
-    reason: 'GroupProvisioned',
-    message: `group ${groupIndex}: leader ${leader.name} (${leader.uid}) with ${spec.leaderWorkerTemplate.size - 1} workers`,
-  });
-  return done('provisioned');
+/** Once the workers are ready, each gets its worker-index label (the shared pod template cannot carry it). */
+async function workersReady(ref: ObjectKey, statefulSet: ObjectIdentity, timeline: Timeline): Promise<void> {
+  const ready = await wait.waitForStatefulSetReady(statefulSet);
+  if (!('readyAt' in ready)) return;
+  await kube.labelWorkerPods({ lwsName: ref.name, statefulSet });
+  timeline.add('new group ready', ready.readyAt);
 }

@@ -1,7 +1,7 @@
 // Restart policy: a container of the group restarted, or one of its pods was deleted. Under
 // RecreateGroupOnPodRestart (and RecreateGroupAfterStart once the group has fully started) the whole group is
 // rebuilt by deleting its leader pod; the teardown that follows is an ordinary group rebuild.
-import { applyDefaults, type ObjectKey, type ObjectIdentity } from '../model/index.js';
+import { applyDefaults, EVENT_REASONS, type ObjectIdentity, type ObjectKey } from '../model/index.js';
 import { kube } from './activities.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
 
@@ -40,7 +40,7 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
   await kube.recordEvent({
     lws: { ...ref, uid: lws.metadata.uid ?? '' },
     type: 'Normal',
-    reason: 'GroupRecreated',
+    reason: EVENT_REASONS.groupRecreated,
     message: `group ${groupIndex}: ${input.reason}; deleted leader ${leader.name} (${restartPolicy})`,
   });
   return { outcome: 'recreated', timeline: timeline.entries };

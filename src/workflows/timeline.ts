@@ -36,8 +36,9 @@ export class Timeline {
   /** `at` defaults to workflow time, which is deterministic (the time of the current workflow task). */
   add(event: TimelineEvent, at?: string, detail?: string): void {
     const entry = { event, at: at ?? new Date().toISOString(), ...(detail ? { detail } : {}) };
-    // In time order, whatever order concurrent waits reported in (ISO timestamps sort as strings).
-    const after = this.entries.findIndex((e) => e.at > entry.at);
+    // In time order, whatever order concurrent waits reported in. Instants, not strings: `...:20Z` is before
+    // `...:20.812Z` although it sorts after it.
+    const after = this.entries.findIndex((e) => Date.parse(e.at) > Date.parse(entry.at));
     this.entries.splice(after === -1 ? this.entries.length : after, 0, entry);
     const lines = this.entries.map((e) => `${e.at.slice(11, 23)}  ${e.event}${e.detail ? ` (${e.detail})` : ''}`);
     setCurrentDetails(`**${this.title}**\n\n${lines.join('\n')}`);
@@ -46,4 +47,17 @@ export class Timeline {
   at(event: TimelineEvent): string | undefined {
     return this.entries.find((e) => e.event === event)?.at;
   }
+
+  /** The latest of these events' times, or undefined if none happened. */
+  latest(...events: TimelineEvent[]): string | undefined {
+    return latestOf(events.map((e) => this.at(e)));
+  }
+}
+
+/** The latest instant among RFC 3339 times (any precision), or undefined if none is given. */
+export function latestOf(times: (string | undefined)[]): string | undefined {
+  let latest: string | undefined;
+  for (const t of times)
+    if (t !== undefined && (latest === undefined || Date.parse(t) > Date.parse(latest))) latest = t;
+  return latest;
 }

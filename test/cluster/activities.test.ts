@@ -18,7 +18,7 @@ import {
 } from '../../src/activities/leader-statefulset.js';
 import { ensureWorkerStatefulSet } from '../../src/activities/worker-statefulset.js';
 import { releaseForegroundDeletion } from '../../src/activities/deletes.js';
-import { waitForStatefulSetGone } from '../../src/activities/waits.js';
+import { waitForNamesFreed } from '../../src/activities/waits.js';
 import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../src/activities/kube-errors.js';
 import type { AllActivities, LeaderPodActivities } from '../../src/activities/types.js';
 import {
@@ -43,7 +43,7 @@ import { freePort, waitFor } from '../../src/stack/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { identityOf } from '../fixtures/fake-activities.js';
 import { installCrd } from '../../src/stack/crd.js';
-import { NAMESPACE_TERMINATING } from '../../src/workflows/failures.js';
+import { NAMESPACE_TERMINATING } from '../../src/shared/failures.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
 const run = promisify(execFile);
@@ -662,7 +662,9 @@ describe('activities against the cluster', function () {
         const call = waiting[api][method] as (...a: unknown[]) => Promise<unknown>;
         (waiting[api][method] as unknown) = (...args: unknown[]) => (seen.push(`${api}.${method}`), call(...args));
       }
-      const gone = await waitForStatefulSetGone(waiting, { namespace, name: 'left-0', uid: blocked.uid, pods: [old] });
+      const statefulSet = { namespace, name: 'left-0', uid: blocked.uid };
+      const gone = await waitForNamesFreed(waiting, { statefulSet, pods: [old] });
+      assert.ok('goneAt' in gone, 'a StatefulSet already gone is nothing to release');
       const firstPodCall = seen.indexOf('pods.read');
       assert.ok(firstPodCall > 0 && seen.slice(firstPodCall).every((m) => m === 'pods.read'), String(seen));
       assert.ok(Date.now() - waited >= 1_000, `the wait ended ${Date.now() - waited} ms in, with the pod still there`);
@@ -692,7 +694,7 @@ describe('activities against the cluster', function () {
     });
   });
 
-  describe('deleteWorkersIfParallel', () => {
+  describe('the Parallel deletes and the release of a foreground-deleted StatefulSet', () => {
     /** A group of 3 (leader pod + worker StatefulSet of 2) of a fresh LWS, its workers Ready. */
     async function group(name: string, policy: 'Parallel' | 'Sequential') {
       const lws = await createLws(name, { podTerminationPolicy: policy });
@@ -705,18 +707,17 @@ describe('activities against the cluster', function () {
     const workerPods = async (name: string, stsUid: string) =>
       (await act.listGroupPods({ namespace, lwsName: name, groupIndex: 0 })).filter((p) => p.ownerUid === stsUid);
 
-    it('refuses while the leader is not terminating, and under Sequential; deletes workers and their pods at once under Parallel', async () => {
+    it("deleteWorkerStatefulSet in the foreground: only the named leader's, its pods terminating when it returns", async () => {
       const par = await group('par', 'Parallel');
-      assert.equal(await act.deleteWorkersIfParallel(par), 'refused', 'the leader is not terminating');
+      const told = { namespace, name: 'par-0', propagationPolicy: 'Foreground' as const };
+      assert.equal(await act.deleteWorkerStatefulSet({ ...told, ownerUid: 'another-leader' }), 'not-owned');
+      const stale = { ...told, uid: '00000000-0000-0000-0000-000000000000', ownerUid: par.leader.uid };
+      assert.equal(await act.deleteWorkerStatefulSet(stale), 'absent');
       assert.equal((await readSts('par-0')).metadata?.deletionTimestamp, undefined);
 
-      const seq = await group('seq', 'Sequential');
-      await core.deleteNamespacedPod({ namespace, name: 'seq-0' });
-      assert.equal(await act.deleteWorkersIfParallel(seq), 'refused', 'Sequential');
-      assert.ok((await workerPods('seq', seq.stsUid)).every((p) => !p.deletionTimestamp));
-
       await core.deleteNamespacedPod({ namespace, name: 'par-0' });
-      assert.equal(await act.deleteWorkersIfParallel(par), 'deleted');
+      const ours = { ...told, uid: par.stsUid, ownerUid: par.leader.uid };
+      assert.equal(await act.deleteWorkerStatefulSet(ours), 'deleted');
       const sts = await readSts('par-0');
       assert.ok(sts.metadata?.finalizers?.includes('foregroundDeletion'), 'a foreground delete');
       const pods = await workerPods('par', par.stsUid);
@@ -726,20 +727,7 @@ describe('activities against the cluster', function () {
         'both worker pods terminating when the call returns, while the leader still is',
       );
       assert.ok((await act.getPod(par.leader))?.deletionTimestamp, 'the leader is still terminating');
-      assert.equal(await act.deleteWorkersIfParallel(par), 'already-deleting');
-    });
-
-    it("refuses for a leader of an older LWS of that name, whatever the new one's policy", async () => {
-      // Deleted and created again: the leader (created before the new LWS, its policy Sequential by default) is the
-      // older one's, and the new LWS's Parallel is not its.
-      const older = await group('anew', 'Sequential');
-      await custom.deleteNamespacedCustomObject({ ...lwsApi, namespace, name: 'anew' });
-      const leaderCreated = new Date((await readPod('anew-0')).metadata!.creationTimestamp!).getTime();
-      await new Promise((r) => setTimeout(r, Math.max(0, leaderCreated + 1100 - Date.now())));
-      await createLws('anew', { podTerminationPolicy: 'Parallel' });
-      await core.deleteNamespacedPod({ namespace, name: 'anew-0' });
-      assert.equal(await act.deleteWorkersIfParallel(older), 'refused');
-      assert.ok((await workerPods('anew', older.stsUid)).every((p) => !p.deletionTimestamp));
+      assert.equal(await act.deleteWorkerStatefulSet(ours), 'already-deleting');
     });
 
     /**
@@ -765,7 +753,7 @@ describe('activities against the cluster', function () {
         },
       });
       try {
-        assert.equal(await releaseForegroundDeletion(makeClients(kc), await readSts(sts.name)), 'not-foreground');
+        assert.equal(await act.releaseForegroundDeletion({ statefulSet: sts, pods }), 'not-foreground');
         assert.equal((await readSts(sts.name)).metadata?.deletionTimestamp, undefined, 'a live one is left alone');
         const deleting = { ...sts, ownerUid: g.leader.uid, propagationPolicy: 'Foreground' as const };
         assert.equal(await act.deleteWorkerStatefulSet(deleting), 'deleted');
@@ -781,15 +769,18 @@ describe('activities against the cluster', function () {
     it('releaseForegroundDeletion lets a StatefulSet held by its foreground deletion go once no pod of its own is left', async () => {
       await heldStatefulSet('held', async (sts, pods) => {
         const c = makeClients(kc);
-        const deleting = await readSts(sts.name);
-        assert.equal(await releaseForegroundDeletion(c, deleting), 'pods-left', 'its pods are still terminating');
+        assert.equal(
+          await releaseForegroundDeletion(c, { statefulSet: sts, pods: [] }),
+          'pods-left',
+          'its pods are still terminating',
+        );
         for (const pod of pods) await act.waitForPodGone(pod);
         await new Promise((r) => setTimeout(r, 1_000));
         const held = await readSts(sts.name);
         assert.ok(held.metadata?.finalizers?.includes('foregroundDeletion'), 'still held with no pod left');
-        const another = { ...held, metadata: { ...held.metadata, uid: '00000000-0000-0000-0000-000000000000' } };
+        const another = { ...sts, uid: '00000000-0000-0000-0000-000000000000' };
         assert.equal(
-          await releaseForegroundDeletion(c, another),
+          await releaseForegroundDeletion(c, { statefulSet: another, pods }),
           'absent',
           'another incarnation: the precondition fails',
         );
@@ -798,20 +789,23 @@ describe('activities against the cluster', function () {
         const calls: string[] = [];
         const list = c.pods.list;
         c.pods.list = (...args) => (calls.push('list'), list(...args));
-        assert.equal(await releaseForegroundDeletion(c, held, pods), 'released');
+        assert.equal(await releaseForegroundDeletion(c, { statefulSet: sts, pods }), 'released');
         assert.deepEqual(calls, []);
         assert.equal(await orNullSts(sts.name), null, 'gone with the release itself');
-        assert.equal(await releaseForegroundDeletion(c, held), 'absent');
+        assert.equal(await releaseForegroundDeletion(c, { statefulSet: sts, pods }), 'absent');
       });
     });
 
-    it('waitForStatefulSetGone for a replacement (pods given) ends once those pods are gone, not when the garbage collector gets back', async () => {
+    it('waitForNamesFreed ends once the pods are gone, not when the garbage collector gets back; the release then frees the name', async () => {
       await heldStatefulSet('waited', async (sts, pods) => {
-        const gone = await Promise.race([
-          act.waitForStatefulSetGone({ ...sts, pods }),
+        const freed = await Promise.race([
+          act.waitForNamesFreed({ statefulSet: sts, pods }),
           new Promise<never>((_, reject) => setTimeout(() => reject(new Error('still waiting after 20 s')), 20_000)),
         ]);
-        assert.ok(Date.parse(gone.goneAt) > 0);
+        assert.deepEqual(freed, { releasable: sts });
+        for (const pod of pods) assert.equal(await act.getPod(pod), null, `${pod.name} is gone`);
+        assert.ok(await orNullSts(sts.name), 'a wait deletes nothing: only its foreground deletion keeps it');
+        assert.equal(await act.releaseForegroundDeletion({ statefulSet: sts, pods }), 'released');
         assert.equal(await orNullSts(sts.name), null);
       });
     });
@@ -854,7 +848,7 @@ describe('activities against the cluster', function () {
       const pods = await workerPods('begin', g.stsUid);
       await core.deleteNamespacedPod({ namespace, name: 'begin-0' });
       const workers = { statefulSet: { namespace, name: 'begin-0', uid: g.stsUid }, pods: pods.map(identityOf) };
-      const first = await act.beginTeardown({ ...g, policy: 'Parallel', workers });
+      const first = await act.beginTeardown({ ...g, deleteWorkers: workers });
       assert.equal(first.deleted, 'deleted');
       assert.equal(first.lws?.metadata.name, 'begin');
       assert.equal(first.leaderPod?.uid, g.leader.uid);
@@ -872,7 +866,7 @@ describe('activities against the cluster', function () {
         (await workerPods('begin', g.stsUid)).every((p) => p.deletionTimestamp),
         'the workers terminate',
       );
-      // Without a policy from the trigger it only reads; the leader StatefulSet only for a group above replicas.
+      // Without workers to delete it only reads; the leader StatefulSet only for a group above replicas.
       const readOnly = await act.beginTeardown(g);
       assert.equal(readOnly.deleted, undefined);
       assert.equal(readOnly.workerStatefulSet?.uid, g.stsUid);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { allSettledOrThrow } from '../../src/workflows/calls.js';
+import { allSettledOrThrow } from '../../src/shared/all-settled.js';
 
 const after = <T>(ms: number, value: T, fail = false) =>
   new Promise<T>((resolve, reject) => setTimeout(() => (fail ? reject(new Error(String(value))) : resolve(value)), ms));

@@ -43,7 +43,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
       [['demo-0', leader.uid]],
     );
     assert.equal(fake.callsOf('waitForPodReady').length, 0);
-    assert.equal(fake.callsOf('waitForStatefulSetGone').length, 0);
+    assert.equal(fake.callsOf('waitForNamesFreed').length, 0);
     assert.deepEqual(
       fake.events.map((e) => [e.reason, e.lws.uid]),
       [['GroupProvisioned', 'lws-uid-1']],
@@ -84,10 +84,10 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
         { outcome: 'created', uid: fake.statefulSet('demo-0')!.uid },
       ],
     );
-    const waits = fake.callsOf('waitForStatefulSetGone');
+    const waits = fake.callsOf('waitForNamesFreed');
     assert.equal(waits.length, 1);
     assert.deepEqual(waits[0]!.args, [
-      { namespace: 'default', name: 'demo-0', uid: old.uid, pods: oldPods.map(identityOf) },
+      { statefulSet: { namespace: 'default', name: 'demo-0', uid: old.uid }, pods: oldPods.map(identityOf) },
     ]);
     // In order: blocked, wait (resolved when the old one was gone), then the one create.
     const oldGone = fake.removedAt.get(old.uid)!;
@@ -137,11 +137,8 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     assert.match(result.timeline[1]!.detail ?? '', /3 of its pods still terminating/);
   });
 
-  // BUG (reported): provisionGroup reads the LWS once, before the safe-rebuild wait (up to a grace period or more),
-  // and passes that snapshot to the ensureWorkerStatefulSet after it, which writes the snapshot's policy onto the
-  // leader pod (leaderPodPatch). A policy switch during the wait, already recorded on the live leaders by the new
-  // generation's reconcile (annotateLeaderPods), is undone: the leader keeps the old policy, which is the one a
-  // teardown uses once the LWS is deleted. (The worker StatefulSet is also built from that snapshot.)
+  // The create after the wait writes the LWS's policy onto the leader (leaderPodPatch): an LWS read before the wait
+  // would undo a switch the new generation's reconcile made meanwhile.
   it('safe rebuild: a policy switch during the wait is not undone by the stale LWS read before it', async () => {
     const fake = t.fake({ graceMs: GRACE });
     fake.setLws({ podTerminationPolicy: 'Parallel' });
@@ -150,7 +147,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
     fake.removePodAt(oldLeader.uid, now);
     const leader = fake.addLeader({ groupIndex: 0, at: now });
-    fake.onCall('waitForStatefulSetGone', () => {
+    fake.onCall('waitForNamesFreed', () => {
       // kubectl patch lws demo --type=merge -p '{"spec":{"podTerminationPolicy":"Sequential"}}', and the new
       // generation's reconcile annotates the live leaders.
       fake.lws!.spec.podTerminationPolicy = 'Sequential';

@@ -144,7 +144,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         ref: fake.ref,
         generation: 5,
       });
-      run.keepHistory(handle, 'reconcileLeaderWorkerSet-reads-at-once');
+      run.keepHistory(handle, 'reconcileLeaderWorkerSet-rollout-steps');
       await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
       // The groups are listed before the leader StatefulSet is written, and once per pass.
       assert.deepEqual(passOrder(namesFrom(fake, 0).filter((n) => n !== 'recordEvent' && n !== 'annotateLeaderPods')), [
@@ -380,7 +380,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         }
         await handle.signal('changed');
         if (c.runs === 2) {
-          await eventually('blocked by the old leaders', () => fake.callsOf('waitForPodsGone').length === 1);
+          await eventually('blocked by the old leaders', () => fake.callsOf('waitForNamesFreed').length === 1);
           await t.sleep(fake.graceMs + 1_000);
           await eventually('the new LWS applied', () => fake.completed('ensureLeaderStatefulSet').length === 3);
           fake.lws!.metadata.generation = 4; // ends the run at its next look

@@ -1,11 +1,9 @@
-// Replay compatibility: the histories in test/fixtures/histories were recorded from the workflow tests of an earlier
-// version (`RECORD_HISTORIES=1 npx mocha 'test/workflows/**/*.test.ts'`). A workflow that is open during an upgrade
-// continues on the new worker only if the new code makes the same calls in the same order; this test replays each
-// kept history against the code as it is now.
+// Replay compatibility: the histories in test/fixtures/histories were recorded from the workflow tests
+// (`RECORD_HISTORIES=1 npx mocha 'test/workflows/**/*.test.ts'`) and replay against the code as it is now.
 //
-// When it fails, the change is not replay-compatible. Either keep the old behaviour for old histories
-// (`patched()` from @temporalio/workflow), or say so in the README's upgrade notes (upgrade when no lifecycle is under
-// way) and record the histories again.
+// The lifecycle workflows are pinned to the build that started them (Worker Versioning, README "Versioning"): when
+// a change to one fails here, record its histories again. The reconcile moves to the new build while it runs: a
+// change to it that fails here needs `patched()` for the histories recorded before it.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

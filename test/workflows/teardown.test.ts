@@ -10,7 +10,6 @@ import {
   type PodTerminationPolicy,
   notWantedAbove,
 } from '../../src/model/index.js';
-import { LIFECYCLE_FROM_FIRST_READS } from '../../src/workflows/patches.js';
 import { Lifecycle, TerminationPolicy } from '../../src/workflows/search-attributes.js';
 import type { TeardownGroupInput, teardownGroup } from '../../src/workflows/teardown-group.js';
 import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.js';
@@ -36,7 +35,6 @@ const near = (actual: number | undefined, expected: number, what: string) =>
 /** The teardown's first calls: whichever comes first is the moment the trigger saw the leader terminating. */
 const FIRST_CALLS: ActivityName[] = [
   'deleteSeenWorkers',
-  'deleteWorkersIfParallel',
   'deleteWorkerStatefulSet',
   'getLeaderWorkerSet',
   'getPod',
@@ -211,7 +209,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       statefulSet: identityOf(sts),
       pods: pods.map(identityOf),
     };
-    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-first-round-in-one-call');
+    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-parallel-first-round');
 
     const [first] = fake.callsOf('beginTeardown');
     assert.equal(fake.callsOf('beginTeardown').length, 1);
@@ -236,20 +234,23 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     near(result.teardownMs, GRACE, 'teardownMs');
   });
 
-  it("Parallel (trigger's hint): the first call foreground-deletes this leader's workers, while it is terminating", async () => {
+  it("Parallel (trigger's hint) without the workers it saw: deletes this leader's workers right after the first reads, while it is terminating", async () => {
     const fake = t.fake({ graceMs: GRACE });
     const { t0, leader, sts, pods, input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
     const result = await teardown(fake, input);
 
-    const [del] = fake.callsOf('deleteWorkersIfParallel');
-    assert.ok(del && inFirstRound(fake, del.seq), 'the delete goes out in the first round of calls');
-    // One call that re-checks policy and termination, then deletes what this leader controls.
+    const [first] = fake.callsOf('beginTeardown');
+    const [del] = fake.callsOf('deleteWorkerStatefulSet');
+    assert.ok(
+      del && first!.endSeq! < del.seq && inFirstRound(fake, del.seq),
+      'after the reads, before any Event or wait',
+    );
+    // Decided by the workflow from what it read: this leader's StatefulSet, by its uid.
     assert.deepEqual(del.args, [
-      { ref: fake.ref, groupIndex: 0, leader: { namespace: 'default', name: 'demo-0', uid: leader.uid } },
+      { namespace: 'default', name: 'demo-0', uid: sts.uid, ownerUid: leader.uid, propagationPolicy: 'Foreground' },
     ]);
     assert.equal(del.result, 'deleted');
-    assert.equal(fake.callsOf('deleteWorkersIfParallel').length, 1);
-    assert.equal(fake.callsOf('deleteWorkerStatefulSet').length, 0);
+    assert.equal(fake.callsOf('deleteWorkerStatefulSet').length, 1);
     assert.equal(fake.removedAt.has(sts.uid), true);
 
     // Before the leader is gone: in the fake's time, and before waitForPodGone(leader) returned.
@@ -280,7 +281,6 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     assert.ok(del && inFirstRound(fake, del.seq), 'the delete goes out in the first round of calls');
     assert.deepEqual(del.args, [workers]);
     assert.equal(del.result, 'deleted');
-    assert.deepEqual(fake.callsOf('deleteWorkersIfParallel'), []);
     assert.deepEqual(fake.callsOf('deleteWorkerStatefulSet'), []);
     assert.ok(fake.removedAt.get(leader.uid)! - del.at > GRACE / 2, 'deleted while the leader was terminating');
     for (const p of pods) near(p.deletedAt! - t0(), 0, `worker ${p.name} deletion`);
@@ -456,7 +456,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       lws: 'created-again',
       policy: 'Parallel',
       source: 'annotation',
-      keep: 'teardownGroup-policy-of-its-own-lws',
+      keep: 'teardownGroup-lws-created-again',
     },
     {
       name: 'LWS created again with Parallel, annotation Sequential',
@@ -602,12 +602,9 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
         (e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.Lifecycle,
       );
       assert.equal(lifecycleUpserts.length, expected === judged ? 0 : 1);
-      const patchIds = events.flatMap((e) => {
-        const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
-        return data ? [(JSON.parse(Buffer.from(data).toString()) as { id: string }).id] : [];
-      });
-      const lifecycleMarkers = patchIds.filter((id) => id === LIFECYCLE_FROM_FIRST_READS);
-      assert.equal(lifecycleMarkers.length, expected === judged ? 0 : 1);
+      // A short lifecycle stays on the worker version that started it: no patch marker in its Web UI timeline.
+      const patchMarkers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+      assert.equal(patchMarkers.length, 0);
     });
   }
 
@@ -627,11 +624,8 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
         ...(hint ? { policy: hint } : {}),
       });
       assert.equal(result.policy, 'Parallel');
-      // With the hint the delete is tried first, and refused: its controller is not the old leader.
-      assert.deepEqual(
-        fake.callsOf('deleteWorkersIfParallel').map((c) => c.result),
-        hint ? ['not-owned'] : [],
-      );
+      // Its controller is not the old leader: nothing to delete, whatever the hint.
+      assert.deepEqual(fake.callsOf('deleteSeenWorkers'), []);
       assert.deepEqual(fake.callsOf('deleteWorkerStatefulSet'), []);
       assert.equal(fake.callsOf('waitForStatefulSetGone').length, 0);
       assert.equal(fake.callsOf('waitForPodsGone').length, 0);
@@ -678,11 +672,8 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     const { input } = await terminatingGroup(fake, { spec: 'Sequential', hint: 'Parallel' });
     const result = await teardown(fake, input);
     assert.equal(result.policy, 'Sequential');
-    // The fast path was tried and refused; nothing was deleted.
-    assert.deepEqual(
-      [...fake.callsOf('deleteWorkersIfParallel'), ...fake.callsOf('deleteWorkerStatefulSet')].map((c) => c.result),
-      ['refused'],
-    );
+    // Judged from the spec it read: nothing was deleted.
+    assert.deepEqual([...fake.callsOf('deleteSeenWorkers'), ...fake.callsOf('deleteWorkerStatefulSet')], []);
     near(result.teardownMs, 2 * GRACE, 'teardownMs');
   });
 
@@ -702,7 +693,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
         policy: 'Parallel',
       });
       await eventually('the leader wait', () => fake.callsOf('waitForPodGone').length > 0);
-      const deletes = [...fake.callsOf('deleteWorkersIfParallel'), ...fake.callsOf('deleteWorkerStatefulSet')]
+      const deletes = [...fake.callsOf('deleteSeenWorkers'), ...fake.callsOf('deleteWorkerStatefulSet')]
         .map((c) => c.result)
         .filter((r) => r === 'deleted');
       fake.deletePodAt(leader.uid, await fake.now()); // lets the workflow finish
@@ -732,20 +723,19 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
 
   it('retries transient activity failures and still tears down in about 1 x grace', async () => {
     const fake = t.fake({ graceMs: GRACE });
-    const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
-    fake.fail('deleteWorkersIfParallel', 2, 'transient');
+    const { input, sts, pods } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+    fake.fail('deleteSeenWorkers', 2, 'transient');
     fake.fail('getLeaderWorkerSet', 1, 'transient');
     fake.fail('waitForPodGone', 3, 'transient');
-    const result = await teardown(fake, input);
+    const result = await teardown(fake, {
+      ...input,
+      workers: { statefulSet: identityOf(sts), pods: pods.map(identityOf) },
+    });
 
     assert.equal(result.policy, 'Parallel');
     assert.deepEqual(
-      fake.callsOf('deleteWorkersIfParallel').map((c) => c.error ?? c.result),
-      [
-        'injected transient failure of deleteWorkersIfParallel',
-        'injected transient failure of deleteWorkersIfParallel',
-        'deleted',
-      ],
+      fake.callsOf('deleteSeenWorkers').map((c) => c.error ?? c.result),
+      ['injected transient failure of deleteSeenWorkers', 'injected transient failure of deleteSeenWorkers', 'deleted'],
     );
     // The first round is one local activity: each of its three attempts made every call of the round again.
     assert.equal(fake.callsOf('beginTeardown').length, 3);
@@ -757,10 +747,11 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
 
   it('a permanent activity failure fails the workflow with the KubernetesApiError, without retries', async () => {
     const fake = t.fake({ graceMs: GRACE });
-    const { input, sts } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
-    fake.fail('deleteWorkersIfParallel', 1, 'permanent');
+    const { input, sts, pods } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+    const workers = { statefulSet: { ...identityOf(sts), uid: 'an-older-uid' }, pods: pods.map(identityOf) };
+    fake.fail('deleteSeenWorkers', 1, 'permanent');
     const err = await t.withWorker(fake, async (run) => {
-      const handle = await run.start<typeof teardownGroup>('teardownGroup', input);
+      const handle = await run.start<typeof teardownGroup>('teardownGroup', { ...input, workers });
       return handle.result().then(
         () =>
           assert.fail(
@@ -780,7 +771,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     // collector.
     assert.deepEqual(fake.calls.map((c) => c.name).sort(), [
       'beginTeardown',
-      'deleteWorkersIfParallel',
+      'deleteSeenWorkers',
       'getLeaderWorkerSet',
       'getPod',
       'getStatefulSet',

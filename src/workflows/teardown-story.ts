@@ -1,0 +1,80 @@
+// A teardown's story, told twice: as the timeline (the `timeline` query and the Web UI's current details) and as
+// Events on the LWS (`kubectl describe lws`).
+import { EVENT_REASONS, type Lifecycle, type ObjectKey, type PodTerminationPolicy } from '../model/index.js';
+import type { KubernetesEvent } from '../activities/types.js';
+import { kube } from './activities.js';
+import { Timeline, type TimelineEvent } from './timeline.js';
+
+export type TeardownStep = Extract<
+  TimelineEvent,
+  | 'leader terminating'
+  | 'workers terminating'
+  | 'leader gone'
+  | 'workers gone'
+  | 'old StatefulSet gone'
+  | 'new leader'
+  | 'new group ready'
+>;
+
+const REASONS: Record<TeardownStep, string> = {
+  'leader terminating': EVENT_REASONS.groupLeaderTerminating,
+  'workers terminating': EVENT_REASONS.groupWorkersTerminating,
+  'leader gone': EVENT_REASONS.groupLeaderGone,
+  'workers gone': EVENT_REASONS.groupWorkersGone,
+  'old StatefulSet gone': EVENT_REASONS.groupOldStatefulSetGone,
+  'new leader': EVENT_REASONS.groupNewLeader,
+  'new group ready': EVENT_REASONS.groupNewGroupReady,
+};
+
+export interface Step {
+  step: TeardownStep;
+  at?: string;
+  detail?: string;
+}
+
+export class TeardownStory {
+  readonly timeline: Timeline;
+  private about?: { lifecycle: Lifecycle; policy: PodTerminationPolicy; lwsUid?: string };
+
+  constructor(
+    private readonly ref: ObjectKey,
+    private readonly groupIndex: number,
+    lifecycle: Lifecycle,
+  ) {
+    this.timeline = new Timeline(this.title(lifecycle));
+  }
+
+  /** Once judged: what the title and the Events say; no LWS uid, no Events (it is gone, or not the group's). */
+  judged(about: { lifecycle: Lifecycle; policy: PodTerminationPolicy; lwsUid?: string }): void {
+    this.about = about;
+    this.timeline.title = this.title(about.lifecycle);
+  }
+
+  /** Steps that happened together, told in one call. */
+  async tell(...steps: Step[]): Promise<void> {
+    for (const { step, at, detail } of steps) this.timeline.add(step, at, detail);
+    if (!this.about?.lwsUid || steps.length === 0) return;
+    const events = steps.map((s) => this.eventOf(s));
+    if (events.length === 1) await kube.recordEvent(events[0]!);
+    else await kube.recordEvents(events);
+  }
+
+  /** Told on the timeline only: nothing to report on the LWS. */
+  note(detail: string): void {
+    this.timeline.add('skipped', undefined, detail);
+  }
+
+  private eventOf({ step, detail }: Step): KubernetesEvent {
+    const { lifecycle, policy, lwsUid } = this.about!;
+    return {
+      lws: { ...this.ref, uid: lwsUid ?? '' },
+      type: 'Normal',
+      reason: REASONS[step],
+      message: `group ${this.groupIndex} (${lifecycle}, ${policy}): ${step}${detail ? `: ${detail}` : ''}`,
+    };
+  }
+
+  private title(lifecycle: Lifecycle): string {
+    return `${lifecycle} of group ${this.groupIndex} of ${this.ref.namespace}/${this.ref.name}`;
+  }
+}
