@@ -169,7 +169,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     const client = new Client({ connection });
     const results: TeardownGroupResult[] = [];
     for (const [i, d] of demos.entries()) {
-      const id = `lws/${ns}/${d.name}/group-0/rebuild/${leaders[i]!.metadata!.uid}`;
+      const id = `lws/${ns}/${d.name}/group-0/teardown/${leaders[i]!.metadata!.uid}`;
       const result = (await client.workflow.getHandle(id).result()) as TeardownGroupResult;
       results.push(result);
       say();

@@ -2,6 +2,7 @@
 //
 // Object names follow upstream LeaderWorkerSet so that existing tools find them. Workflow IDs are deterministic:
 // the trigger can start the same workflow again after a restart and Temporal treats it as the one already running.
+import type { Lifecycle } from './lifecycle.js';
 import type { ObjectKey } from './objects.js';
 import type { SubdomainPolicy } from './types.js';
 
@@ -97,18 +98,15 @@ export type WorkflowOp =
   /** Create a group's worker StatefulSet for one leader pod (one incarnation of the group). */
   | { kind: 'provision'; groupIndex: number; leaderUid: string }
   /** Tear down a group whose leader (this uid) is terminating, as the termination policy says. */
-  | { kind: 'rebuild'; groupIndex: number; oldLeaderUid: string }
+  | { kind: 'teardown'; groupIndex: number; oldLeaderUid: string; lifecycle?: Lifecycle }
   /** Restart policy: a pod of the group restarted or was deleted, so the whole group is recreated via its leader. */
-  | { kind: 'recreate'; groupIndex: number; leaderUid: string; beforeStart?: boolean }
-  /** Remove groups above spec.replicas after one generation lowered it. */
-  | { kind: 'scale-down'; generation: number }
-  /** Follow the deletion of one LWS object (this uid). */
-  | { kind: 'delete'; uid: string };
+  | { kind: 'recreate'; groupIndex: number; leaderUid: string; beforeStart?: boolean };
 
 /**
  * Workflow ID of a lifecycle: `lws/<ns>/<name>/reconcile/<generation>`, `lws/<ns>/<name>/group-<i>/provision/<leaderUID>`,
- * `lws/<ns>/<name>/group-<i>/rebuild/<oldLeaderUID>`, `lws/<ns>/<name>/scale-down/<generation>`,
- * `lws/<ns>/<name>/delete/<uid>`. Readable in the Temporal UI, and a function of its inputs only.
+ * `lws/<ns>/<name>/group-<i>/teardown/<oldLeaderUID>` (a rebuild, scale-down, rolling update or deletion: the run's
+ * Lifecycle search attribute says which), `lws/<ns>/<name>/group-<i>/recreate/<leaderUID>`. Readable in the
+ * Temporal UI, and a function of its inputs only.
  */
 export function workflowId(ref: ObjectKey, op: WorkflowOp): string {
   const base = `lws/${ref.namespace}/${ref.name}`;
@@ -117,16 +115,12 @@ export function workflowId(ref: ObjectKey, op: WorkflowOp): string {
       return `${base}/reconcile/${op.generation}`;
     case 'provision':
       return `${base}/group-${op.groupIndex}/provision/${op.leaderUid}`;
-    case 'rebuild':
-      return `${base}/group-${op.groupIndex}/rebuild/${op.oldLeaderUid}`;
+    case 'teardown':
+      return `${base}/group-${op.groupIndex}/teardown/${op.oldLeaderUid}`;
     case 'recreate':
       // A restart before the group fully started gets its own ID, so that an ignored one (RecreateGroupAfterStart)
       // does not use up the ID of a later restart that must recreate the group.
       return `${base}/group-${op.groupIndex}/recreate/${op.leaderUid}${op.beforeStart ? '/before-start' : ''}`;
-    case 'scale-down':
-      return `${base}/scale-down/${op.generation}`;
-    case 'delete':
-      return `${base}/delete/${op.uid}`;
   }
 }
 
@@ -138,14 +132,10 @@ export function workflowSummary(ref: ObjectKey, op: WorkflowOp): string {
       return `reconcile ${lws} at generation ${op.generation}`;
     case 'provision':
       return `provision group ${op.groupIndex} of ${lws}`;
-    case 'rebuild':
-      return `rebuild group ${op.groupIndex} of ${lws}`;
+    case 'teardown':
+      return `tear down group ${op.groupIndex} of ${lws}${op.lifecycle ? ` (${op.lifecycle})` : ''}`;
     case 'recreate':
       return `recreate group ${op.groupIndex} of ${lws} after a pod restart`;
-    case 'scale-down':
-      return `scale down ${lws} at generation ${op.generation}`;
-    case 'delete':
-      return `delete ${lws}`;
   }
 }
 
@@ -161,19 +151,13 @@ export function parseWorkflowId(id: string): { ref: ObjectKey; op: WorkflowOp } 
   if ((m = new RegExp(`^reconcile/${ORDINAL}$`).exec(tail)) !== null) {
     return { ref, op: { kind: 'reconcile', generation: Number(m[1]) } };
   }
-  if ((m = new RegExp(`^scale-down/${ORDINAL}$`).exec(tail)) !== null) {
-    return { ref, op: { kind: 'scale-down', generation: Number(m[1]) } };
-  }
-  if ((m = new RegExp(`^delete/${SEG}$`).exec(tail)) !== null) {
-    return { ref, op: { kind: 'delete', uid: m[1] ?? '' } };
-  }
   if ((m = new RegExp(`^group-${ORDINAL}/recreate/${SEG}/before-start$`).exec(tail)) !== null) {
     return { ref, op: { kind: 'recreate', groupIndex: Number(m[1]), leaderUid: m[2] ?? '', beforeStart: true } };
   }
-  if ((m = new RegExp(`^group-${ORDINAL}/(provision|rebuild|recreate)/${SEG}$`).exec(tail)) !== null) {
+  if ((m = new RegExp(`^group-${ORDINAL}/(provision|teardown|recreate)/${SEG}$`).exec(tail)) !== null) {
     const groupIndex = Number(m[1]);
     const uid = m[3] ?? '';
-    if (m[2] === 'rebuild') return { ref, op: { kind: 'rebuild', groupIndex, oldLeaderUid: uid } };
+    if (m[2] === 'teardown') return { ref, op: { kind: 'teardown', groupIndex, oldLeaderUid: uid } };
     return { ref, op: { kind: m[2] === 'provision' ? 'provision' : 'recreate', groupIndex, leaderUid: uid } };
   }
   return undefined;

@@ -20,7 +20,10 @@ import {
   type WorkflowOp,
 } from '../model/index.js';
 import type { SeenWorkers } from '../activities/types.js';
-import type { Change } from '../workflows/reconcile.js';
+import type { ProvisionGroupInput } from '../workflows/provision-group.js';
+import type { Change, ReconcileInput } from '../workflows/reconcile.js';
+import type { RecreateGroupInput } from '../workflows/recreate-group.js';
+import type { TeardownGroupInput } from '../workflows/teardown-group.js';
 
 /** What the trigger currently knows of the cluster (from its watches). */
 export interface Knowledge {
@@ -43,14 +46,23 @@ export interface Knowledge {
   leaderReplicas(ref: ObjectKey): number | undefined;
 }
 
-export type WorkflowType = 'reconcileLeaderWorkerSet' | 'provisionGroup' | 'teardownGroup' | 'recreateGroup';
+/** Each workflow the trigger starts, with the input its start carries. */
+interface WorkflowInputs {
+  reconcileLeaderWorkerSet: ReconcileInput;
+  provisionGroup: ProvisionGroupInput;
+  teardownGroup: TeardownGroupInput;
+  recreateGroup: RecreateGroupInput;
+}
 
-export interface StartAction {
+export type WorkflowType = keyof WorkflowInputs;
+
+/** A start of one workflow type, typed by its input. */
+export type WorkflowStart = { [T in WorkflowType]: { workflowType: T; args: [WorkflowInputs[T]] } }[WorkflowType];
+
+export type StartAction = WorkflowStart & {
   /** `signal`: only to a run that is open (one that is to end); no start. */
   kind: 'start' | 'signal-with-start' | 'signal';
-  workflowType: WorkflowType;
   workflowId: string;
-  args: unknown[];
   summary: string;
   ref: ObjectKey;
   groupIndex?: number;
@@ -61,10 +73,24 @@ export interface StartAction {
   change?: Change;
   /** Why, for the decision log. */
   reason: string;
-}
+};
 
-function start(ref: ObjectKey, op: WorkflowOp, workflowType: WorkflowType, args: unknown[], reason: string) {
-  return { ref, workflowId: workflowId(ref, op), summary: workflowSummary(ref, op), workflowType, args, reason };
+function start<T extends WorkflowType>(
+  ref: ObjectKey,
+  op: WorkflowOp,
+  workflowType: T,
+  input: WorkflowInputs[T],
+  reason: string,
+) {
+  const id = workflowId(ref, op);
+  return {
+    ref,
+    workflowId: id,
+    summary: workflowSummary(ref, op),
+    workflowType,
+    args: [input] as [WorkflowInputs[T]],
+    reason,
+  };
 }
 
 /** An LWS that exists and is not being deleted: keep its current generation reconciled. */
@@ -94,7 +120,7 @@ function reconcileOf(
   return {
     kind,
     lifecycle: 'reconcile',
-    ...start(ref, op, 'reconcileLeaderWorkerSet', [{ ref, generation: gen }], reason),
+    ...start(ref, op, 'reconcileLeaderWorkerSet', { ref, generation: gen }, reason),
   };
 }
 
@@ -165,20 +191,18 @@ export function podActions(
         policy,
         ...start(
           ref,
-          { kind: 'rebuild', groupIndex, oldLeaderUid: pod.uid },
+          { kind: 'teardown', groupIndex, oldLeaderUid: pod.uid, lifecycle },
           'teardownGroup',
-          [
-            {
-              ref,
-              groupIndex,
-              leader: identity,
-              lifecycle,
-              searchAttributes,
-              policy,
-              ...(workers ? { workers } : {}),
-              ...(deletedAt ? { leaderDeletedAt: deletedAt } : {}),
-            },
-          ],
+          {
+            ref,
+            groupIndex,
+            leader: identity,
+            lifecycle,
+            searchAttributes,
+            policy,
+            ...(workers ? { workers } : {}),
+            ...(deletedAt ? { leaderDeletedAt: deletedAt } : {}),
+          },
           `leader ${pod.name} is terminating (${lifecycle})`,
         ),
       });
@@ -193,7 +217,7 @@ export function podActions(
           ref,
           { kind: 'provision', groupIndex, leaderUid: pod.uid },
           'provisionGroup',
-          [{ ref, groupIndex, leader: identity }],
+          { ref, groupIndex, leader: identity },
           `leader ${pod.name} exists`,
         ),
       });
@@ -214,15 +238,13 @@ export function podActions(
         ref,
         { kind: 'recreate', groupIndex, leaderUid: leader.uid, beforeStart: !know.groupStarted(leader.uid) },
         'recreateGroup',
-        [
-          {
-            ref,
-            groupIndex,
-            leader: { namespace: leader.namespace, name: leader.name, uid: leader.uid },
-            reason,
-            groupHadStarted: know.groupStarted(leader.uid),
-          },
-        ],
+        {
+          ref,
+          groupIndex,
+          leader: { namespace: leader.namespace, name: leader.name, uid: leader.uid },
+          reason,
+          groupHadStarted: know.groupStarted(leader.uid),
+        },
         reason,
       ),
     });

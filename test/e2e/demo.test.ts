@@ -37,7 +37,7 @@ describe('npm run demo -- --exit', function () {
       assert.match(
         output.text,
         new RegExp(
-          `${policy}: workflow lws/lws-demo-test/leaderworkerset-${policy.toLowerCase()}-termination/group-0/rebuild/`,
+          `${policy}: workflow lws/lws-demo-test/leaderworkerset-${policy.toLowerCase()}-termination/group-0/teardown/`,
         ),
       );
     }

@@ -215,7 +215,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
       'the new worker StatefulSet was created before the old workers were gone',
     );
     for await (const wf of controller.env.client.workflow.list({
-      query: `WorkflowId STARTS_WITH "lws/${namespace}/par/group-0/rebuild/"`,
+      query: `WorkflowId STARTS_WITH "lws/${namespace}/par/group-0/teardown/"`,
     })) {
       const result = (await controller.env.client.workflow.getHandle(wf.workflowId).result()) as {
         timeline: { event: string }[];
@@ -387,7 +387,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
       const { client } = controller.env;
       const results = await Promise.all(
         oldLeaders.map(async (l) => {
-          const id = `lws/${namespace}/${name}/group-${l.metadata!.name!.split('-')[2]}/rebuild/${l.metadata!.uid}`;
+          const id = `lws/${namespace}/${name}/group-${l.metadata!.name!.split('-')[2]}/teardown/${l.metadata!.uid}`;
           const { lifecycle, policy } = (await client.workflow.getHandle(id).result()) as TeardownGroupResult;
           return `${lifecycle} ${policy}`;
         }),
@@ -427,7 +427,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     await new Promise((r) => setTimeout(r, 2000));
     await controller.startWorker();
     const handle = controller.env.client.workflow.getHandle(
-      `lws/${namespace}/crash/group-0/rebuild/${oldLeader.metadata!.uid}`,
+      `lws/${namespace}/crash/group-0/teardown/${oldLeader.metadata!.uid}`,
     );
     const result = (await handle.result()) as { timeline: { event: string }[] };
     assert.ok(
@@ -468,7 +468,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     for await (const wf of controller.env.client.workflow.list({
       query: `WorkflowId STARTS_WITH "lws/${namespace}/roll/group-"`,
     })) {
-      if (wf.workflowId.includes('/rebuild/')) {
+      if (wf.workflowId.includes('/teardown/')) {
         lifecycles.add(
           ((await controller.env.client.workflow.getHandle(wf.workflowId).result()) as { lifecycle: string }).lifecycle,
         );
@@ -537,7 +537,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     await surgeRolloutDone(name, before);
     const surgeTeardowns = new Map<string, { lifecycle: string; recoveryMs?: number }>();
     for await (const wf of controller.env.client.workflow.list({
-      query: `WorkflowId STARTS_WITH "lws/${namespace}/${name}/group-2/rebuild/"`,
+      query: `WorkflowId STARTS_WITH "lws/${namespace}/${name}/group-2/teardown/"`,
     })) {
       const result = await controller.env.client.workflow.getHandle(wf.workflowId).result();
       surgeTeardowns.set(wf.workflowId.split('/').at(-1)!, result as { lifecycle: string; recoveryMs?: number });
@@ -597,7 +597,7 @@ describe('controller: pod termination policy (real cluster, dev server, worker a
     const teardowns = await waitFor(
       'both groups torn down',
       async () => {
-        const found = (await groupWorkflows()).filter((w) => w.id.includes('/rebuild/'));
+        const found = (await groupWorkflows()).filter((w) => w.id.includes('/teardown/'));
         return found.length >= 2 && found.every((w) => !w.running) ? found : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 500 },

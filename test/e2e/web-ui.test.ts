@@ -58,7 +58,7 @@ describe('the Temporal Web UI in a real browser', function () {
     await lws.waitForGroups('ui-demo', 1, 2);
     const leader = (await lws.pod('ui-demo-0'))!;
     await lws.core.deleteNamespacedPod({ name: 'ui-demo-0', namespace });
-    const workflowId = `lws/${namespace}/ui-demo/group-0/rebuild/${leader.metadata!.uid}`;
+    const workflowId = `lws/${namespace}/ui-demo/group-0/teardown/${leader.metadata!.uid}`;
     const handle = controller.env.client.workflow.getHandle(workflowId);
     await waitFor('the trigger to start the rebuild', () => handle.describe().then(() => true), { timeoutMs: 30_000 });
     await handle.result();
@@ -88,7 +88,7 @@ describe('the Temporal Web UI in a real browser', function () {
       'the summary and the timeline under User Metadata',
       async () => {
         const text = await frameText();
-        return text.includes(`rebuild group 0 of ${namespace}/ui-demo`) &&
+        return text.includes(`tear down group 0 of ${namespace}/ui-demo (rebuild)`) &&
           /workers terminating[\s\S]*new group ready/.test(text)
           ? true
           : undefined;

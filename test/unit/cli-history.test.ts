@@ -9,7 +9,7 @@ import {
 } from '../../src/cli/history.js';
 import type { TimelineEntry } from '../../src/workflows/timeline.js';
 
-const wid = 'lws/e2e/demo/group-2/rebuild/uid-1';
+const wid = 'lws/e2e/demo/group-2/teardown/uid-1';
 const t = (s: number) => new Date(Date.UTC(2026, 10, 29, 8, 0, 0) + s).toISOString();
 
 const midRebuild: TimelineEntry[] = [

@@ -111,7 +111,7 @@ function brief(actions: StartAction[]): string[] {
 const provision = (group: number, uid: string) =>
   `start provisionGroup lws/default/demo/group-${group}/provision/${uid} provision`;
 const teardown = (group: number, uid: string, lifecycle: string) =>
-  `start teardownGroup lws/default/demo/group-${group}/rebuild/${uid} ${lifecycle}`;
+  `start teardownGroup lws/default/demo/group-${group}/teardown/${uid} ${lifecycle}`;
 /** A restart before the group fully started has its own ID (see names.ts), so the two never collide. */
 const recreate = (group: number, leaderUid: string, started = false) =>
   `start recreateGroup lws/default/demo/group-${group}/recreate/${leaderUid}${started ? '' : '/before-start'} recreate`;

@@ -57,16 +57,14 @@ function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'gone' 
   return { client, calls };
 }
 
+const ref = { namespace: 'default', name: 'demo' };
+const leader = { namespace: 'default', name: 'demo-0', uid: 'u' };
+
 function action(workflowId: string, kind: StartAction['kind'] = 'start'): StartAction {
-  return {
-    kind,
-    workflowType: kind === 'start' ? 'teardownGroup' : 'reconcileLeaderWorkerSet',
-    workflowId,
-    args: [],
-    summary: workflowId,
-    ref: { namespace: 'default', name: 'demo' },
-    reason: 'test',
-  };
+  const common = { kind, workflowId, summary: workflowId, ref, reason: 'test' };
+  return kind === 'start'
+    ? { ...common, workflowType: 'teardownGroup', args: [{ ref, groupIndex: 0, leader, lifecycle: 'rebuild' }] }
+    : { ...common, workflowType: 'reconcileLeaderWorkerSet', args: [{ ref, generation: 1 }] };
 }
 
 function starterWith(
@@ -124,7 +122,7 @@ describe('trigger: WorkflowStarter', () => {
     it(`starts with search attributes: ${what}`, async () => {
       const { client, calls } = fakeClient(() => 'ok');
       const starter = starterWith(client, [], [], false, registered);
-      starter.submit({ ...action('wf-sa'), ...fields });
+      starter.submit({ ...action('wf-sa'), ...fields } as StartAction);
       await settle();
       assert.deepEqual(calls[0]?.searchAttributes, expected);
     });
