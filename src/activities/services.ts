@@ -5,7 +5,8 @@ import type { V1Service } from '@kubernetes/client-node';
 import { buildHeadlessService, canonicalJson, KIND } from '../model/index.js';
 import type { LeaderWorkerSet } from '../model/index.js';
 import type { KubeClients } from './clients.js';
-import { classify, isConflict, isNotFound, kube } from './kube-errors.js';
+import { createOrRead } from './create-or-read.js';
+import { kube } from './kube-errors.js';
 import { holder, stillHeld } from './ownership.js';
 import type { EnsureOutcome } from './types.js';
 
@@ -20,29 +21,17 @@ export async function ensureService(
 ): Promise<EnsureOutcome> {
   const namespace = built.metadata?.namespace ?? '';
   const name = built.metadata?.name ?? '';
-  for (;;) {
-    try {
-      await c.services.create(namespace, built);
-      return 'created';
-    } catch (err) {
-      if (!isConflict(err)) throw classify(err);
-    }
-    let live: V1Service;
-    try {
-      live = await c.services.read({ namespace, name });
-    } catch (err) {
-      if (isNotFound(err)) continue; // deleted in between: create again
-      throw classify(err);
-    }
-    const who = holder(live.metadata, owner);
-    if (who === 'previous') throw stillHeld(`Service ${namespace}/${name}`, live.metadata);
-    if (who === 'foreign') return 'unchanged';
-    if (canonicalJson(live.spec?.selector ?? {}) === canonicalJson(built.spec?.selector ?? {})) return 'unchanged';
-    // A replace (not a merge patch, which cannot drop a selector key); resourceVersion guards against lost updates.
-    live.spec = { ...live.spec, selector: built.spec?.selector ?? {} };
-    await kube(() => c.services.replace({ namespace, name }, live));
-    return 'updated';
-  }
+  const got = await createOrRead(c.services, built);
+  if ('created' in got) return 'created';
+  const { live } = got;
+  const who = holder(live.metadata, owner);
+  if (who === 'previous') throw stillHeld(`Service ${namespace}/${name}`, live.metadata);
+  if (who === 'foreign') return 'unchanged';
+  if (canonicalJson(live.spec?.selector ?? {}) === canonicalJson(built.spec?.selector ?? {})) return 'unchanged';
+  // A replace (not a merge patch, which cannot drop a selector key); resourceVersion guards against lost updates.
+  live.spec = { ...live.spec, selector: built.spec?.selector ?? {} };
+  await kube(() => c.services.replace({ namespace, name }, live));
+  return 'updated';
 }
 
 export function ensureHeadlessService(c: KubeClients, lws: LeaderWorkerSet): Promise<EnsureOutcome> {

@@ -7,7 +7,6 @@ import { isPodReady, isStatefulSetReady, type ObjectIdentity } from '../model/in
 import { throwIfCancelled } from './activity-context.js';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
-
 import type { GoneResult, NamesFreedResult, ReadyResult } from './types.js';
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause, RETRY_PAUSE_MS, withHeartbeats } from './wait-support.js';
@@ -56,59 +55,45 @@ export function observeByName<T extends Watched, R>(
   });
 }
 
-interface WaitSpec<T extends Watched, R> {
-  what: string;
-  target: ObjectIdentity;
-  listPath: string;
-  read(): Promise<T | null>;
-  /** The result once reached; `current` is null when no object of the target's uid exists. */
-  evaluate(current: T | null): R | undefined;
+/** How to find one kind of object: its watch path and its read. */
+interface Kind<T> {
+  label: string;
+  listPath(namespace: string): string;
+  read(c: KubeClients, key: { namespace: string; name: string }): Promise<T>;
 }
 
-function waitUntil<T extends Watched, R>(c: KubeClients, spec: WaitSpec<T, R>): Promise<R> {
-  // The target only: another incarnation of the name counts as "ours is absent".
-  const ours = (obj: T | null) => (obj !== null && obj.metadata?.uid === spec.target.uid ? obj : null);
-  return observeByName<T, R>(c, { ...spec, name: spec.target.name, evaluate: (obj) => spec.evaluate(ours(obj)) });
-}
+const POD: Kind<V1Pod> = { label: 'pod', listPath: podsPath, read: (c, key) => c.pods.read(key) };
+const STATEFUL_SET: Kind<V1StatefulSet> = {
+  label: 'StatefulSet',
+  listPath: statefulSetsPath,
+  read: (c, key) => c.statefulSets.read(key),
+};
 
-function waitForPod<R>(
+/** `evaluate` sees null once no object of the target's uid exists: another incarnation of the name counts as gone. */
+function waitFor<T extends Watched, R>(
   c: KubeClients,
+  kind: Kind<T>,
   target: ObjectIdentity,
   what: string,
-  evaluate: (pod: V1Pod | null) => R | undefined,
-) {
-  const { namespace, name } = target;
-  return waitUntil<V1Pod, R>(c, {
-    what: `waiting for pod ${namespace}/${name} (${target.uid}) ${what}`,
-    target,
-    listPath: podsPath(namespace),
-    read: () => orNull(() => c.pods.read({ namespace, name })),
-    evaluate,
-  });
-}
-
-function waitForStatefulSet<R>(
-  c: KubeClients,
-  target: ObjectIdentity,
-  what: string,
-  evaluate: (sts: V1StatefulSet | null) => R | undefined,
-) {
-  const { namespace, name } = target;
-  return waitUntil<V1StatefulSet, R>(c, {
-    what: `waiting for StatefulSet ${namespace}/${name} (${target.uid}) ${what}`,
-    target,
-    listPath: statefulSetsPath(namespace),
-    read: () => orNull(() => c.statefulSets.read({ namespace, name })),
-    evaluate,
+  evaluate: (current: T | null) => R | undefined,
+): Promise<R> {
+  const { namespace, name, uid } = target;
+  const ours = (obj: T | null) => (obj !== null && obj.metadata?.uid === uid ? obj : null);
+  return observeByName<T, R>(c, {
+    what: `waiting for ${kind.label} ${namespace}/${name} (${uid}) ${what}`,
+    name,
+    listPath: kind.listPath(namespace),
+    read: () => orNull(() => kind.read(c, { namespace, name })),
+    evaluate: (obj) => evaluate(ours(obj)),
   });
 }
 
 export function waitForPodGone(c: KubeClients, target: ObjectIdentity): Promise<GoneResult> {
-  return waitForPod(c, target, 'to be gone', (pod) => (pod === null ? { goneAt: now() } : undefined));
+  return waitFor(c, POD, target, 'to be gone', (pod) => (pod === null ? { goneAt: now() } : undefined));
 }
 
 export function waitForStatefulSetGone(c: KubeClients, target: ObjectIdentity): Promise<GoneResult> {
-  return waitForStatefulSet(c, target, 'to be gone', (s) => (s === null ? { goneAt: now() } : undefined));
+  return waitFor(c, STATEFUL_SET, target, 'to be gone', (s) => (s === null ? { goneAt: now() } : undefined));
 }
 
 /**
@@ -133,14 +118,14 @@ export async function waitForNamesFreed(
 }
 
 export function waitForPodReady(c: KubeClients, target: ObjectIdentity): Promise<ReadyResult> {
-  return waitForPod<ReadyResult>(c, target, 'to be Ready', (pod) => {
+  return waitFor<V1Pod, ReadyResult>(c, POD, target, 'to be Ready', (pod) => {
     if (pod === null) return { goneAt: now() };
     return isPodReady(pod) ? { readyAt: now() } : undefined;
   });
 }
 
 export function waitForStatefulSetReady(c: KubeClients, target: ObjectIdentity): Promise<ReadyResult> {
-  return waitForStatefulSet<ReadyResult>(c, target, 'to be ready', (sts) => {
+  return waitFor<V1StatefulSet, ReadyResult>(c, STATEFUL_SET, target, 'to be ready', (sts) => {
     if (sts === null) return { goneAt: now() };
     return isStatefulSetReady(sts) ? { readyAt: now() } : undefined;
   });

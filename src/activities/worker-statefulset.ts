@@ -15,11 +15,11 @@ import {
   type ObjectIdentity,
 } from '../model/index.js';
 import type { KubeClients } from './clients.js';
-import { classify, isConflict, isNotFound, orNull } from './kube-errors.js';
+import { orNull } from './kube-errors.js';
 import { podsOfNames } from './pods-of-names.js';
 import { patchLeaderPod } from './leader-pods.js';
 import { ensureService } from './services.js';
-
+import { createOrRead } from './create-or-read.js';
 import type { EnsureWorkerStatefulSetResult } from './types.js';
 
 /** The group-key label value: sha1 hex of `<namespace>/<leaderPodName>`, as upstream computes it. */
@@ -33,31 +33,17 @@ async function createOrInspect(
   built: V1StatefulSet,
   leaderUid: string,
 ): Promise<EnsureWorkerStatefulSetResult> {
-  const namespace = built.metadata?.namespace ?? '';
-  const name = built.metadata?.name ?? '';
-  for (;;) {
-    try {
-      const created = await c.statefulSets.create(namespace, built);
-      return { outcome: 'created', uid: created.metadata?.uid ?? '' };
-    } catch (err) {
-      if (!isConflict(err)) throw classify(err);
-    }
-    let live: V1StatefulSet;
-    try {
-      live = await c.statefulSets.read({ namespace, name });
-    } catch (err) {
-      if (isNotFound(err)) continue; // went away in between: the name is free now
-      throw classify(err);
-    }
-    const uid = live.metadata?.uid ?? '';
-    const ownerUid = controllerUid(live.metadata);
-    const deleting = Boolean(live.metadata?.deletionTimestamp);
-    // Ours but being deleted counts as blocked too: a new one can only be created once it is gone.
-    if (ownerUid === leaderUid && !deleting) return { outcome: 'exists', uid };
-    return ownerUid === undefined
-      ? { outcome: 'blocked', uid, deleting }
-      : { outcome: 'blocked', uid, ownerUid, deleting };
-  }
+  const got = await createOrRead(c.statefulSets, built);
+  if ('created' in got) return { outcome: 'created', uid: got.created.metadata?.uid ?? '' };
+  const { metadata } = got.live;
+  const uid = metadata?.uid ?? '';
+  const ownerUid = controllerUid(metadata);
+  const deleting = Boolean(metadata?.deletionTimestamp);
+  // Ours but being deleted counts as blocked too: a new one can only be created once it is gone.
+  if (ownerUid === leaderUid && !deleting) return { outcome: 'exists', uid };
+  return ownerUid === undefined
+    ? { outcome: 'blocked', uid, deleting }
+    : { outcome: 'blocked', uid, ownerUid, deleting };
 }
 
 /**

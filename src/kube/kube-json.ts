@@ -15,7 +15,7 @@ import {
   type V1Service,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
-import { API_GROUP, API_VERSION, PLURAL, type LeaderWorkerSet } from '../model/index.js';
+import { API_GROUP, API_VERSION, PLURAL, type LeaderWorkerSet, type ObjectKey } from '../model/index.js';
 import { http2Target, stream, streamError, type Http2Target } from './api-http2.js';
 
 // The collections the waits also watch (group-waits.ts), exported.
@@ -145,11 +145,6 @@ function overHttp1(url: URL, options: https.RequestOptions, payload: Buffer | un
   });
 }
 
-export interface ObjectRef {
-  namespace: string;
-  name: string;
-}
-
 /** What a DELETE sends: a uid precondition, for a StatefulSet how its pods go, for a kubelet's last delete 0 s. */
 export interface DeleteBody {
   preconditions?: { uid: string };
@@ -176,17 +171,17 @@ export interface JsonList<T> {
 }
 
 export interface JsonResource<T> {
-  read(ref: ObjectRef): Promise<T>;
+  read(ref: ObjectKey): Promise<T>;
   list(query: { namespace: string; labelSelector: string }): Promise<JsonList<T>>;
   /** The objects of every namespace. */
   listAll(query?: { labelSelector?: string }): Promise<JsonList<T>>;
   create(namespace: string, body: T): Promise<T>;
-  replace(ref: ObjectRef, body: T): Promise<T>;
+  replace(ref: ObjectKey, body: T): Promise<T>;
   /** A JSON merge patch (RFC 7386), of the object or of its status subresource. */
-  mergePatch(ref: ObjectRef, body: object, subresource?: 'status'): Promise<T>;
+  mergePatch(ref: ObjectKey, body: object, subresource?: 'status'): Promise<T>;
   /** A JSON patch (RFC 6902): its `test` operations make the whole patch fail unless the object is as they say. */
-  jsonPatch(ref: ObjectRef, operations: JsonPatchOperation[]): Promise<T>;
-  delete(ref: ObjectRef, body: DeleteBody): Promise<unknown>;
+  jsonPatch(ref: ObjectKey, operations: JsonPatchOperation[]): Promise<T>;
+  delete(ref: ObjectKey, body: DeleteBody): Promise<unknown>;
 }
 
 function resource<T>(
@@ -194,7 +189,7 @@ function resource<T>(
   collection: (namespace: string) => string,
   allNamespaces: string,
 ): JsonResource<T> {
-  const item = (ref: ObjectRef) => `${collection(ref.namespace)}/${encodeURIComponent(ref.name)}`;
+  const item = (ref: ObjectKey) => `${collection(ref.namespace)}/${encodeURIComponent(ref.name)}`;
   return {
     read: (ref) => kubeCall(kc, { method: 'GET', path: item(ref) }),
     list: ({ namespace, labelSelector }) =>
