@@ -7,13 +7,16 @@ import { orNull } from './kube-errors.js';
 import type { PodsGoneResult, ReplacementGroupInput, ReplacementGroupResult } from './types.js';
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause } from './wait-support.js';
-import { getLeaderWorkerSet } from './reads.js';
+import { getLeaderWorkerSet, getStatefulSet } from './reads.js';
 import {
+  applyDefaults,
+  controllerUid,
   isPodReady,
   isoTime,
-  applyDefaults,
   leaderStatefulSetName,
+  leaderStatefulSetReplicas,
   notWantedAbove,
+  wantsGroup,
   type ObjectIdentity,
 } from '../model/index.js';
 import { observeByName } from './waits.js';
@@ -89,15 +92,14 @@ async function untilNotWanted(
     if (lws === undefined) continue;
     if (lws === null) return 'the LWS is gone';
     if (lws.metadata.deletionTimestamp) return 'the LWS is being deleted';
-    const replicas = applyDefaults(lws).spec.replicas;
-    if (replicas > groupIndex) continue;
+    if (wantsGroup(lws, groupIndex)) continue;
     // Above replicas: a surge group is still wanted while the rolling update keeps it in the leader StatefulSet.
-    const leaderSet = await orNull(() =>
-      c.statefulSets.read({ namespace, name: leaderStatefulSetName(lwsName) }),
-    ).catch(() => undefined);
+    const leaderSet = await getStatefulSet(c, { namespace, name: leaderStatefulSetName(lwsName) }).catch(
+      () => undefined,
+    );
     if (leaderSet === undefined) continue;
-    const ours = leaderSet?.metadata?.ownerReferences?.some((o) => o.controller && o.uid === lws.metadata.uid);
-    if (ours && (leaderSet?.spec?.replicas ?? 1) > groupIndex) continue;
+    if (wantsGroup(lws, groupIndex, leaderStatefulSetReplicas(lws, leaderSet))) continue;
+    const replicas = applyDefaults(lws).spec.replicas;
     return notWantedAbove(replicas);
   }
 }
@@ -132,9 +134,7 @@ async function replacementReady(
     stop,
     read: () => orNull(() => c.statefulSets.read({ namespace, name: input.workerStatefulSetName })),
     evaluate: (sts) =>
-      sts !== null &&
-      sts.metadata?.ownerReferences?.some((o) => o.controller && o.uid === identity.uid) &&
-      (sts.status?.readyReplicas ?? 0) >= input.size - 1
+      sts !== null && controllerUid(sts.metadata) === identity.uid && (sts.status?.readyReplicas ?? 0) >= input.size - 1
         ? true
         : undefined,
   });

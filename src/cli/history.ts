@@ -3,6 +3,7 @@
 // The list query selects by workflow type and ID prefix only: the search attributes (LwsName, ...) may not be
 // registered on the server, and then the runs carry none. Each closed run's result (TeardownGroupResult) gives the
 // policy and durations; a running one answers the `timeline` query.
+import { latestOf } from '../shared/instants.js';
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { parseWorkflowId, type ObjectKey } from '../model/index.js';
@@ -35,10 +36,7 @@ export function teardownMsFromTimeline(timeline: TimelineEntry[] | undefined): n
   if (!timeline?.some((e) => AFTER_TEARDOWN.includes(e.event))) return undefined;
   const at = (event: TimelineEvent) => timeline.find((e) => e.event === event)?.at;
   const started = at('leader terminating');
-  const lastGone = [at('leader gone'), at('workers gone'), at('old StatefulSet gone')]
-    .filter((t): t is string => t !== undefined)
-    .sort()
-    .pop();
+  const lastGone = latestOf([at('leader gone'), at('workers gone'), at('old StatefulSet gone')]);
   return started && lastGone ? Date.parse(lastGone) - Date.parse(started) : undefined;
 }
 

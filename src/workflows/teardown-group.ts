@@ -21,7 +21,8 @@ import type { SeenWorkers } from '../activities/types.js';
 import { cancellableWait, kube, wait } from './activities.js';
 import { Lifecycle as LifecycleAttribute, TerminationPolicy } from './search-attributes.js';
 import { TeardownStory, type Step } from './teardown-story.js';
-import { latestOf, type TimelineEntry } from './timeline.js';
+import { latestOf } from '../shared/instants.js';
+import type { TimelineEntry } from './timeline.js';
 
 export interface TeardownGroupInput {
   ref: ObjectKey;

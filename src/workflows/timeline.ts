@@ -1,5 +1,6 @@
 // What happened to a group, in order, with times: the story a platform engineer reads in the Web UI.
 import { defineQuery, setHandler, setCurrentDetails } from '@temporalio/workflow';
+import { latestOf } from '../shared/instants.js';
 
 export type TimelineEvent =
   | 'leader terminating'
@@ -36,10 +37,7 @@ export class Timeline {
   /** `at` defaults to workflow time, which is deterministic (the time of the current workflow task). */
   add(event: TimelineEvent, at?: string, detail?: string): void {
     const entry = { event, at: at ?? new Date().toISOString(), ...(detail ? { detail } : {}) };
-    // In time order, whatever order concurrent waits reported in. Instants, not strings: `...:20Z` is before
-    // `...:20.812Z` although it sorts after it.
-    const after = this.entries.findIndex((e) => Date.parse(e.at) > Date.parse(entry.at));
-    this.entries.splice(after === -1 ? this.entries.length : after, 0, entry);
+    this.entries.splice(placeInTime(this.entries, entry.at), 0, entry);
     const lines = this.entries.map((e) => `${e.at.slice(11, 23)}  ${e.event}${e.detail ? ` (${e.detail})` : ''}`);
     setCurrentDetails(`**${this.title}**\n\n${lines.join('\n')}`);
   }
@@ -54,10 +52,12 @@ export class Timeline {
   }
 }
 
-/** The latest instant among RFC 3339 times (any precision), or undefined if none is given. */
-export function latestOf(times: (string | undefined)[]): string | undefined {
-  let latest: string | undefined;
-  for (const t of times)
-    if (t !== undefined && (latest === undefined || Date.parse(t) > Date.parse(latest))) latest = t;
-  return latest;
+/**
+ * Where an entry goes so that the timeline stays in time order, whatever order concurrent waits reported in: after
+ * every entry at the same instant or earlier. Instants, not strings: `...:20Z` is before `...:20.812Z`, which sorts
+ * before it as text.
+ */
+export function placeInTime(entries: readonly TimelineEntry[], at: string): number {
+  const after = entries.findIndex((e) => Date.parse(e.at) > Date.parse(at));
+  return after === -1 ? entries.length : after;
 }

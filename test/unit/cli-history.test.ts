@@ -58,6 +58,15 @@ describe('cli/history: timeline', () => {
       2050,
     );
     assert.equal(teardownMsFromTimeline(undefined), undefined);
+    // Instants, not text: ":10.500Z" is after a whole ":10Z", though it sorts before it as text.
+    const base = t(0).slice(0, 17);
+    const wholeSecond: TimelineEntry[] = [
+      { event: 'leader terminating', at: `${base}00.000Z` },
+      { event: 'workers gone', at: `${base}10Z` },
+      { event: 'leader gone', at: `${base}10.500Z` },
+      { event: 'skipped', at: `${base}11.000Z` },
+    ];
+    assert.equal(teardownMsFromTimeline(wholeSecond), 10_500);
   });
 });
 
