@@ -21,7 +21,6 @@ export function log(level: 'warn' | 'debug', message: string, meta: Record<strin
   else if (level === 'warn') console.warn(JSON.stringify({ level, msg: message, ...meta }));
 }
 
-/** Aborted when Temporal cancels the activity; never aborted outside one. */
 export function cancellationSignal(): AbortSignal {
   return current()?.cancellationSignal ?? new AbortController().signal;
 }

@@ -1,5 +1,4 @@
-// The API clients every activity shares, made once per worker from one KubeConfig. Every call is plain JSON over the
-// API server connections the activities share (kube-json.ts, api-http2.ts).
+// The API clients every activity shares, made once per worker: plain JSON over shared connections (kube-json.ts).
 import type * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet } from '../model/index.js';
 import {

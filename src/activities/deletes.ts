@@ -1,6 +1,5 @@
-// Deletes that can only ever hit the incarnation the caller means: read first (to answer "absent", "not ours",
-// "already going" without side effects), then DELETE with preconditions.uid, so that a newer object that took the
-// name in between is refused by the API server itself (409) rather than deleted.
+// Deletes that can only hit the incarnation the caller means: read first (absent, not ours, already going: no side
+// effects), then DELETE with preconditions.uid, so that the API server refuses (409) a newer object of that name.
 import type { V1ObjectMeta, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { controllerUid, selectors, type ObjectIdentity, type ObjectKey } from '../model/index.js';
 import type { DeleteBody } from '../kube/kube-json.js';
@@ -55,10 +54,6 @@ export function deleteWorkerStatefulSet(c: KubeClients, input: DeleteWorkersInpu
 
 type PodList = { items: V1Pod[] };
 
-/**
- * `readFirst`: the StatefulSet's read, possibly already under way; `listedPods`: the group's pods, listed before the
- * delete (deleteWorkersIfParallel starts both early, together with its other reads).
- */
 async function deleteWorkers(
   c: KubeClients,
   input: DeleteWorkersInput,
@@ -84,10 +79,8 @@ async function deleteWorkers(
 }
 
 /**
- * The pods of a StatefulSet that is now being deleted in the foreground, deleted right away rather than when the
- * garbage collector gets to them: under load that came 1 to 4 s later, all of it added to a Parallel teardown.
- * Only after the StatefulSet's own delete (a StatefulSet not yet deleting would create them again), and only its
- * own pods, each with its UID as a precondition. Best effort: whatever is missed, the garbage collector deletes.
+ * Deleted now, not seconds later by the garbage collector (docs/profiling.md). Only after the StatefulSet's own delete
+ * (one not yet deleting would create them again), only its own pods, by uid; whatever is missed, the collector deletes.
  */
 async function deleteOwnedPods(
   c: KubeClients,
@@ -96,7 +89,6 @@ async function deleteOwnedPods(
 ): Promise<void> {
   const namespace = sts.metadata?.namespace ?? '';
   if (!sts.metadata?.uid) return;
-  // A list from before the delete can miss a pod created just before it: the garbage collector deletes that one.
   const pods = await listedPods;
   const owned = (pods?.items ?? []).filter(
     (p) => controllerUid(p.metadata) === sts.metadata?.uid && p.metadata?.uid && !p.metadata.deletionTimestamp,
@@ -107,10 +99,7 @@ async function deleteOwnedPods(
   );
 }
 
-/**
- * Deletes each pod with its uid as precondition. Best effort: a pod missed here (gone, replaced, or an API error) is
- * deleted by the garbage collector, as its StatefulSet goes in the foreground.
- */
+/** Best effort: a pod missed here is deleted by the garbage collector, as its StatefulSet goes in the foreground. */
 function deletePodsByUid(c: KubeClients, pods: ObjectIdentity[]): Promise<unknown> {
   return Promise.all(pods.map((p) => c.pods.delete(p, { preconditions: { uid: p.uid } }).catch(() => undefined)));
 }
@@ -179,11 +168,8 @@ export function deletePod(c: KubeClients, input: ObjectIdentity): Promise<Delete
 }
 
 /**
- * Under Parallel, every round trip before the workers' delete is teardown time, and in a burst of rebuilds each one
- * costs a second. What the trigger saw is enough to act on, as a controller acts on its informer's cache: a leader
- * seen terminating stays terminating, and the uid preconditions make the API server refuse any other incarnation.
- * The pods go at the same time as their StatefulSet: its controller never replaces a pod that is still terminating,
- * and by the time one is gone the StatefulSet is long marked for deletion.
+ * No read: the trigger's view is enough, as an informer cache is (docs/profiling.md). A leader seen terminating stays
+ * so, uid preconditions refuse any other incarnation, and the StatefulSet controller never replaces a terminating pod.
  */
 export async function deleteSeenWorkers(c: KubeClients, input: SeenWorkers): Promise<DeleteOutcome> {
   const { namespace, name, uid } = input.statefulSet;
@@ -192,7 +178,6 @@ export async function deleteSeenWorkers(c: KubeClients, input: SeenWorkers): Pro
     .then(
       (): DeleteOutcome => 'deleted',
       (err: unknown): DeleteOutcome => {
-        // 409: the uid precondition failed (another incarnation holds the name); 404: gone meanwhile.
         if (isNotFound(err) || isConflict(err)) return 'absent';
         throw classify(err);
       },

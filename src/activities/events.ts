@@ -15,10 +15,7 @@ export const REPORTING_COMPONENT = 'lws-temporal';
 /** The API server refuses longer messages. */
 const MAX_MESSAGE_LENGTH = 1024;
 
-/**
- * `<lws>.<16 hex>`. Inside an activity the suffix comes from the activity's identity, so a retry of the same
- * activity re-creates the same Event (a 409, taken as done) instead of a duplicate; elsewhere it is random.
- */
+/** From the activity's identity, so that a retry re-creates the same Event (a 409, taken as done); elsewhere random. */
 function eventName(lwsName: string, indexInCall: number): string {
   const key = activityExecutionKey();
   const suffix =
@@ -28,12 +25,7 @@ function eventName(lwsName: string, indexInCall: number): string {
   return `${lwsName}.${suffix}`;
 }
 
-/**
- * Records the Event; resolves false when the API server refuses it for good. An Event is a report, not part of the
- * lifecycle: as Kubernetes' own event recorders do, a refusal (the namespace is being deleted, the role lacks the
- * right) is logged and dropped, and never fails the workflow that reports. Transient failures are thrown, so the
- * activity is retried.
- */
+/** False when refused for good: an Event is a report, so it is logged and dropped, as Kubernetes' recorders do. */
 export async function recordEvent(c: KubeClients, event: KubernetesEvent, indexInCall = 0): Promise<boolean> {
   const { namespace, name, uid } = event.lws;
   const at = new Date();

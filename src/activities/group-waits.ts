@@ -1,5 +1,4 @@
-// Waits over a whole group, for the teardown timeline: its old pods going away, and its replacement coming up.
-// Each builds on observeByName (GET, then watch from that resourceVersion, heartbeating throughout).
+// Waits over a whole group, for the teardown timeline: its old pods going away, its replacement coming up.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
@@ -25,10 +24,7 @@ function readPod(c: KubeClients, namespace: string, name: string) {
   return orNull(() => c.pods.read({ namespace, name }));
 }
 
-/**
- * Resolves once none of the pods (by uid) exists. The pods of a group terminate together, so waiting for them one
- * after the other costs no more than the slowest; the first wait also notes when termination began.
- */
+/** By uid. The pods of a group terminate together: waiting for one after another costs no more than the slowest. */
 export async function waitForPodsGone(
   c: KubeClients,
   input: { namespace: string; pods: ObjectIdentity[] },
@@ -54,12 +50,7 @@ export async function waitForPodsGone(
 /** How often a replacement wait looks whether the LWS still wants the group. */
 export const REPLACEMENT_CHECK_MS = 15_000;
 
-/**
- * Resolves once a new leader (not `previousLeaderUid`) is Ready and, for size > 1, its workers are all ready; or,
- * with `group`, once the LWS no longer wants the group (gone, being deleted, or scaled below it and not kept as a
- * surge group by its leader StatefulSet), so that a teardown whose LWS went away meanwhile ends instead of waiting for
- * a replacement that never comes.
- */
+/** With `group`, it ends once the LWS no longer wants the group, not waiting for a replacement that never comes. */
 export async function waitForReplacementGroupReady(
   c: KubeClients,
   input: ReplacementGroupInput,
@@ -77,7 +68,6 @@ export async function waitForReplacementGroupReady(
   }
 }
 
-/** Resolves with the reason once the LWS does not want group `groupIndex`; never while it does. */
 async function untilNotWanted(
   c: KubeClients,
   namespace: string,

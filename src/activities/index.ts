@@ -1,6 +1,5 @@
-// The activities of lws-temporal: the only code that talks to the Kubernetes API. Each is thin and idempotent, so a
-// Temporal retry after a lost response or a crashed worker is always safe. Register the returned object with the
-// worker: `Worker.create({ activities: createActivities(kc), ... })`.
+// The only code that talks to the Kubernetes API. Each activity is thin and idempotent, so a Temporal retry after a
+// lost response or a crashed worker is always safe. Register: `Worker.create({ activities: createActivities(kc) })`.
 import type * as k8s from '@kubernetes/client-node';
 import type { WorkerMetrics } from '../observability/metrics.js';
 import { makeClients } from './clients.js';

@@ -1,7 +1,6 @@
-// What a failed Kubernetes API call means to Temporal. Transient failures (throttling, a busy or restarting API
-// server, a broken connection) are thrown as ordinary errors, so the activity's retry policy retries them. Permanent
-// ones (the request itself is wrong, or we lack the rights) become non-retryable ApplicationFailures carrying the API
-// server's own message: retrying them would only repeat the same answer.
+// What a failed Kubernetes API call means to Temporal. Transient ones (throttling, a busy API server, a broken
+// connection) are thrown as ordinary errors, so the retry policy retries them; permanent ones (a wrong request, no
+// rights) become non-retryable ApplicationFailures with the API server's message: a retry would get the same answer.
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { NAMESPACE_TERMINATING } from '../shared/failures.js';
@@ -21,7 +20,6 @@ export interface KubeStatus {
   causes?: string[];
 }
 
-/** The HTTP status code of an API failure, or undefined for anything else (network errors, bugs). */
 export function statusCode(err: unknown): number | undefined {
   return err instanceof ApiException && typeof err.code === 'number' ? err.code : undefined;
 }
@@ -30,7 +28,6 @@ export function isNotFound(err: unknown): boolean {
   return statusCode(err) === 404;
 }
 
-/** A refusal the same request will always get again (see PERMANENT_CODES). */
 export function isPermanent(err: unknown): boolean {
   const code = statusCode(err);
   return code !== undefined && PERMANENT_CODES.has(code);
@@ -41,10 +38,7 @@ export function isConflict(err: unknown): boolean {
   return statusCode(err) === 409;
 }
 
-/**
- * The Status the API server sent with an ApiException. client-node 1.x hands the body over as text; a 401 comes
- * without one.
- */
+/** client-node 1.x hands the body over as text; a 401 comes without one. */
 export function kubeStatus(err: ApiException<unknown>): KubeStatus {
   let body: unknown = err.body;
   if (typeof body === 'string') {
@@ -90,10 +84,6 @@ export class TransientKubernetesError extends Error {
   }
 }
 
-/**
- * The error to throw for a failed call: a non-retryable ApplicationFailure for a permanent API failure, a
- * TransientKubernetesError for any other API status, and anything else (network errors among them) unchanged.
- */
 export function classify(err: unknown): unknown {
   if (!(err instanceof ApiException)) return err;
   const status = kubeStatus(err);
@@ -109,7 +99,6 @@ export function classify(err: unknown): unknown {
   return new TransientKubernetesError(status.code, `Kubernetes API ${status.code}: ${status.message}`, { cause: err });
 }
 
-/** Runs one API call and throws its failure classified (see classify). */
 export async function kube<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
@@ -118,7 +107,7 @@ export async function kube<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Runs one read; a 404 gives null, any other failure is thrown classified. */
+/** A 404 gives null. */
 export async function orNull<T>(call: () => Promise<T>): Promise<T | null> {
   try {
     return await call();

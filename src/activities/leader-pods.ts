@@ -15,7 +15,6 @@ import { classify, kube, statusCode } from './kube-errors.js';
 
 type MetadataPatch = { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } };
 
-/** True when the pod already carries every label and annotation of the patch. */
 function applied(pod: V1Pod, patch: MetadataPatch): boolean {
   const has = (live: Record<string, string> | undefined, want: Record<string, string> | undefined) =>
     Object.entries(want ?? {}).every(([k, v]) => live?.[k] === v);
@@ -33,9 +32,8 @@ async function readIncarnation(c: KubeClients, pod: ObjectIdentity): Promise<V1P
 }
 
 /**
- * Merge-patches labels and annotations (see model leaderPodPatch) onto the pod of this uid; false when that pod is
- * gone. The uid in the patch makes the API server refuse it (422, uid is immutable) for a newer pod of the same name
- * instead of patching that one. `live`: the pod as just read, to save a GET.
+ * False when the pod of this uid is gone. The uid in the patch makes the API server refuse it (422, uid is immutable)
+ * for a newer pod of the same name instead of patching that one. `live`: the pod as just read, to save a GET.
  */
 export async function patchLeaderPod(
   c: KubeClients,
@@ -56,10 +54,7 @@ export async function patchLeaderPod(
   }
 }
 
-/**
- * Records the termination policy on every live, non-terminating leader pod of the LWS that does not carry it yet;
- * returns how many were patched. Terminating leaders keep theirs: their teardown has already decided.
- */
+/** Returns how many were patched. Terminating leaders keep theirs: their teardown has already decided. */
 export async function annotateLeaderPods(
   c: KubeClients,
   input: { ref: ObjectKey; podTerminationPolicy: PodTerminationPolicy },

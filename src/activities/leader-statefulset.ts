@@ -1,9 +1,6 @@
-// The leader StatefulSet: created from the model's builder, and brought back in line when replicas, partition or
-// what we wrote into template and update strategy changed.
-//
-// Drift is judged against what this controller last wrote, never against the live template: the API server fills in
-// defaults (imagePullPolicy, terminationMessagePath, ...), so a live template never equals a built one, and comparing
-// the two would replace the StatefulSet on every call. The hash of what we wrote lives in an annotation.
+// The leader StatefulSet, created from the model's builder and brought back in line on drift. Drift is judged by the
+// hash of what we last wrote (an annotation), never the live template: the API server fills in defaults
+// (imagePullPolicy, ...), so a live template never equals a built one and would be replaced on every call.
 import { createHash } from 'node:crypto';
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import {
@@ -26,13 +23,9 @@ import { podsOfNames } from './pods-of-names.js';
 
 import type { EnsureLeaderStatefulSetResult } from './types.js';
 
-/**
- * Ours. StatefulSet annotation: sha1 of the pod template and update strategy as this controller last wrote them.
- * (Belongs with the other names in src/model/labels.ts.)
- */
+/** Ours: sha1 of the pod template and update strategy as last written. (Belongs in src/model/labels.ts.) */
 export const ANNOTATION_APPLIED_HASH = 'leaderworkerset.sigs.k8s.io/applied-template-hash';
 
-/** sha1 of what we own in the spec besides replicas: the pod template and the update strategy. */
 export function appliedHash(sts: V1StatefulSet): string {
   const owned = { template: sts.spec?.template, updateStrategy: sts.spec?.updateStrategy };
   return createHash('sha1').update(canonicalJson(owned)).digest('hex');
@@ -42,7 +35,6 @@ function partition(sts: V1StatefulSet): number {
   return sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
 }
 
-/** True when the live StatefulSet differs from the built one in what we own (see the file comment). */
 function drifted(live: V1StatefulSet, built: V1StatefulSet, hash: string): boolean {
   return (
     live.metadata?.annotations?.[ANNOTATION_APPLIED_HASH] !== hash ||
@@ -51,10 +43,7 @@ function drifted(live: V1StatefulSet, built: V1StatefulSet, hash: string): boole
   );
 }
 
-/**
- * Creates the leader StatefulSet, or brings it in line. `from`: what the caller last wrote, a rolling update's step
- * before this one; while the StatefulSet is still exactly that, one guarded patch moves it on (see stepOn).
- */
+/** `from`: the rolling-update step the caller last wrote; while the StatefulSet is still that, stepOn moves it on. */
 export async function ensureLeaderStatefulSet(
   c: KubeClients,
   lws: LeaderWorkerSet,
@@ -73,8 +62,7 @@ export async function ensureLeaderStatefulSet(
   if (from && (await stepOn(c, lws, options, from, built, hash))) return 'updated';
   let conflicts = 0;
   for (;;) {
-    // Read first: the StatefulSet is there on every pass but a new LWS's first, and before a create the names of its
-    // pods must be free (see leaderPodsHeld).
+    // Read first: the StatefulSet is usually there, and before a create its pod names must be free (leaderPodsHeld).
     const live = await orNull(() => c.statefulSets.read({ namespace, name }));
     if (live === null) {
       const held = await leaderPodsHeld(c, built);
@@ -95,8 +83,7 @@ export async function ensureLeaderStatefulSet(
     }
     if (who === 'foreign') throw nameTaken(what, live.metadata, `LeaderWorkerSet ${namespace}/${lws.metadata.name}`);
     if (!drifted(live, built, hash)) return 'unchanged';
-    // Replace only the fields we own, on the object as read: its resourceVersion makes a concurrent writer's change
-    // a 409, which Temporal retries on fresh data.
+    // Only the fields we own, on the object as read: its resourceVersion turns a concurrent write into a 409.
     live.metadata = {
       ...live.metadata,
       labels: { ...live.metadata?.labels, ...built.metadata.labels },
@@ -109,18 +96,13 @@ export async function ensureLeaderStatefulSet(
       await c.statefulSets.replace({ namespace, name }, live);
       return 'updated';
     } catch (err) {
-      // The StatefulSet controller writes status all the time, and every write bumps the resourceVersion; a 409
-      // here is usually that, so read again and retry a few times before handing it to Temporal's retry.
+      // A 409 is usually the StatefulSet controller's status writes (each bumps resourceVersion): read again, retry.
       if (!isConflict(err) || ++conflicts > MAX_LOCAL_CONFLICT_RETRIES) throw classify(err);
     }
   }
 }
 
-/**
- * Leader pods that hold this StatefulSet's pod names and will go away (see podsOfNames): controlled by another
- * StatefulSet (an older incarnation's, collected with it), or terminating. An orphan that is not terminating is no
- * obstacle: the new StatefulSet adopts it.
- */
+/** Pods on its names that will go away: terminating, or another StatefulSet's. A live orphan is adopted instead. */
 async function leaderPodsHeld(c: KubeClients, built: V1StatefulSet): Promise<ObjectIdentity[]> {
   const pods = await podsOfNames(c, built, [LABEL_NAME, LABEL_WORKER_INDEX], 0);
   return pods
@@ -129,11 +111,8 @@ async function leaderPodsHeld(c: KubeClients, built: V1StatefulSet): Promise<Obj
 }
 
 /**
- * A rolling update's step in one call. The whole check (create, read, compare, replace) takes three round trips, and
- * its replace meets a 409 whenever the StatefulSet controller wrote status in between, which it does at every pod
- * change of a rollout. A JSON patch needs no resourceVersion: its tests make it apply only to the StatefulSet this
- * controller owns and last wrote as `from` (the hash of what it wrote then), and it sets replicas, partition and the
- * new hash. False when the tests fail or the call does: the whole check then finds out why.
+ * A rollout step as one JSON patch: no resourceVersion, so no 409 from the status writes (docs/profiling.md). Its tests
+ * apply it only to the StatefulSet this LWS owns and last wrote as `from`. False if they fail: the whole check runs.
  */
 async function stepOn(
   c: KubeClients,
@@ -160,5 +139,4 @@ async function stepOn(
   }
 }
 
-/** Conflicting replaces retried in place before the activity fails and Temporal retries it. */
 const MAX_LOCAL_CONFLICT_RETRIES = 5;

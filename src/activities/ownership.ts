@@ -7,7 +7,6 @@ import { ApplicationFailure } from '@temporalio/common';
 export const NAME_TAKEN = 'KubernetesNameTaken';
 
 export type Holder =
-  /** Ours: controlled by the owner we build for. */
   | 'ours'
   /** A previous incarnation's (same owner kind, other uid) or one being deleted: it goes away by itself. */
   | 'previous'
@@ -21,10 +20,7 @@ export function holder(meta: V1ObjectMeta | undefined, owner: { kind: string; ui
   return controller?.kind === owner.kind ? 'previous' : 'foreign';
 }
 
-/**
- * An ordinary (retryable) error for a name that a previous incarnation still holds: the garbage collector frees it,
- * and Temporal's retries try again until then.
- */
+/** Retryable: the garbage collector frees the name, and Temporal's retries try again until then. */
 export function stillHeld(what: string, meta: V1ObjectMeta | undefined): Error {
   return new Error(`${what} is still held by a previous owner (uid ${meta?.uid ?? '?'}); retrying until it is gone`);
 }

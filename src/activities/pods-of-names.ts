@@ -1,14 +1,11 @@
 // The pods that hold a StatefulSet's pod names, whoever controls them. The StatefulSet controller cannot create a pod
-// over a name in use: it fails, and retries with a per-StatefulSet backoff that doubles up to minutes. Creating a
-// StatefulSet while an older incarnation's pods still hold its names brings its pods up that much after they are gone.
+// over a name in use and retries with a backoff that doubles up to minutes, so a StatefulSet created while an older
+// incarnation's pods hold its names gets its pods that much late (docs/profiling.md).
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { KubeClients } from './clients.js';
 import { kube } from './kube-errors.js';
 
-/**
- * The pods named `<StatefulSet name>-<ordinal>` (ordinals from `firstOrdinal`) among those with the StatefulSet's
- * selector labels of `labelKeys` (a subset of the selector: the pods of an older incarnation may differ in the rest).
- */
+/** Selected by the labels of `labelKeys` only: an older incarnation's pods may differ in the rest of the selector. */
 export async function podsOfNames(
   c: KubeClients,
   built: V1StatefulSet,

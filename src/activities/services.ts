@@ -1,6 +1,5 @@
-// The headless Services: the LWS's own (owned by the LWS) and, under UniquePerReplica, one per group (owned by the
-// group's leader pod). Create-or-confirm; the only field ever brought back in line is the selector, which changes
-// with spec.networkConfig.subdomainPolicy.
+// The headless Services: the LWS's own and, under UniquePerReplica, one per group (owned by its leader pod). The only
+// field ever brought back in line is the selector, which changes with spec.networkConfig.subdomainPolicy.
 import type { V1Service } from '@kubernetes/client-node';
 import { buildHeadlessService, canonicalJson, KIND } from '../model/index.js';
 import type { LeaderWorkerSet } from '../model/index.js';
@@ -10,10 +9,7 @@ import { kube } from './kube-errors.js';
 import { holder, stillHeld } from './ownership.js';
 import type { EnsureOutcome } from './types.js';
 
-/**
- * Creates `built`, or confirms the Service of that name. Ours with another selector: the selector is replaced. A
- * previous owner's (being garbage-collected): a retryable error. Someone else's: left alone, as upstream does.
- */
+/** A previous owner's Service (being garbage-collected): a retryable error. Someone else's: left alone, as upstream. */
 export async function ensureService(
   c: KubeClients,
   built: V1Service,

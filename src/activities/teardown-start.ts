@@ -1,6 +1,5 @@
-// A teardown's first round as one local activity: the workers' delete the workflow asked for, and the reads it
-// judges on, at once. Each local activity's result is a turn of the workflow thread; in a burst of teardowns, turns
-// queue in front of the next workflows' deletes.
+// A teardown's first round as one local activity: the workers' delete and the reads it judges on, at once. Each local
+// activity's result is a turn of the workflow thread, and in a burst those turns queue (docs/profiling.md).
 import { leaderStatefulSetName, wantsGroup, workerStatefulSetName } from '../model/index.js';
 import { allSettledOrThrow } from '../shared/all-settled.js';
 import type { AllActivities, BeginTeardownInput, TeardownStart } from './types.js';

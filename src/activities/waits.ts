@@ -1,7 +1,6 @@
-// Waiting for one object (one uid) to reach a state: GET, and if it is not there yet, watch from that GET's
-// resourceVersion until it is. A watch that ends or fails (410 Gone included) is followed by a fresh GET and watch,
-// so no event can be missed for good. Heartbeats let Temporal notice a dead worker; cancelling the activity stops
-// the wait at once.
+// Waiting for one object (one uid) to reach a state: GET, then watch from that GET's resourceVersion. A watch that
+// ends or fails (410 Gone included) is followed by a fresh GET and watch, so no event is missed for good. Heartbeats
+// let Temporal notice a dead worker; cancelling the activity stops the wait at once.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { isPodReady, isStatefulSetReady, type ObjectIdentity } from '../model/index.js';
 import { throwIfCancelled } from './activity-context.js';
@@ -16,10 +15,7 @@ interface Watched {
   metadata?: { uid?: string; resourceVersion?: string };
 }
 
-/**
- * GET the object of `name`, and if `evaluate` gives no answer yet, watch it from that GET's resourceVersion until it
- * does. `evaluate` sees null when no object of that name exists. Shared by the one-uid waits below and the group waits.
- */
+/** `evaluate` sees null when no object of that name exists, and returns undefined until the wait is over. */
 export function observeByName<T extends Watched, R>(
   c: KubeClients,
   spec: {
@@ -55,7 +51,6 @@ export function observeByName<T extends Watched, R>(
   });
 }
 
-/** How to find one kind of object: its watch path and its read. */
 interface Kind<T> {
   label: string;
   listPath(namespace: string): string;
@@ -97,9 +92,8 @@ export function waitForStatefulSetGone(c: KubeClients, target: ObjectIdentity): 
 }
 
 /**
- * The pods gone, and the StatefulSet too unless only its foreground deletion keeps it (then `releasable`). Otherwise
- * the StatefulSet first: under Sequential the garbage collector removes it with the leader, long before its pods, so
- * nothing is left to wait for after the last pod.
+ * The StatefulSet first, unless only its foreground deletion keeps it (then `releasable` after the pods): under
+ * Sequential the garbage collector removes it with the leader, so nothing is left to wait for after the last pod.
  */
 export async function waitForNamesFreed(
   c: KubeClients,

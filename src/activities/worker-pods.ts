@@ -10,14 +10,12 @@ import {
 import type { KubeClients } from './clients.js';
 import { classify, kube, statusCode } from './kube-errors.js';
 
-/** Labels every pod of this worker StatefulSet (by owner uid) that lacks its worker-index; returns how many. */
 export async function labelWorkerPods(
   c: KubeClients,
   input: { lwsName: string; statefulSet: ObjectIdentity },
 ): Promise<number> {
   const { namespace, uid, name } = input.statefulSet;
-  // The group's pods only (the worker StatefulSet `<lws>-<i>` is named after its leader): listing the whole LWS made
-  // each of 100 concurrent provisionings fetch and decode all 400 pods.
+  // The group's pods only, not the whole LWS's (docs/profiling.md): the worker StatefulSet is named after its leader.
   const groupIndex = parsePodName(input.lwsName, name)?.groupIndex;
   const labelSelector =
     groupIndex === undefined

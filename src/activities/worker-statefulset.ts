@@ -27,7 +27,6 @@ export function groupKey(namespace: string, leaderPodName: string): string {
   return createHash('sha1').update(groupKeyInput(namespace, leaderPodName)).digest('hex');
 }
 
-/** Creates the StatefulSet, or tells whose the existing one of that name is. */
 async function createOrInspect(
   c: KubeClients,
   built: V1StatefulSet,
@@ -47,9 +46,8 @@ async function createOrInspect(
 }
 
 /**
- * When pods hold the names, whose they are decides. This leader's live StatefulSet's: it exists (a provisioning run
- * again, for a group that has its workers). Another incarnation's: blocked, as the one that controls them may be gone
- * already, and the StatefulSet controller cannot create a pod over a name in use. No pods: nothing to decide here.
+ * When pods hold the names, they decide. All of this leader's live StatefulSet: `exists`. Another incarnation's:
+ * `blocked`, even with their StatefulSet gone, since the StatefulSet controller cannot create a pod over a name in use.
  */
 async function judgedByPods(
   c: KubeClients,
@@ -63,7 +61,6 @@ async function judgedByPods(
   const liveUid = live?.metadata?.uid;
   const ours = live !== null && controllerUid(live.metadata) === leaderUid && !live.metadata?.deletionTimestamp;
   const left = pods.filter((p) => !ours || controllerUid(p.metadata) !== liveUid);
-  // Every pod is of this leader's StatefulSet, read just now: no create to try, no second read.
   if (left.length === 0) return { outcome: 'exists', uid: liveUid ?? '' };
   const uid = controllerUid(left[0]!.metadata) ?? '';
   // Their StatefulSet, if it is still there (else it is as good as deleted).

@@ -1,8 +1,6 @@
-// HTTP/2 to the API server, as client-go talks to it: the worker's calls and watches are streams on a few shared
-// connections. Over HTTP/1.1 every watch held a TLS connection of its own and a burst of calls opened new ones: in a
-// 50-group rebuild the worker opened hundreds in its first seconds, at about 2 ms of main-thread CPU each
-// (docs/profiling.md). Where HTTP/2 is not on offer (a plain-http server, a proxy, a server that does not negotiate
-// h2) the callers use HTTP/1.1 as before.
+// HTTP/2 to the API server, as client-go talks to it: calls and watches are streams on a few shared connections, not
+// a TLS connection each (docs/profiling.md). Where HTTP/2 is not on offer (a plain-http server, a proxy, a server that
+// does not negotiate h2) the callers use HTTP/1.1.
 import * as http2 from 'node:http2';
 import type * as https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -12,12 +10,10 @@ import { agentKey } from '../config/kubernetes.js';
 const DEFAULT_MAX_STREAMS = 100;
 /**
  * A connection quiet for `idleMs` is closed if no stream is open on it, else pinged and dropped if the ping is not
- * answered within `pingTimeoutMs` (as client-go checks its HTTP/2 connections). Read when a connection opens; tests
- * shorten them.
+ * answered within `pingTimeoutMs`, as client-go does. Read when a connection opens; tests shorten them.
  */
 export const http2Timeouts = { idleMs: 30_000, pingTimeoutMs: 15_000 };
 
-/** Where to send HTTP/2 requests, and what to send with each. */
 export interface Http2Target {
   server: string;
   headers: http2.OutgoingHttpHeaders;
@@ -40,10 +36,7 @@ interface Connection {
 const pools = new Map<string, Connection[]>();
 const http1Only = new Set<string>();
 
-/**
- * The HTTP/2 target for a request whose options `kc.applyToHTTPSOptions` filled in, or undefined where HTTP/1.1 is
- * to be used.
- */
+/** For options that `kc.applyToHTTPSOptions` filled in; undefined: use HTTP/1.1. */
 export function http2Target(kc: KubeConfig, options: https.RequestOptions): Http2Target | undefined {
   const cluster = kc.getCurrentCluster();
   if (!cluster?.server.startsWith('https:') || cluster.proxyUrl) return undefined;
@@ -124,10 +117,7 @@ function acquire(target: Http2Target): Connection {
   return connection;
 }
 
-/**
- * Opens one request stream: `:method` and `:path` plus the target's headers (credentials, and Content-Type and
- * Content-Length for a body). The connection is held (and the process kept alive) until the stream closes.
- */
+/** The connection is held (and the process kept alive) until the stream closes. */
 export function stream(target: Http2Target, method: string, path: string, body?: Buffer): http2.ClientHttp2Stream {
   const connection = acquire(target);
   const request = connection.session.request(
@@ -151,10 +141,7 @@ export function openConnections(): number {
   return n;
 }
 
-/**
- * A stream's error as callers should see it: when the connection itself failed (refused, an untrusted certificate),
- * Node cancels its pending streams with ERR_HTTP2_STREAM_CANCEL and the connection's error as the cause.
- */
+/** When the connection failed, Node cancels its streams (ERR_HTTP2_STREAM_CANCEL) with its error as the cause. */
 export function streamError(err: unknown): unknown {
   const e = err as { code?: unknown; cause?: unknown };
   return e?.code === 'ERR_HTTP2_STREAM_CANCEL' && e.cause ? e.cause : err;

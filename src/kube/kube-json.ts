@@ -1,9 +1,6 @@
-// Pods and StatefulSets as plain JSON, over the API server connections every activity shares (HTTP/2, see
-// api-http2.ts). client-node's typed APIs decode each response into their model classes, walking every field against
-// a type map and turning timestamps into Dates: in a 100-group rebuild that was about a tenth of the worker's main
-// thread. These calls hand back what the API server sent. Field names are the same as in the typed models; timestamps
-// are RFC 3339 strings, so code reads them only through isoTime or as present/absent, as it already does for objects
-// from a watch.
+// API objects as plain JSON over the shared connections (api-http2.ts), without client-node's typed decoding, which
+// cost the worker's main thread about a tenth (docs/profiling.md). Field names are the typed models'; timestamps stay
+// RFC 3339 strings, so code reads them only through isoTime or as present/absent.
 import * as http from 'node:http';
 import * as https from 'node:https';
 import {
@@ -47,17 +44,13 @@ interface Call {
   contentType?: string;
 }
 
-/** What came back: status, headers, and the body as text. */
 interface Answer {
   code: number;
   headers: Record<string, string>;
   text: string;
 }
 
-/**
- * One API call; resolves with the parsed response body. A status outside 2xx rejects with client-node's ApiException
- * (code, and the body as text), so kube-errors classifies it exactly as a typed call's failure.
- */
+/** A status outside 2xx rejects with client-node's ApiException, so kube-errors classifies it as a typed call's. */
 export async function kubeCall<T>(kc: KubeConfig, call: Call): Promise<T> {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('the KubeConfig has no current cluster: set KUBECONFIG or its current-context');
@@ -173,7 +166,6 @@ export interface JsonList<T> {
 export interface JsonResource<T> {
   read(ref: ObjectKey): Promise<T>;
   list(query: { namespace: string; labelSelector: string }): Promise<JsonList<T>>;
-  /** The objects of every namespace. */
   listAll(query?: { labelSelector?: string }): Promise<JsonList<T>>;
   create(namespace: string, body: T): Promise<T>;
   replace(ref: ObjectKey, body: T): Promise<T>;
@@ -239,10 +231,7 @@ export function namespacesJson(kc: KubeConfig): JsonResource<V1Namespace> {
   return resource<V1Namespace>(kc, () => namespaces, namespaces);
 }
 
-/**
- * StatefulSets as JSON also keep every field of a pod template: the typed model would silently drop a field newer
- * than the client, which would vanish from the user's template.
- */
+/** As JSON, pod template fields newer than the client survive; a typed model would silently drop them. */
 export function statefulSetsJson(kc: KubeConfig): JsonResource<V1StatefulSet> {
   return resource<V1StatefulSet>(kc, statefulSetsPath, allStatefulSets);
 }

@@ -32,10 +32,7 @@ export interface WatchOptions {
   signal: AbortSignal;
 }
 
-/**
- * Watches `listPath` (narrowed by the selectors). `onEvent` gets every ADDED, MODIFIED and DELETED event; the first
- * value it returns settles the watch as `{ result }`.
- */
+/** `onEvent` gets every ADDED, MODIFIED and DELETED event; the first value it returns settles the watch. */
 export function watchOnce<R>(
   kc: k8s.KubeConfig,
   opts: WatchOptions,
@@ -93,10 +90,7 @@ export function watchOnce<R>(
 
 type WatchQuery = Record<string, string | number | undefined>;
 
-/**
- * Starts one watch request: over HTTP/2 as a stream on a shared connection (api-http2.ts), else through
- * client-node's Watch over HTTP/1.1. `done` is called once, when the watch ends, fails or is aborted.
- */
+/** Over HTTP/2 when on offer (api-http2.ts), else client-node's Watch; `done` is called once. */
 async function openWatch(
   kc: k8s.KubeConfig,
   path: string,

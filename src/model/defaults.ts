@@ -31,7 +31,6 @@ function orDefault<T>(value: T | null | undefined, fallback: T): T {
   return value === undefined || value === null ? fallback : value;
 }
 
-/** The spec with every default applied; a new object (templates are deep copies), the input is left alone. */
 export function applySpecDefaults(spec: LeaderWorkerSetSpec): DefaultedLeaderWorkerSetSpec {
   const lwt = spec.leaderWorkerTemplate;
   const rolling = spec.rolloutStrategy?.rollingUpdateConfiguration;
@@ -62,7 +61,6 @@ export function applySpecDefaults(spec: LeaderWorkerSetSpec): DefaultedLeaderWor
   return out;
 }
 
-/** The LWS with every default applied; a new object whose metadata and status are shallow copies. */
 export function applyDefaults(lws: LeaderWorkerSet): DefaultedLeaderWorkerSet {
   const out: DefaultedLeaderWorkerSet = { ...lws, metadata: { ...lws.metadata }, spec: applySpecDefaults(lws.spec) };
   if (lws.status !== undefined) out.status = { ...lws.status };

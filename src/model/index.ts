@@ -1,5 +1,4 @@
-// The model layer: pure LeaderWorkerSet types and functions, safe to import from Temporal workflow code (no
-// Kubernetes client, no Node built-ins, nothing nondeterministic).
+// Pure LeaderWorkerSet types and functions, safe in Temporal workflow code: no Kubernetes client, no Node built-ins.
 export * from './labels.js';
 export * from './types.js';
 export * from './objects.js';

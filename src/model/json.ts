@@ -1,5 +1,4 @@
-// Plain-JSON helpers. Model code handles Kubernetes objects as JSON data; these keep copies and hashes deterministic
-// without structuredClone or Node built-ins, neither of which the Temporal workflow sandbox can be relied on for.
+// Deterministic JSON copies and hashes, without structuredClone or Node built-ins, which the workflow sandbox may lack.
 
 /** A deep copy of JSON data. Dates become ISO strings, as they would in any JSON round trip. */
 export function cloneJson<T>(value: T): T {
@@ -7,10 +6,7 @@ export function cloneJson<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
-/**
- * JSON with object keys sorted at every level, so that equal data always gives the same text whatever the order in
- * which its keys were written. Undefined object members are dropped, as JSON.stringify does.
- */
+/** Keys sorted at every level, so that equal data gives equal text; undefined members dropped, as by JSON.stringify. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
 }

@@ -1,19 +1,14 @@
-// Every well-known name the controller reads or writes, in one place.
-//
-// The label, annotation and env var names are upstream LeaderWorkerSet's, so that existing manifests, dashboards and
-// tools that select on them keep working with this controller. Names that upstream does not have are marked "ours".
+// Every well-known name the controller reads or writes. Labels, annotations and env vars are upstream LWS's, so that
+// manifests, dashboards and tools that select on them keep working; names upstream does not have are marked "ours".
 
-/** API group of the LeaderWorkerSet custom resource. */
 export const API_GROUP = 'leaderworkerset.x-k8s.io';
 export const API_VERSION = 'v1';
-/** `apiVersion` as written in manifests and owner references. */
 export const API_GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
 export const KIND = 'LeaderWorkerSet';
 export const LIST_KIND = 'LeaderWorkerSetList';
 export const PLURAL = 'leaderworkersets';
 export const SINGULAR = 'leaderworkerset';
 export const SHORT_NAME = 'lws';
-/** metadata.name of the CustomResourceDefinition: `<plural>.<group>`. */
 export const CRD_NAME = `${PLURAL}.${API_GROUP}`;
 
 const PREFIX = 'leaderworkerset.sigs.k8s.io/';
@@ -35,10 +30,7 @@ export const ANNOTATION_SIZE = `${PREFIX}size`;
 export const ANNOTATION_LEADER_NAME = `${PREFIX}leader-name`;
 /** Leader pod annotation set when spec.networkConfig.subdomainPolicy is UniquePerReplica (as upstream does). */
 export const ANNOTATION_SUBDOMAIN_POLICY = `${PREFIX}subdomainPolicy`;
-/**
- * Ours. Leader pod annotation recording spec.podTerminationPolicy, so that the policy is still known when the LWS
- * itself is already gone (deletion cascades) and only the terminating leader pod is left to read it from.
- */
+/** Ours. Leader pod annotation: spec.podTerminationPolicy, still readable once the LWS is gone (deletion cascades). */
 export const ANNOTATION_POD_TERMINATION_POLICY = `${PREFIX}pod-termination-policy`;
 
 /** Env var: DNS name of the group's leader pod. */
@@ -47,17 +39,12 @@ export const ENV_LEADER_ADDRESS = 'LWS_LEADER_ADDRESS';
 export const ENV_GROUP_SIZE = 'LWS_GROUP_SIZE';
 /** Env var: index of the pod inside its group; 0 is the leader. */
 export const ENV_WORKER_INDEX = 'LWS_WORKER_INDEX';
-/**
- * Ours. Env var: index of the group. Upstream's mutating webhook writes literal values per pod; without a webhook
- * the leader pod template is shared by all groups, so the leader reads its group index from the StatefulSet's
- * pod-index label via the downward API, and LWS_LEADER_ADDRESS refers to it with `$(LWS_GROUP_INDEX)`.
- */
+/** Ours. Env var: index of the group; with no webhook, a leader reads it from the pod-index label (env.ts). */
 export const ENV_GROUP_INDEX = 'LWS_GROUP_INDEX';
 
 /** Label the StatefulSet controller puts on each pod: its ordinal (Kubernetes >= 1.28, GA in 1.32). */
 export const LABEL_STATEFULSET_POD_INDEX = 'apps.kubernetes.io/pod-index';
 
-/** Reasons of the Events recorded on the LWS, so that `kubectl describe lws` tells what the workflows did. */
 export const EVENT_REASONS = {
   /** A spec the API server's schema would refuse, written around it: nothing is applied. */
   invalidSpec: 'InvalidSpec',
@@ -66,7 +53,6 @@ export const EVENT_REASONS = {
   rollingUpdateStep: 'RollingUpdateStep',
   groupProvisioned: 'GroupProvisioned',
   groupRecreated: 'GroupRecreated',
-  // A teardown's steps, each as its timeline tells it.
   groupLeaderTerminating: 'GroupLeaderTerminating',
   groupWorkersTerminating: 'GroupWorkersTerminating',
   groupLeaderGone: 'GroupLeaderGone',

@@ -1,5 +1,4 @@
-// Why a group's leader is terminating, which decides what its teardown waits for afterwards: the trigger judges it
-// from its watches when it starts the teardown, and the teardown again from what it reads first.
+// Why a group's leader is terminating, which decides what its teardown waits for (judged by trigger and teardown).
 import { applyDefaults } from './defaults.js';
 import { LABEL_TEMPLATE_REVISION_HASH } from './labels.js';
 import { templateRevisionHash } from './revision.js';
@@ -7,11 +6,6 @@ import type { LeaderWorkerSet } from './types.js';
 
 export type Lifecycle = 'rebuild' | 'scale-down' | 'rolling-update' | 'delete';
 
-/**
- * The LWS gone or being deleted, or the leader an older LWS's of that name (predatesLws): delete. A group the LWS no
- * longer wants (wantsGroup): scale-down, surge groups released after a rolling update included. The leader built from
- * another template: rolling update. Otherwise a rebuild.
- */
 export function lifecycleOf(
   lws: LeaderWorkerSet | null | undefined,
   groupIndex: number,
@@ -25,10 +19,7 @@ export function lifecycleOf(
   return 'rebuild';
 }
 
-/**
- * The LWS wants group `groupIndex`: below spec.replicas, or a surge group of a rolling update, which its leader
- * StatefulSet (`leaderReplicas`, see leaderStatefulSetReplicas) still keeps.
- */
+/** Below spec.replicas, or a rollout's surge group that the leader StatefulSet (`leaderReplicas`) still keeps. */
 export function wantsGroup(lws: LeaderWorkerSet, groupIndex: number, leaderReplicas?: number): boolean {
   return groupIndex < applyDefaults(lws).spec.replicas || (leaderReplicas !== undefined && groupIndex < leaderReplicas);
 }
@@ -45,19 +36,13 @@ export function leaderStatefulSetReplicas(
   return ours ? leaderStatefulSet.replicas : undefined;
 }
 
-/**
- * Why a rebuild's replacement will not come for a group at or above spec.replicas: the LWS was scaled down, or a
- * rolling update released the surge group it was (the leader StatefulSet no longer keeps it).
- */
 export function notWantedAbove(replicas: number): string {
   return `the LWS wants ${replicas} ${replicas === 1 ? 'group' : 'groups'} and keeps no surge group (scaled down, or a rolling update released it)`;
 }
 
 /**
- * A pod created before the LWS of its name was belongs to an older LWS of that name (deleted, then created again):
- * it goes as that one's deletion, and is neither rebuilt nor provisioned for the new one. Both times come from the API
- * server in whole seconds, so a pod created in the LWS's own second counts as its own: a new LWS's first leaders
- * usually are.
+ * A pod created before the LWS of its name belongs to an older LWS of that name (deleted, created again). Both times
+ * are whole seconds, so a pod of the LWS's own second counts as its own: a new LWS's first leaders usually are.
  */
 export function predatesLws(
   lws: { metadata?: { creationTimestamp?: string | Date } },

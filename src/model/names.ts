@@ -1,22 +1,17 @@
-// Names of the objects an LWS owns, the leader's DNS address, and Temporal workflow IDs.
-//
-// Object names follow upstream LeaderWorkerSet so that existing tools find them. Workflow IDs are deterministic:
-// the trigger can start the same workflow again after a restart and Temporal treats it as the one already running.
+// Names of the objects an LWS owns (upstream's, so that existing tools find them), the leader's DNS address, and
+// Temporal workflow IDs: deterministic, so a start again after a trigger restart meets the run already going.
 import type { Lifecycle } from './lifecycle.js';
 import type { ObjectKey } from './objects.js';
 import type { SubdomainPolicy } from './types.js';
 
-/** The leader StatefulSet is named after the LWS. */
 export function leaderStatefulSetName(lwsName: string): string {
   return lwsName;
 }
 
-/** Leader pods are the leader StatefulSet's pods: `<lws>-<groupIndex>`. The leader pod name also names the group. */
 export function leaderPodName(lwsName: string, groupIndex: number): string {
   return `${lwsName}-${groupIndex}`;
 }
 
-/** Each group's worker StatefulSet is named after its leader pod. */
 export function workerStatefulSetName(lwsName: string, groupIndex: number): string {
   return leaderPodName(lwsName, groupIndex);
 }
@@ -26,10 +21,7 @@ export function workerPodName(lwsName: string, groupIndex: number, workerIndex: 
   return `${workerStatefulSetName(lwsName, groupIndex)}-${workerIndex}`;
 }
 
-/**
- * The headless Service named after the LWS. It always exists: it is the leader StatefulSet's serviceName, so it
- * gives the leader pods their DNS names under both subdomain policies.
- */
+/** Always exists: as the leader StatefulSet's serviceName, it gives leader pods DNS names under both policies. */
 export function headlessServiceName(lwsName: string): string {
   return lwsName;
 }
@@ -45,13 +37,8 @@ export function workerServiceName(lwsName: string, groupIndex: number, policy: S
 }
 
 /**
- * Value of LWS_LEADER_ADDRESS: `<lws>-<i>.<lws>.<ns>`, the leader pod's DNS name.
- *
- * Under both subdomain policies. Upstream, under UniquePerReplica, gives `<lws>-<i>.<lws>-<i>.<ns>`, because its
- * mutating webhook sets the leader pod's spec.subdomain to the pod's own name. Without a webhook the StatefulSet
- * controller always sets a leader pod's subdomain to the leader StatefulSet's serviceName (the LWS name), and DNS
- * only publishes `<hostname>.<service>` for pods whose subdomain is that service, so upstream's form would not
- * resolve here.
+ * Under both subdomain policies: upstream's UniquePerReplica `<lws>-<i>.<lws>-<i>.<ns>` needs its webhook to set the
+ * pod's subdomain; here the StatefulSet controller sets it to the LWS name, and DNS answers only for that subdomain.
  */
 export function leaderAddress(lwsName: string, groupIndex: number, namespace: string): string {
   return `${leaderPodName(lwsName, groupIndex)}.${headlessServiceName(lwsName)}.${namespace}`;
@@ -65,7 +52,6 @@ export function groupKeyInput(namespace: string, leaderPod: string): string {
 /** A StatefulSet ordinal as Kubernetes writes it: decimal, no leading zeros. */
 const ORDINAL = '(0|[1-9][0-9]*)';
 
-/** The group index of a leader pod (`<lws>-<i>`), or undefined when the name is not one of this LWS's leaders. */
 export function parseGroupIndex(lwsName: string, podName: string): number | undefined {
   const prefix = `${lwsName}-`;
   if (!podName.startsWith(prefix)) return undefined;
@@ -73,11 +59,7 @@ export function parseGroupIndex(lwsName: string, podName: string): number | unde
   return new RegExp(`^${ORDINAL}$`).test(rest) ? Number(rest) : undefined;
 }
 
-/**
- * Group and worker index of any pod of this LWS (by name alone, which is ambiguous between LWSes named `x` and
- * `x-1`: prefer the pod's labels where they exist): leader `<lws>-<i>` gives workerIndex 0, worker `<lws>-<i>-<j>`
- * gives j >= 1. Undefined for any other name.
- */
+/** By name alone, which is ambiguous between LWSes `x` and `x-1`: prefer the pod's labels where they exist. */
 export function parsePodName(
   lwsName: string,
   podName: string,
@@ -93,21 +75,13 @@ export function parsePodName(
 
 /** The lifecycles that run as Temporal workflows, with what makes each run unique. */
 export type WorkflowOp =
-  /** Bring the LWS's owned objects in line with one generation of its spec. */
   | { kind: 'reconcile'; generation: number }
-  /** Create a group's worker StatefulSet for one leader pod (one incarnation of the group). */
   | { kind: 'provision'; groupIndex: number; leaderUid: string }
-  /** Tear down a group whose leader (this uid) is terminating, as the termination policy says. */
   | { kind: 'teardown'; groupIndex: number; oldLeaderUid: string; lifecycle?: Lifecycle }
   /** Restart policy: a pod of the group restarted or was deleted, so the whole group is recreated via its leader. */
   | { kind: 'recreate'; groupIndex: number; leaderUid: string; beforeStart?: boolean };
 
-/**
- * Workflow ID of a lifecycle: `lws/<ns>/<name>/reconcile/<generation>`, `lws/<ns>/<name>/group-<i>/provision/<leaderUID>`,
- * `lws/<ns>/<name>/group-<i>/teardown/<oldLeaderUID>` (a rebuild, scale-down, rolling update or deletion: the run's
- * Lifecycle search attribute says which), `lws/<ns>/<name>/group-<i>/recreate/<leaderUID>`. Readable in the
- * Temporal UI, and a function of its inputs only.
- */
+/** Readable in the Temporal UI and a function of the inputs; a teardown's lifecycle is in its search attributes. */
 export function workflowId(ref: ObjectKey, op: WorkflowOp): string {
   const base = `lws/${ref.namespace}/${ref.name}`;
   switch (op.kind) {
@@ -124,7 +98,6 @@ export function workflowId(ref: ObjectKey, op: WorkflowOp): string {
   }
 }
 
-/** One line for people (Temporal UI summary, logs): e.g. "provision group 1 of default/demo". */
 export function workflowSummary(ref: ObjectKey, op: WorkflowOp): string {
   const lws = `${ref.namespace}/${ref.name}`;
   switch (op.kind) {

@@ -1,9 +1,7 @@
-// The facts of Kubernetes objects that decisions read, in one shape for the trigger, the activities, the workflows,
-// the CLI and the bench: plain JSON (Temporal payloads), timestamps as RFC 3339 strings.
+// The object facts decisions read, one shape for trigger, activities, workflows, CLI, bench: JSON, RFC 3339 times.
 import type { V1ObjectMeta, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { LABEL_GROUP_INDEX, LABEL_NAME, LABEL_WORKER_INDEX } from './labels.js';
 
-/** Names an object (an LWS, a pod, a StatefulSet) in its namespace. */
 export interface ObjectKey {
   namespace: string;
   name: string;
@@ -22,7 +20,6 @@ export interface PodFacts extends ObjectIdentity {
   /** RFC 3339: when the grace period ends; set once the pod is terminating. */
   deletionTimestamp?: string;
   deletionGracePeriodSeconds?: number;
-  /** The Ready condition is True. */
   ready: boolean;
   /** restartCount summed over every container, init containers included. */
   restartCount: number;
@@ -46,7 +43,6 @@ export function isoTime(value: Date | string | null | undefined): string | undef
   return value instanceof Date ? value.toISOString() : value;
 }
 
-/** The uid of the ownerReference with controller: true. */
 export function controllerUid(
   meta: { ownerReferences?: ReadonlyArray<{ uid: string; controller?: boolean }> } | undefined,
 ): string | undefined {
@@ -63,7 +59,6 @@ export function isDeleting(o: { deletionTimestamp?: string }): boolean {
   return o.deletionTimestamp !== undefined;
 }
 
-/** The identity of an object read from the API, or undefined for one without name, namespace or uid. */
 function identityOf(meta: V1ObjectMeta | undefined): ObjectIdentity | undefined {
   const { name, namespace, uid } = meta ?? {};
   return name && namespace && uid ? { namespace, name, uid } : undefined;
@@ -117,9 +112,7 @@ export function byName<T extends { name: string }>(a: T, b: T): number {
   return a.name.localeCompare(b.name, 'en', { numeric: true });
 }
 
-/** Label selectors, as the API's `labelSelector` parameter takes them. */
 export const selectors = {
-  /** Everything of the LWS: its StatefulSets and pods. */
   ofLws: (lwsName: string) => `${LABEL_NAME}=${lwsName}`,
   /** Its leader pods (worker-index 0, set by the leader pod template). */
   leadersOf: (lwsName: string) => `${LABEL_NAME}=${lwsName},${LABEL_WORKER_INDEX}=0`,
@@ -134,10 +127,7 @@ export const selectors = {
   },
 };
 
-/**
- * The StatefulSet controller has seen the current spec and counts every wanted replica ready. Without the
- * observedGeneration check a status written before a scale-up would count as ready.
- */
+/** observedGeneration first: a status written before a scale-up would otherwise count as ready. */
 export function isStatefulSetReady(sts: V1StatefulSet): boolean {
   const observed = sts.status?.observedGeneration ?? 0;
   return observed >= (sts.metadata?.generation ?? 0) && (sts.status?.readyReplicas ?? 0) >= (sts.spec?.replicas ?? 1);

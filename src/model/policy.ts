@@ -1,10 +1,6 @@
-// spec.podTerminationPolicy: which policy applies to a terminating group.
-//
-// Sequential: the controller only observes. The leader terminates, and when it is gone from the API the garbage
-// collector deletes the worker StatefulSet it owns (about 2 x grace period in all).
-// Parallel: as soon as the leader has a deletionTimestamp, the controller foreground-deletes the worker StatefulSet,
-// so leader and workers terminate together (about 1 x grace period).
-// Both: a new group's worker StatefulSet is only created once the old one is gone, because the names collide.
+// spec.podTerminationPolicy. Sequential: the controller only observes; the garbage collector deletes the workers once
+// the leader is gone (about 2 x grace period). Parallel: at the leader's deletionTimestamp the controller deletes the
+// workers too, so both terminate together (about 1 x grace period). Either way new workers wait for the old names.
 import { ANNOTATION_POD_TERMINATION_POLICY } from './labels.js';
 import { DEFAULT_POD_TERMINATION_POLICY } from './defaults.js';
 import { predatesLws } from './lifecycle.js';
@@ -22,10 +18,8 @@ export interface ResolvedPolicy {
 }
 
 /**
- * The termination policy of a group: the LWS spec's while the LWS exists (pass it, even when it is being deleted);
- * else the annotation recorded on the terminating leader pod; else Sequential. An unknown value also gives
- * Sequential, the policy under which the controller deletes nothing itself. A leader created before the LWS of its
- * name is an older LWS's, deleted and created again: the new one's spec is not its.
+ * Pass the LWS while it exists, even being deleted. Unknown values give Sequential, under which the controller deletes
+ * nothing itself. A leader created before the LWS of its name is an older LWS's: the new one's spec is not its.
  */
 export function resolvePodTerminationPolicy(sources: {
   lws?: { metadata?: { creationTimestamp?: string | Date }; spec?: { podTerminationPolicy?: unknown } } | null;

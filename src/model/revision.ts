@@ -1,7 +1,5 @@
-// The template revision hash: one short string that changes exactly when the pods an LWS would create change.
-//
-// Pure and dependency-free (no crypto module) because workflow code computes it too. FNV-1a 32-bit is not a
-// cryptographic hash, which is fine here: it only tells revisions of one LWS apart, never guards against an attacker.
+// The template revision hash: changes exactly when the pods an LWS would create change. FNV-1a 32-bit without the
+// crypto module, as workflow code computes it too: it tells revisions of one LWS apart, and guards against no attacker.
 import { applySpecDefaults } from './defaults.js';
 import { canonicalJson } from './json.js';
 import type { DefaultedLeaderWorkerSetSpec, LeaderWorkerSetSpec } from './types.js';
@@ -24,7 +22,6 @@ function utf8Bytes(text: string): number[] {
   return bytes;
 }
 
-/** FNV-1a, 32 bits, over the UTF-8 bytes of `text`; 8 lowercase hex digits. */
 export function fnv1a32Hex(text: string): string {
   let hash = FNV_OFFSET_BASIS;
   for (const byte of utf8Bytes(text)) {
@@ -35,11 +32,8 @@ export function fnv1a32Hex(text: string): string {
 }
 
 /**
- * What goes into the hash: everything that ends up in a pod template the controller writes. The leader template is
- * taken as effective (leaderTemplate, else workerTemplate), so that writing the same template twice or once does not
- * count as a change. spec.podTerminationPolicy is left out: switching it applies to the next teardown without
- * rolling any group (the controller annotates live leader pods instead); so are spec.replicas, restartPolicy,
- * startupPolicy and the rollout settings, which are not in any pod template.
+ * Everything in the pod templates the controller writes, the leader template as effective (spelling it out is no
+ * change). Not podTerminationPolicy: a switch applies to the next teardown without a rollout (leader pods annotated).
  */
 export function revisionInput(spec: LeaderWorkerSetSpec | DefaultedLeaderWorkerSetSpec): unknown {
   const d = applySpecDefaults(spec);

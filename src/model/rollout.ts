@@ -1,12 +1,8 @@
-// Rolling-update numbers: maxUnavailable and maxSurge are an absolute count or a percentage of spec.replicas; and the
-// steps of a rolling update, which the reconcile workflow steers.
+// Rolling-update numbers (maxUnavailable, maxSurge: a count or a percentage of replicas) and a rollout's steps.
 import type { GroupState } from './status.js';
 import type { DefaultedLeaderWorkerSetSpec, IntOrString } from './types.js';
 
-/**
- * A percentage from 0% to 100% (leading zeros allowed, as Kubernetes' own percent check allows them). The CRD's CEL
- * rule uses this same pattern; a unit test checks that the two match.
- */
+/** 0% to 100%, leading zeros allowed as Kubernetes allows them; the CRD's CEL rule uses it too (a unit test checks). */
 export const PERCENT_PATTERN = '^0*(100|[1-9]?[0-9])%$';
 /** A percentage that is zero whatever the number of replicas ("0%", "00%"). */
 export const ZERO_PERCENT_PATTERN = '^0+%$';
@@ -14,27 +10,21 @@ export const ZERO_PERCENT_PATTERN = '^0+%$';
 const percentRe = new RegExp(PERCENT_PATTERN);
 const zeroPercentRe = new RegExp(ZERO_PERCENT_PATTERN);
 
-/** The number in a valid percentage string ("25%" -> 25), else undefined. */
 export function parsePercent(value: string): number | undefined {
   return percentRe.test(value) ? Number(value.slice(0, -1)) : undefined;
 }
 
-/** True for a non-negative integer or a percentage string between 0% and 100%. */
 export function isValidIntOrPercent(value: unknown): value is IntOrString {
   if (typeof value === 'number') return Number.isInteger(value) && value >= 0;
   if (typeof value === 'string') return percentRe.test(value);
   return false;
 }
 
-/** True when the value is zero for any replica count: 0 or "0%". */
 export function isZeroIntOrPercent(value: IntOrString): boolean {
   return typeof value === 'number' ? value === 0 : zeroPercentRe.test(value);
 }
 
-/**
- * An absolute count from a count or a percentage of `total`: maxUnavailable rounds down, maxSurge rounds up
- * (Kubernetes' GetScaledValueFromIntOrPercent). Throws on a value that validation would have rejected.
- */
+/** maxUnavailable rounds down, maxSurge up (Kubernetes' GetScaledValueFromIntOrPercent); throws on an invalid value. */
 export function scaleIntOrPercent(value: IntOrString, total: number, roundUp: boolean): number {
   if (typeof value === 'number') {
     if (!Number.isInteger(value) || value < 0)
@@ -56,15 +46,11 @@ export function effectiveMaxSurge(spec: DefaultedLeaderWorkerSetSpec): number {
   );
 }
 
-/** maxUnavailable as a count of groups. */
 export function effectiveMaxUnavailable(spec: DefaultedLeaderWorkerSetSpec): number {
   return scaleIntOrPercent(spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable, spec.replicas, false);
 }
 
-/**
- * maxUnavailable for the leader StatefulSet's own rolling update: surge groups may be replaced too, and at least 1 so
- * that an update can always make progress (a percentage that rounds to 0, or 0 replicas, would otherwise stall it).
- */
+/** Surge groups may be replaced too; at least 1, so an update always progresses (a percentage can round to 0). */
 export function leaderStatefulSetMaxUnavailable(spec: DefaultedLeaderWorkerSetSpec): number {
   return Math.max(1, effectiveMaxUnavailable(spec) + effectiveMaxSurge(spec));
 }
@@ -80,13 +66,10 @@ export interface LeaderRollout {
 }
 
 /**
- * One step of a rolling update, from the groups as they are now (level-triggered: called on every change). A group is
- * Ready when its leader and every worker are; the StatefulSet alone sees only leaders, and a replaced leader is Ready
- * long before its workers (they wait for the old ones to go), so it would take the next group down too early.
- * While a group at or above the user's partition still runs an old template, there are `replicas + maxSurge` groups
- * (the surge groups, above the last ordinal, start on the new template) and the partition comes down over old Ready
- * groups only as far as the Ready groups allow: never fewer than `replicas - maxUnavailable` Ready, counting surge
- * groups. Once no old group is left, the surge groups go, each as soon as the groups in range no longer need it.
+ * Level-triggered. A group is Ready when its leader and every worker are: a replaced leader is Ready long before its
+ * workers. While an old group at or above the user's partition is left, there are `replicas + maxSurge` groups, and
+ * the partition comes down over old Ready groups while `replicas - maxUnavailable` stay Ready (surge groups count).
+ * Then each surge group goes once the groups in range no longer need it.
  */
 export function planLeaderRollout(
   spec: DefaultedLeaderWorkerSetSpec,

@@ -7,10 +7,8 @@ import { isDeleting, selectors, type PodFacts, type StatefulSetFacts } from './o
 import { templateRevisionHash } from './revision.js';
 import type { Condition, LeaderWorkerSet, LeaderWorkerSetStatus } from './types.js';
 
-/** The part of a leader pod's PodFacts that status reads. */
 export type LeaderFacts = Pick<PodFacts, 'name' | 'uid' | 'labels' | 'ready' | 'deletionTimestamp'>;
 
-/** The part of a worker StatefulSet's StatefulSetFacts that status reads. */
 export type WorkerSetFacts = Pick<StatefulSetFacts, 'name' | 'ownerUid' | 'readyReplicas' | 'deletionTimestamp'>;
 
 /** Label selector of the leader pods (the scale subresource's selector, for an HPA). */
@@ -64,22 +62,15 @@ function condition(
   return { type, status, reason, message, lastTransitionTime, observedGeneration: generation };
 }
 
-/**
- * UpdateInProgress's reason while the controller steers a rolling update (LeaderRollout.rolling), surge groups kept
- * after the last old group included. A new generation's reconcile reads it: the rollout it takes over goes on.
- */
+/** UpdateInProgress's reason while the controller steers a rollout: a new generation's reconcile reads it to go on. */
 export const REASON_ROLLING_UPDATE = 'RollingUpdate';
 
-/** The LWS's status says a rolling update was under way when it was last written. */
 export function rollingUpdateRecorded(lws: LeaderWorkerSet): boolean {
   const c = lws.status?.conditions?.find((x) => x.type === 'UpdateInProgress');
   return c?.status === 'True' && c.reason === REASON_ROLLING_UPDATE;
 }
 
-/**
- * The status an LWS should show for the groups the cluster holds; `now` is the caller's clock (workflow time), and
- * `rolling` whether the controller is steering a rolling update.
- */
+/** `now`: the caller's clock (workflow time); `rolling`: the controller is steering a rolling update. */
 export function computeStatus(
   lws: LeaderWorkerSet,
   leaders: LeaderFacts[],
@@ -134,7 +125,6 @@ export function computeStatus(
   };
 }
 
-/** True when writing `next` would change nothing: skip the API call. */
 export function sameStatus(current: LeaderWorkerSetStatus | undefined, next: LeaderWorkerSetStatus): boolean {
   return current !== undefined && canonicalJson(current) === canonicalJson(next);
 }

@@ -1,11 +1,9 @@
-// What a teardown decides from its first reads: the group's policy and lifecycle, the workers it follows, whether it
-// deletes them, and whether the LWS of the group's name is the group's own.
+// What a teardown decides from its first reads: policy, lifecycle, its own workers, whether to delete them, its LWS.
 import { leaderStatefulSetReplicas, lifecycleOf, predatesLws, type Lifecycle } from './lifecycle.js';
 import type { ObjectIdentity, PodFacts, StatefulSetFacts } from './objects.js';
 import { resolvePodTerminationPolicy, type ResolvedPolicy } from './policy.js';
 import type { LeaderWorkerSet } from './types.js';
 
-/** A teardown's first reads, made after the leader's deletion. */
 export interface TeardownReads {
   lws: LeaderWorkerSet | null;
   /** The pod of the leader's name: this leader, or already its replacement. */
@@ -28,9 +26,8 @@ export interface TeardownJudgement extends ResolvedPolicy {
 }
 
 /**
- * The judgement, for a leader the trigger saw terminating with the lifecycle it judged from its watches (which may
- * lag the spec). Only this leader's own pod counts for the lifecycle, and a delete stays one: an LWS of that name
- * may be a new one. Parallel never deletes the workers of a leader that is not terminating, nor another leader's.
+ * `group.lifecycle`: the trigger's, from watches that may lag. Only this leader's own pod counts, and a delete stays
+ * one (the LWS of that name may be new). Parallel never deletes the workers of a leader not terminating, nor another's.
  */
 export function judgeTeardown(
   group: { groupIndex: number; leader: ObjectIdentity; lifecycle: Lifecycle },

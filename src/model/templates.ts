@@ -1,10 +1,6 @@
-// Pure builders of the objects the controller creates for an LWS (DESIGN.md section 2): the headless Service(s), the
-// leader StatefulSet and one worker StatefulSet per group. Activities send the results to the API server as they are.
-//
-// Upstream puts per-pod labels and env vars in with a mutating pod webhook. This controller has none, so everything
-// goes into the StatefulSet pod templates, and what differs per pod comes from the StatefulSet controller's
-// `apps.kubernetes.io/pod-index` label through the downward API (see env.ts). Per-pod labels that a template cannot
-// carry (a leader's group-index and group-key, a worker's worker-index) are for the caller to patch onto the pods.
+// Pure builders of the objects the controller creates for an LWS (DESIGN.md section 2). Upstream sets per-pod labels
+// and env vars with a mutating webhook; here they go into the pod templates, per-pod values come from the pod-index
+// label through the downward API (env.ts), and what a template cannot carry the caller patches onto the pods.
 import type { V1OwnerReference, V1PodTemplateSpec, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { applyDefaults } from './defaults.js';
 import { leaderEnvVars, withLwsEnv, workerEnvVars } from './env.js';
@@ -34,7 +30,6 @@ import { templateRevisionHash } from './revision.js';
 import { leaderStatefulSetMaxUnavailable } from './rollout.js';
 import type { DefaultedLeaderWorkerSet, LeaderWorkerSet, PodTerminationPolicy } from './types.js';
 
-/** A leader pod as the worker StatefulSet's owner: name and uid of the live pod. */
 export interface LeaderPodRef {
   name: string;
   uid: string;
@@ -46,7 +41,6 @@ interface LwsIdentity {
   uid: string;
 }
 
-/** Name, namespace and uid, which every owned object needs; a missing one is a caller bug, so it throws. */
 function identity(lws: LeaderWorkerSet): LwsIdentity {
   const { name, namespace, uid } = lws.metadata;
   if (!name || !namespace || !uid) {
@@ -89,11 +83,7 @@ function headless(
   };
 }
 
-/**
- * The headless Service named after the LWS, owned by it; the leader StatefulSet's serviceName. Under Shared it
- * selects every pod of the LWS; under UniquePerReplica only the leaders, since each group's workers get their own
- * Service (buildGroupService).
- */
+/** Shared: every pod of the LWS; UniquePerReplica: only the leaders (each group's workers have buildGroupService). */
 export function buildHeadlessService(lws: LeaderWorkerSet): V1Service {
   const d = applyDefaults(lws);
   const { name, namespace } = identity(d);
@@ -104,10 +94,7 @@ export function buildHeadlessService(lws: LeaderWorkerSet): V1Service {
   return headless(headlessServiceName(name), namespace, name, selector, lwsOwnerReference(d));
 }
 
-/**
- * Under UniquePerReplica, the group's own headless Service `<lws>-<i>`, owned by the leader pod (as upstream), the
- * serviceName of the group's worker StatefulSet. Undefined under Shared, where no such Service exists.
- */
+/** UniquePerReplica only: the group's Service, owned by its leader pod (as upstream), its workers' serviceName. */
 export function buildGroupService(
   lws: LeaderWorkerSet,
   groupIndex: number,
@@ -144,12 +131,7 @@ function decorate(
   return out;
 }
 
-/**
- * The leader pod template: leaderTemplate (else workerTemplate) with labels name, worker-index "0" and the revision
- * hash, annotations size (and subdomainPolicy under UniquePerReplica), and the LWS env vars. The termination policy
- * is deliberately not in the template: changing it must apply to the next teardown without rolling any group, so the
- * controller records it on each live leader pod instead (see leaderPodPatch).
- */
+/** Not the termination policy: a change must not roll any group, so live leader pods carry it (leaderPodPatch). */
 export function buildLeaderPodTemplate(lws: DefaultedLeaderWorkerSet, revisionHash: string): V1PodTemplateSpec {
   const { name, namespace } = identity(lws);
   const { leaderWorkerTemplate: lwt, networkConfig } = lws.spec;
@@ -175,13 +157,9 @@ export interface LeaderStatefulSetOptions {
   partition?: number;
 }
 
-/** A leader StatefulSet's size and partition, as one rolling-update step wrote them. */
 export type LeaderStatefulSetStep = Required<Pick<LeaderStatefulSetOptions, 'replicas' | 'partition'>>;
 
-/**
- * The leader StatefulSet (DESIGN.md section 2): named after the LWS and owned by it, serviceName the LWS's headless
- * Service, Parallel pod management (groups start and stop independently), selector name + worker-index "0".
- */
+/** Parallel pod management: groups start and stop independently. */
 export function buildLeaderStatefulSet(lws: LeaderWorkerSet, options: LeaderStatefulSetOptions = {}): V1StatefulSet {
   const d = applyDefaults(lws);
   const { name, namespace } = identity(d);
@@ -215,21 +193,13 @@ export function buildLeaderStatefulSet(lws: LeaderWorkerSet, options: LeaderStat
 
 export interface WorkerStatefulSetInput {
   groupIndex: number;
-  /** The live leader pod of the group, which will own the StatefulSet. */
   leaderPod: LeaderPodRef;
   /** Value of the group-key label: sha1 hex of names.groupKeyInput(namespace, leaderPod.name), computed by the caller. */
   groupKey: string;
-  /**
-   * The leader pod's template-revision-hash label, so that workers match their leader's revision; default:
-   * templateRevisionHash(lws.spec). Pass the spec of that revision as `lws` when it is not the current one.
-   */
+  /** The leader's, so that workers match its revision (with that revision's spec as `lws`); default: the spec's. */
   revisionHash?: string;
 }
 
-/**
- * The worker pod template of one group: workerTemplate with labels name, group-index, group-key and the revision
- * hash, annotations size and leader-name, and the LWS env vars.
- */
 export function buildWorkerPodTemplate(
   lws: DefaultedLeaderWorkerSet,
   input: Required<WorkerStatefulSetInput>,
@@ -253,11 +223,7 @@ export function buildWorkerPodTemplate(
   return template;
 }
 
-/**
- * The worker StatefulSet of group `groupIndex` (DESIGN.md section 2): named after the leader pod and owned by it
- * (controller, blockOwnerDeletion), size-1 replicas with ordinals from 1, so worker pods are `<lws>-<i>-1..size-1`.
- * Undefined when size is 1: such a group is its leader alone, and no worker StatefulSet is created.
- */
+/** Undefined for size 1: such a group is its leader alone. */
 export function buildWorkerStatefulSet(lws: LeaderWorkerSet, input: WorkerStatefulSetInput): V1StatefulSet | undefined {
   const d = applyDefaults(lws);
   const { size } = d.spec.leaderWorkerTemplate;
@@ -294,10 +260,7 @@ export function buildWorkerStatefulSet(lws: LeaderWorkerSet, input: WorkerStatef
   };
 }
 
-/**
- * The labels and annotation the controller sets on a live leader pod (a template cannot carry them per pod): its
- * group index and group key, and the termination policy, which must stay readable once the LWS is gone.
- */
+/** What a template cannot carry per pod; the termination policy must stay readable once the LWS is gone. */
 export function leaderPodPatch(input: {
   groupIndex: number;
   groupKey: string;

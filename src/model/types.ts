@@ -1,7 +1,5 @@
-// TypeScript shape of the LeaderWorkerSet v1 API (group leaderworkerset.x-k8s.io).
-//
-// Pod templates reuse the Kubernetes client's type, imported as a type only: type imports vanish at runtime, so
-// workflow code that imports this module stays free of the Kubernetes client.
+// TypeScript shape of the LeaderWorkerSet v1 API. Pod templates use the Kubernetes client's type as a type-only
+// import, which vanishes at runtime: workflow code that imports this module stays free of the client.
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 
 // Each enum is a const tuple so that validation, defaults and the CRD test share one source of allowed values.
@@ -100,10 +98,7 @@ export interface OwnerReference {
   blockOwnerDeletion?: boolean;
 }
 
-/**
- * The metadata fields this project uses. Timestamps may be Dates (fresh from the Kubernetes client) or strings
- * (after a JSON round trip, e.g. through a Temporal payload); model code only tests them for presence.
- */
+/** Timestamps: Dates from the typed client, strings after a JSON round trip; model code tests them for presence. */
 export interface ObjectMeta {
   name?: string;
   namespace?: string;
@@ -125,7 +120,6 @@ export interface LeaderWorkerSet {
   status?: LeaderWorkerSetStatus;
 }
 
-/** A LeaderWorkerSet with every defaulted field filled in (see defaults.applyDefaults). */
 export interface DefaultedLeaderWorkerSetSpec {
   replicas: number;
   leaderWorkerTemplate: {

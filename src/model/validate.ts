@@ -1,6 +1,5 @@
-// The rules the CRD makes the API server enforce, for objects that did not pass through it (files, tests, replayed
-// workflow inputs). Messages follow the API server's form, "<field path>: <what is wrong>: <what is allowed>", and the
-// CEL rule messages are shared with the CRD (a unit test checks that the two agree).
+// The CRD's rules, for objects that did not pass the API server (files, tests, replayed workflow inputs). Messages
+// take its form, "<field path>: <what is wrong>: <what is allowed>"; a unit test keeps the CEL messages in step.
 import {
   POD_TERMINATION_POLICIES,
   RESTART_POLICIES,
@@ -18,9 +17,7 @@ export const MIN_SIZE = 1;
 export const MIN_PARTITION = 0;
 /** Pods of one LWS are counted in int32 by Kubernetes' StatefulSets and by HPA. */
 export const MAX_TOTAL_PODS = 2_147_483_647;
-/**
- * The LWS name names the headless Service, so it must be a DNS-1035 label (upstream's webhook has the same rule).
- */
+/** The LWS name names the headless Service, so it must be a DNS-1035 label (upstream's webhook has the same rule). */
 export const NAME_PATTERN = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
 export const MAX_NAME_LENGTH = 63;
 
@@ -88,14 +85,12 @@ function unsupported(field: string, value: unknown, allowed: readonly string[]):
   };
 }
 
-/** Checks an optional enum field; returns no error when it is absent (a default applies). */
 function checkEnum(errors: FieldError[], field: string, value: unknown, allowed: readonly string[]): void {
   if (isAbsent(value)) return;
   if (typeof value !== 'string') errors.push(wrongType(field, value, 'string'));
   else if (!allowed.includes(value)) errors.push(unsupported(field, value, allowed));
 }
 
-/** Checks an optional integer field with bounds; returns the integer, or undefined when absent or invalid. */
 function checkInteger(
   errors: FieldError[],
   field: string,
@@ -118,7 +113,6 @@ function checkInteger(
   return value;
 }
 
-/** Checks an optional object field; returns it, or undefined when absent or not an object. */
 function checkObject(errors: FieldError[], field: string, value: unknown): JsonObject | undefined {
   if (isAbsent(value)) return undefined;
   if (!isObject(value)) {
@@ -220,10 +214,7 @@ function checkSpec(errors: FieldError[], spec: JsonObject): void {
   }
 }
 
-/**
- * Validates a LeaderWorkerSet given as untrusted JSON data (before or after defaulting). Returns every error found,
- * an empty list when the object is valid.
- */
+/** Every error in untrusted JSON data (before or after defaulting); empty when valid. */
 export function validateLeaderWorkerSet(obj: unknown): FieldError[] {
   const errors: FieldError[] = [];
   if (!isObject(obj)) {
