@@ -50,13 +50,12 @@ export async function waitForPodsGone(
 /** How often a replacement wait looks whether the LWS still wants the group. */
 export const REPLACEMENT_CHECK_MS = 15_000;
 
-/** With `group`, it ends once the LWS no longer wants the group, not waiting for a replacement that never comes. */
+/** Also ends once the LWS no longer wants the group: no waiting for a replacement that never comes. */
 export async function waitForReplacementGroupReady(
   c: KubeClients,
   input: ReplacementGroupInput,
 ): Promise<ReplacementGroupResult> {
   const { group } = input;
-  if (!group) return replacementReady(c, input);
   const stop = new AbortController();
   try {
     return await Promise.race([

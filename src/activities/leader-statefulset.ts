@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import {
+  ANNOTATION_APPLIED_HASH,
   controllerUid,
   buildLeaderStatefulSet,
   canonicalJson,
@@ -20,11 +21,7 @@ import type { KubeClients } from './clients.js';
 import { classify, isConflict, orNull } from './kube-errors.js';
 import { holder, nameTaken } from './ownership.js';
 import { podsOfNames } from './pods-of-names.js';
-
 import type { EnsureLeaderStatefulSetResult } from './types.js';
-
-/** Ours: sha1 of the pod template and update strategy as last written. (Belongs in src/model/labels.ts.) */
-export const ANNOTATION_APPLIED_HASH = 'leaderworkerset.sigs.k8s.io/applied-template-hash';
 
 export function appliedHash(sts: V1StatefulSet): string {
   const owned = { template: sts.spec?.template, updateStrategy: sts.spec?.updateStrategy };

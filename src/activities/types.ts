@@ -169,8 +169,8 @@ export interface ReplacementGroupInput {
   workerStatefulSetName: string;
   previousLeaderUid: string;
   size: number;
-  /** With it, the wait also ends once the LWS no longer wants this group. */
-  group?: { lwsName: string; groupIndex: number };
+  /** The wait also ends once the LWS no longer wants this group. */
+  group: { lwsName: string; groupIndex: number };
 }
 
 export interface GroupWaitActivities {

@@ -33,6 +33,9 @@ export const ANNOTATION_SUBDOMAIN_POLICY = `${PREFIX}subdomainPolicy`;
 /** Ours. Leader pod annotation: spec.podTerminationPolicy, still readable once the LWS is gone (deletion cascades). */
 export const ANNOTATION_POD_TERMINATION_POLICY = `${PREFIX}pod-termination-policy`;
 
+/** Ours. Leader StatefulSet annotation: sha1 of the pod template and update strategy as last written. */
+export const ANNOTATION_APPLIED_HASH = `${PREFIX}applied-template-hash`;
+
 /** Env var: DNS name of the group's leader pod. */
 export const ENV_LEADER_ADDRESS = 'LWS_LEADER_ADDRESS';
 /** Env var: group size (leader included). */

@@ -2,7 +2,7 @@
 // that started it. The reconcile lives as long as its generation, across builds: it moves to the current build at its
 // next workflow task, so its changes go behind patched() and the replay test guards them.
 import type { VersioningBehavior } from '@temporalio/common';
-import { setWorkflowOptions } from '@temporalio/workflow';
+import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { provisionGroup } from './provision-group.js';
 import { reconcileLeaderWorkerSet } from './reconcile.js';
 import { recreateGroup } from './recreate-group.js';
@@ -17,12 +17,23 @@ export const versioningBehaviors = {
 
 export type VersionedWorkflowType = keyof typeof versioningBehaviors;
 
-/** Registers each type's behaviour on its function, where the SDK reads it when a run starts. */
+/**
+ * The options of a run of `type` on a worker of this deployment version. None on an unversioned worker
+ * (TEMPORAL_WORKER_VERSIONING=false): the server refuses a workflow task completed with a behaviour and no version.
+ */
+export function versioningOptions(
+  type: VersionedWorkflowType,
+  version: { deploymentName?: string } | undefined,
+): { versioningBehavior?: VersioningBehavior } {
+  return version?.deploymentName ? { versioningBehavior: versioningBehaviors[type] } : {};
+}
+
+/** Registers each type's options on its function; the SDK evaluates them when a run starts. */
 export function applyVersioningBehaviors(
   workflows: Record<VersionedWorkflowType, (...args: never[]) => Promise<unknown>>,
 ): void {
   for (const type of Object.keys(versioningBehaviors) as VersionedWorkflowType[]) {
-    setWorkflowOptions({ versioningBehavior: versioningBehaviors[type] }, workflows[type]);
+    setWorkflowOptions(() => versioningOptions(type, workflowInfo().currentDeploymentVersion), workflows[type]);
   }
 }
 

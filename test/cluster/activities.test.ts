@@ -11,11 +11,8 @@ import { DefaultLogger } from '@temporalio/worker';
 import { createActivities, HEARTBEAT_INTERVAL_MS } from '../../src/activities/index.js';
 import { REPLACEMENT_CHECK_MS } from '../../src/activities/group-waits.js';
 import { makeClients } from '../../src/activities/clients.js';
-import {
-  ANNOTATION_APPLIED_HASH,
-  appliedHash,
-  ensureLeaderStatefulSet,
-} from '../../src/activities/leader-statefulset.js';
+import { appliedHash, ensureLeaderStatefulSet } from '../../src/activities/leader-statefulset.js';
+import { ANNOTATION_APPLIED_HASH } from '../../src/model/index.js';
 import { ensureWorkerStatefulSet } from '../../src/activities/worker-statefulset.js';
 import { releaseForegroundDeletion } from '../../src/activities/deletes.js';
 import { waitForNamesFreed } from '../../src/activities/waits.js';
@@ -572,23 +569,26 @@ describe('activities against the cluster', function () {
     });
 
     it('waitForReplacementGroupReady waits for a new leader and its ready workers', async () => {
+      const wanting = await createLws('wanting', { replicas: 3 });
       const waiting = act.waitForReplacementGroupReady({
         namespace,
-        leaderName: 'demo-2',
-        workerStatefulSetName: 'demo-2',
+        leaderName: 'wanting-2',
+        workerStatefulSetName: 'wanting-2',
         previousLeaderUid: '00000000-0000-0000-0000-000000000000',
         size: 3,
+        group: { lwsName: 'wanting', groupIndex: 2 },
       });
       let settled = false;
       void waiting.finally(() => (settled = true));
       await new Promise((r) => setTimeout(r, 500));
       assert.equal(settled, false, 'no leader yet');
-      const leader2 = await createPod('demo-2', { labels: leaderLabels('demo') });
-      assert.equal((await act.ensureWorkerStatefulSet({ lws, groupIndex: 2, leader: leader2 })).outcome, 'created');
+      const leader2 = await createPod('wanting-2', { labels: leaderLabels('wanting') });
+      const made = await act.ensureWorkerStatefulSet({ lws: wanting, groupIndex: 2, leader: leader2 });
+      assert.equal(made.outcome, 'created');
       const result = await waiting;
       assert.ok('leader' in result, JSON.stringify(result));
       assert.equal(result.leader.uid, leader2.uid);
-      assert.equal((await readSts('demo-2')).status?.readyReplicas, 2);
+      assert.equal((await readSts('wanting-2')).status?.readyReplicas, 2);
       assert.ok(Date.parse(result.readyAt) >= Date.parse(result.leaderCreatedAt));
     });
 

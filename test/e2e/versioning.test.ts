@@ -183,6 +183,26 @@ describe('Worker Versioning on the dev server', function () {
     assert.equal(await setCurrent(a, 'always'), 'made-current', '`always` takes it back');
   });
 
+  it('an unversioned worker (TEMPORAL_WORKER_VERSIONING=false) runs the same workflows to their end', async () => {
+    const queue = `unversioned-${randomUUID()}`;
+    const connection = await NativeConnection.connect({ address: env.address });
+    const worker = await Worker.create({ connection, taskQueue: queue, workflowBundle: { code } });
+    await worker.runUntil(async () => {
+      const runs = await Promise.all(
+        (['teardownGroup', 'reconcileLeaderWorkerSet'] as const).map((type) =>
+          env.client.workflow.start(type, { taskQueue: queue, workflowId: `${type}-${randomUUID()}` }),
+        ),
+      );
+      await Promise.all(runs.map((run) => run.signal(finishSignal)));
+      const results = await Promise.race([
+        Promise.all(runs.map((run) => run.result())),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('not done after 20 s')), 20_000)),
+      ]);
+      assert.equal(results.length, 2);
+    });
+    await connection.close();
+  });
+
   it('the worker process makes its build current at its first start, and finds it current when it starts again', async () => {
     // The worker reads its cluster's address at start and calls it only from activities: any kubeconfig will do.
     const dir = mkdtempSync(join(tmpdir(), 'lws-versioning-'));

@@ -5,14 +5,9 @@ import { ConfigError, workerVersioningFromEnv } from '../../src/config/temporal.
 import type { Logger } from '../../src/log.js';
 import { buildIdOf, deploymentOptions, setCurrentVersion, versionStatus } from '../../src/worker/versioning.js';
 import * as workflows from '../../src/workflows/index.js';
-import { versioningBehaviors } from '../../src/workflows/versioning.js';
+import { versioningBehaviors, versioningOptions, type VersionedWorkflowType } from '../../src/workflows/versioning.js';
 
-/** What the SDK reads from a workflow function when a run starts (setWorkflowOptions). */
-function registeredBehaviour(fn: unknown): unknown {
-  if (!isWorkflowFunctionWithOptions(fn)) return undefined;
-  const options = fn.workflowDefinitionOptions;
-  return (typeof options === 'function' ? options() : options).versioningBehavior;
-}
+const version = { deploymentName: 'lws-temporal', buildId: '0.1.0-abc' };
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 
@@ -21,12 +16,30 @@ describe('worker versioning', () => {
     const exported = Object.entries(workflows).filter(([, value]) => typeof value === 'function');
 
     it('pins the lifecycles to the build that started them; the reconcile moves to the current build', () => {
-      assert.deepEqual(Object.fromEntries(exported.map(([type, fn]) => [type, registeredBehaviour(fn)])), {
+      const behaviours = exported.map(([type]) => [
+        type,
+        versioningOptions(type as VersionedWorkflowType, version).versioningBehavior,
+      ]);
+      assert.deepEqual(Object.fromEntries(behaviours), {
         provisionGroup: 'PINNED',
         teardownGroup: 'PINNED',
         recreateGroup: 'PINNED',
         reconcileLeaderWorkerSet: 'AUTO_UPGRADE',
       });
+    });
+
+    it('gives no behaviour on an unversioned worker (the server would refuse its workflow tasks)', () => {
+      for (const [type] of exported) {
+        assert.deepEqual(versioningOptions(type as VersionedWorkflowType, undefined), {}, type);
+        assert.deepEqual(versioningOptions(type as VersionedWorkflowType, { deploymentName: '' }), {}, type);
+      }
+    });
+
+    it('registers the options on every workflow function, evaluated per run', () => {
+      for (const [type, fn] of exported) {
+        assert.ok(isWorkflowFunctionWithOptions(fn), type);
+        assert.equal(typeof fn.workflowDefinitionOptions, 'function', type);
+      }
     });
 
     it('has a behaviour for every workflow the worker bundles, and none for anything else', () => {
