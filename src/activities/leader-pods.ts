@@ -4,8 +4,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   ANNOTATION_POD_TERMINATION_POLICY,
-  LABEL_NAME,
-  LABEL_WORKER_INDEX,
+  selectors,
   type ObjectKey,
   type PodTerminationPolicy,
   type ObjectIdentity,
@@ -61,9 +60,7 @@ export async function annotateLeaderPods(
 ): Promise<number> {
   const { namespace, name } = input.ref;
   const patch = { metadata: { annotations: { [ANNOTATION_POD_TERMINATION_POLICY]: input.podTerminationPolicy } } };
-  const leaders = await kube(() =>
-    c.pods.list({ namespace, labelSelector: `${LABEL_NAME}=${name},${LABEL_WORKER_INDEX}=0` }),
-  );
+  const leaders = await kube(() => c.pods.list({ namespace, labelSelector: selectors.leadersOf(name) }));
   let patched = 0;
   for (const pod of leaders.items) {
     const uid = pod.metadata?.uid;

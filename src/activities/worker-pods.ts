@@ -1,12 +1,6 @@
 // The worker-index label on worker pods. A StatefulSet's pod template is shared by all its pods, so the per-pod index
 // (which upstream sets with a webhook) is patched on once the pods exist: the ordinal of `<lws>-<i>-<j>` is j.
-import {
-  LABEL_GROUP_INDEX,
-  LABEL_NAME,
-  LABEL_WORKER_INDEX,
-  parsePodName,
-  type ObjectIdentity,
-} from '../model/index.js';
+import { controllerUid, LABEL_WORKER_INDEX, parsePodName, selectors, type ObjectIdentity } from '../model/index.js';
 import type { KubeClients } from './clients.js';
 import { classify, kube, statusCode } from './kube-errors.js';
 
@@ -18,14 +12,12 @@ export async function labelWorkerPods(
   // The group's pods only, not the whole LWS's (docs/profiling.md): the worker StatefulSet is named after its leader.
   const groupIndex = parsePodName(input.lwsName, name)?.groupIndex;
   const labelSelector =
-    groupIndex === undefined
-      ? `${LABEL_NAME}=${input.lwsName}`
-      : `${LABEL_NAME}=${input.lwsName},${LABEL_GROUP_INDEX}=${groupIndex}`;
+    groupIndex === undefined ? selectors.ofLws(input.lwsName) : selectors.groupPods(input.lwsName, groupIndex);
   const pods = await kube(() => c.pods.list({ namespace, labelSelector }));
   let patched = 0;
   for (const pod of pods.items) {
     const m = pod.metadata;
-    if (!m?.name || !m.uid || !m.ownerReferences?.some((o) => o.controller && o.uid === uid)) continue;
+    if (!m?.name || !m.uid || controllerUid(m) !== uid) continue;
     const index = parsePodName(input.lwsName, m.name)?.workerIndex;
     if (index === undefined || m.labels?.[LABEL_WORKER_INDEX] === String(index)) continue;
     try {
