@@ -1,22 +1,23 @@
 // Create-or-confirm: create the object, or, when its name is taken, read the one that holds it.
-import type { JsonResource } from '../kube/kube-json.js';
+import type { ObjectKey } from '../model/index.js';
 import { classify, isConflict, isNotFound } from './kube-errors.js';
 
 /** One that went away between the 409 and the read leaves the name free: created again. */
 export async function createOrRead<T extends { metadata?: { namespace?: string; name?: string } }>(
-  api: Pick<JsonResource<T>, 'create' | 'read'>,
   built: T,
+  create: (namespace: string) => Promise<T>,
+  read: (key: ObjectKey) => Promise<T>,
 ): Promise<{ created: T } | { live: T }> {
   const namespace = built.metadata?.namespace ?? '';
   const name = built.metadata?.name ?? '';
   for (;;) {
     try {
-      return { created: await api.create(namespace, built) };
+      return { created: await create(namespace) };
     } catch (err) {
       if (!isConflict(err)) throw classify(err);
     }
     try {
-      return { live: await api.read({ namespace, name }) };
+      return { live: await read({ namespace, name }) };
     } catch (err) {
       if (!isNotFound(err)) throw classify(err);
     }

@@ -17,7 +17,11 @@ export async function ensureService(
 ): Promise<EnsureOutcome> {
   const namespace = built.metadata?.namespace ?? '';
   const name = built.metadata?.name ?? '';
-  const got = await createOrRead(c.services, built);
+  const got = await createOrRead(
+    built,
+    (namespace) => c.services.create(namespace, built),
+    (key) => c.services.read(key),
+  );
   if ('created' in got) return 'created';
   const { live } = got;
   const who = holder(live.metadata, owner);

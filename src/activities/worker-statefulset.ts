@@ -32,7 +32,11 @@ async function createOrInspect(
   built: V1StatefulSet,
   leaderUid: string,
 ): Promise<EnsureWorkerStatefulSetResult> {
-  const got = await createOrRead(c.statefulSets, built);
+  const got = await createOrRead(
+    built,
+    (namespace) => c.statefulSets.create(namespace, built),
+    (key) => c.statefulSets.read(key),
+  );
   if ('created' in got) return { outcome: 'created', uid: got.created.metadata?.uid ?? '' };
   const { metadata } = got.live;
   const uid = metadata?.uid ?? '';
