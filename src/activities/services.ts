@@ -19,7 +19,7 @@ export async function ensureService(
   const name = built.metadata?.name ?? '';
   const got = await createOrRead(
     built,
-    (namespace) => c.services.create(namespace, built),
+    (ns) => c.services.create(ns, built),
     (key) => c.services.read(key),
   );
   if ('created' in got) return 'created';

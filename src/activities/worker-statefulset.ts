@@ -34,7 +34,7 @@ async function createOrInspect(
 ): Promise<EnsureWorkerStatefulSetResult> {
   const got = await createOrRead(
     built,
-    (namespace) => c.statefulSets.create(namespace, built),
+    (ns) => c.statefulSets.create(ns, built),
     (key) => c.statefulSets.read(key),
   );
   if ('created' in got) return { outcome: 'created', uid: got.created.metadata?.uid ?? '' };
