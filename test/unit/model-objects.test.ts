@@ -108,24 +108,23 @@ describe('model/objects', () => {
       status: { conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [containerStatus('a', 2)] },
     };
     const watched = fromWatch(JSON.parse(JSON.stringify(typed)));
+    const facts = {
+      namespace: 'default',
+      name: 'demo-0-1',
+      uid: 'p1',
+      labels: { [LABEL_NAME]: 'demo' },
+      annotations: { a: 'b' },
+      deletionGracePeriodSeconds: 30,
+      ready: true,
+      restartCount: 2,
+      ownerUid: 'sts',
+    };
     // [what, pod, expected facts]
     const shapes: Array<[string, V1Pod, object]> = [
       [
         'a typed V1Pod (Dates)',
         typed,
-        {
-          namespace: 'default',
-          name: 'demo-0-1',
-          uid: 'p1',
-          labels: { [LABEL_NAME]: 'demo' },
-          annotations: { a: 'b' },
-          createdAt: '2025-01-01T00:00:07.000Z',
-          deletionTimestamp: '2025-01-01T00:00:30.000Z',
-          deletionGracePeriodSeconds: 30,
-          ready: true,
-          restartCount: 2,
-          ownerUid: 'sts',
-        },
+        { ...facts, createdAt: '2025-01-01T00:00:07.000Z', deletionTimestamp: '2025-01-01T00:00:30.000Z' },
       ],
       [
         'a watch event (strings as sent)',
@@ -137,19 +136,7 @@ describe('model/objects', () => {
             deletionTimestamp: '2025-01-01T00:00:30Z',
           },
         }),
-        {
-          namespace: 'default',
-          name: 'demo-0-1',
-          uid: 'p1',
-          labels: { [LABEL_NAME]: 'demo' },
-          annotations: { a: 'b' },
-          createdAt: '2025-01-01T00:00:07Z',
-          deletionTimestamp: '2025-01-01T00:00:30Z',
-          deletionGracePeriodSeconds: 30,
-          ready: true,
-          restartCount: 2,
-          ownerUid: 'sts',
-        },
+        { ...facts, createdAt: '2025-01-01T00:00:07Z', deletionTimestamp: '2025-01-01T00:00:30Z' },
       ],
       [
         'a live pod with nothing optional',

@@ -87,14 +87,25 @@ interface Row {
   /** The trigger's lifecycle (default rebuild). */
   judged?: Lifecycle;
   workersDeleted?: boolean;
-  policy: PodTerminationPolicy;
-  source: 'spec' | 'annotation' | 'default';
-  lifecycle: Lifecycle;
-  deletes: boolean;
+  /** Expected; unset: Sequential from the default, a rebuild, no delete, the LWS the group's, no own workers. */
+  policy?: PodTerminationPolicy;
+  source?: 'spec' | 'annotation' | 'default';
+  lifecycle?: Lifecycle;
+  deletes?: boolean;
   /** The LWS is the group's: Events go to it. */
-  lwsOfGroup: boolean;
-  ownWorkers: boolean;
+  lwsOfGroup?: boolean;
+  ownWorkers?: boolean;
 }
+
+/** A group whose LWS is gone, or is another of its name: its leader's policy, a delete, no Events. */
+const byItsOwnAnnotation = {
+  policy: 'Parallel',
+  source: 'annotation',
+  lifecycle: 'delete',
+  deletes: true,
+  lwsOfGroup: false,
+  ownWorkers: true,
+} as const;
 
 const L = 'L';
 const terminating = leader(L, { terminating: true });
@@ -104,9 +115,7 @@ const rows: Row[] = [
     reads: { lws: lws({ policy: 'Parallel' }), leaderPod: terminating, workerStatefulSet: workers(L) },
     policy: 'Parallel',
     source: 'spec',
-    lifecycle: 'rebuild',
     deletes: true,
-    lwsOfGroup: true,
     ownWorkers: true,
   },
   {
@@ -115,19 +124,12 @@ const rows: Row[] = [
     workersDeleted: true,
     policy: 'Parallel',
     source: 'spec',
-    lifecycle: 'rebuild',
-    deletes: false,
-    lwsOfGroup: true,
     ownWorkers: true,
   },
   {
     name: 'Sequential: observes only',
     reads: { lws: lws({ policy: 'Sequential' }), leaderPod: terminating, workerStatefulSet: workers(L) },
-    policy: 'Sequential',
     source: 'spec',
-    lifecycle: 'rebuild',
-    deletes: false,
-    lwsOfGroup: true,
     ownWorkers: true,
   },
   {
@@ -135,9 +137,6 @@ const rows: Row[] = [
     reads: { lws: lws({ policy: 'Parallel' }), leaderPod: leader(L), workerStatefulSet: workers(L) },
     policy: 'Parallel',
     source: 'spec',
-    lifecycle: 'rebuild',
-    deletes: false,
-    lwsOfGroup: true,
     ownWorkers: true,
   },
   {
@@ -145,10 +144,6 @@ const rows: Row[] = [
     reads: { lws: lws({ policy: 'Parallel' }), leaderPod: leader('NEW'), workerStatefulSet: workers('NEW') },
     policy: 'Parallel',
     source: 'spec',
-    lifecycle: 'rebuild',
-    deletes: false,
-    lwsOfGroup: true,
-    ownWorkers: false,
   },
   {
     name: 'Parallel, StatefulSet already deleting: followed, not deleted',
@@ -159,9 +154,6 @@ const rows: Row[] = [
     },
     policy: 'Parallel',
     source: 'spec',
-    lifecycle: 'rebuild',
-    deletes: false,
-    lwsOfGroup: true,
     ownWorkers: true,
   },
   {
@@ -169,9 +161,6 @@ const rows: Row[] = [
     reads: { lws: lws({ policy: 'Parallel' }), leaderPod: null, workerStatefulSet: workers(L) },
     policy: 'Parallel',
     source: 'spec',
-    lifecycle: 'rebuild',
-    deletes: false,
-    lwsOfGroup: true,
     ownWorkers: true,
   },
   {
@@ -182,12 +171,7 @@ const rows: Row[] = [
       workerStatefulSet: workers(L),
     },
     judged: 'delete',
-    policy: 'Parallel',
-    source: 'annotation',
-    lifecycle: 'delete',
-    deletes: true,
-    lwsOfGroup: false,
-    ownWorkers: true,
+    ...byItsOwnAnnotation,
   },
   {
     name: "LWS created again after the leader: the leader's own policy, a delete, no Events to the new one",
@@ -196,75 +180,38 @@ const rows: Row[] = [
       leaderPod: leader(L, { terminating: true, annotation: 'Parallel', createdAt: T0 }),
       workerStatefulSet: workers(L),
     },
-    policy: 'Parallel',
-    source: 'annotation',
-    lifecycle: 'delete',
-    deletes: true,
-    lwsOfGroup: false,
-    ownWorkers: true,
+    ...byItsOwnAnnotation,
   },
   {
     name: 'scaled down a moment before the trigger saw it: a scale-down',
     reads: { lws: lws({ replicas: 1 }), leaderPod: terminating, leaderStatefulSet: leaderSts(1) },
-    policy: 'Sequential',
-    source: 'default',
     lifecycle: 'scale-down',
-    deletes: false,
-    lwsOfGroup: true,
-    ownWorkers: false,
   },
   {
     name: 'a surge group the rollout keeps: a rebuild',
     reads: { lws: lws({ replicas: 1 }), leaderPod: terminating, leaderStatefulSet: leaderSts(2) },
     judged: 'scale-down',
-    policy: 'Sequential',
-    source: 'default',
-    lifecycle: 'rebuild',
-    deletes: false,
-    lwsOfGroup: true,
-    ownWorkers: false,
   },
   {
     name: "another LWS's leader StatefulSet keeps no surge group",
     reads: { lws: lws({ replicas: 1 }), leaderPod: terminating, leaderStatefulSet: leaderSts(2, 'another-lws') },
-    policy: 'Sequential',
-    source: 'default',
     lifecycle: 'scale-down',
-    deletes: false,
-    lwsOfGroup: true,
-    ownWorkers: false,
   },
   {
     name: 'built from an older template: a rolling update',
     reads: { lws: lws(), leaderPod: leader(L, { terminating: true, revision: 'old' }) },
-    policy: 'Sequential',
-    source: 'default',
     lifecycle: 'rolling-update',
-    deletes: false,
-    lwsOfGroup: true,
-    ownWorkers: false,
   },
   {
     name: "the leader's replacement already: the trigger's lifecycle stands",
     reads: { lws: lws({ replicas: 0 }), leaderPod: leader('NEW') },
     judged: 'rebuild',
-    policy: 'Sequential',
-    source: 'default',
-    lifecycle: 'rebuild',
-    deletes: false,
-    lwsOfGroup: true,
-    ownWorkers: false,
   },
   {
     name: 'a delete stays a delete, whatever LWS of that name exists now',
     reads: { lws: lws(), leaderPod: terminating },
     judged: 'delete',
-    policy: 'Sequential',
-    source: 'default',
     lifecycle: 'delete',
-    deletes: false,
-    lwsOfGroup: true,
-    ownWorkers: false,
   },
 ];
 
@@ -284,15 +231,13 @@ describe('model/teardown judgeTeardown', () => {
         lifecycle: row.judged ?? 'rebuild',
       };
       const j = judgeTeardown(group, reads, row.workersDeleted ?? false);
-      assert.deepEqual(
-        { policy: j.policy, source: j.source, lifecycle: j.lifecycle },
-        { policy: row.policy, source: row.source, lifecycle: row.lifecycle },
-      );
+      const { policy = 'Sequential', source = 'default', lifecycle = 'rebuild' } = row;
+      assert.deepEqual({ policy: j.policy, source: j.source, lifecycle: j.lifecycle }, { policy, source, lifecycle });
       assert.deepEqual(
         j.deleteWorkers,
         row.deletes ? { namespace: 'default', name: 'demo-1', uid: 'sts-of-L' } : undefined,
       );
-      assert.equal(j.lwsUid, row.lwsOfGroup ? 'lws-uid' : undefined);
+      assert.equal(j.lwsUid, (row.lwsOfGroup ?? true) ? 'lws-uid' : undefined);
       if (row.ownWorkers) {
         assert.equal(j.ownWorkers?.statefulSet.uid, 'sts-of-L');
         assert.deepEqual(
