@@ -6,10 +6,8 @@ import type { AllActivities } from '../activities/types.js';
 const retry = { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' };
 
 /**
- * Single API calls: short, retried until they succeed or fail permanently. Local activities: they run in the
- * worker that runs the workflow and their results ride on the workflow task's completion, so a call costs the
- * server no activity task and no extra workflow task. A mass rebuild makes thousands of them; as regular activities
- * each cost about 200 ms between two steps on a busy server, and work on the server for every call.
+ * Single API calls, as local activities: their results ride on the workflow task's completion, so a call costs the
+ * server no activity task and no extra workflow task (docs/profiling.md).
  */
 export const kube = proxyLocalActivities<AllActivities>({
   startToCloseTimeout: '30s',
@@ -18,24 +16,18 @@ export const kube = proxyLocalActivities<AllActivities>({
   localRetryThreshold: '10s',
 });
 
-/**
- * Waits on a watch: long, kept alive by heartbeats. If the worker dies, the missed heartbeat lets another worker
- * (or the restarted one) take the wait over within the heartbeat timeout.
- */
+/** Waits on a watch: long, kept alive by heartbeats, so another worker takes over a wait whose worker died. */
 const waitOptions = {
   startToCloseTimeout: '2 hours',
-  // 30 s: the SDK sends at most one heartbeat per 0.8 x this, and hundreds of waits run during a mass rebuild. The
-  // waits beat every 10 s (HEARTBEAT_INTERVAL_MS in activities/wait-support.ts): keep that under half of 0.8 x this.
+  // The SDK sends at most one heartbeat per 0.8 x this; the waits beat every 10 s (HEARTBEAT_INTERVAL_MS).
   heartbeatTimeout: '30s',
   retry,
 };
 export const wait = proxyActivities<AllActivities>(waitOptions);
 
 /**
- * The same waits, for one the workflow may cancel and then end: the workflow goes on once the wait has ended, which
- * it does at its next heartbeat. Without this a workflow could complete while its wait still ran; the wait's late
- * completion then found no workflow, and Temporal's time-skipping test server never released the time lock it held
- * for it (time stopped skipping for every later test).
+ * The same waits, for one the workflow may cancel and then end: it goes on once the wait has ended, so no wait
+ * outlives its workflow (the time-skipping test server would keep the time lock of such a wait forever).
  */
 export const cancellableWait = proxyActivities<AllActivities>({
   ...waitOptions,

@@ -136,9 +136,9 @@ class Changes {
 }
 
 /**
- * The LWS this run keeps applied, or why there is none. One deleted and created again under the name (another uid, `kubectl delete`
- * then `apply`) is another LWS: at this generation the trigger's signals still come to this workflow ID, so a fresh
- * run takes it over; at another generation they go to that generation's run.
+ * The LWS this run keeps applied, or why there is none. One deleted and created again under the name (another uid)
+ * is another LWS: at this generation the trigger's signals still come to this workflow ID, so a fresh run takes it
+ * over; at another generation they go to that generation's run.
  */
 function whoseLws(
   lws: LeaderWorkerSet | null,
