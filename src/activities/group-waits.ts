@@ -2,7 +2,6 @@
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
-
 import type { PodsGoneResult, ReplacementGroupInput, ReplacementGroupResult } from './types.js';
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause } from './wait-support.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { createLogger, formatDuration } from '../log.js';
-import { API_GROUP, API_VERSION, isPodReady, PLURAL, type PodTerminationPolicy } from '../model/index.js';
+import { API_GROUP, API_VERSION, isPodReady, PLURAL, workflowId, type PodTerminationPolicy } from '../model/index.js';
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
 import { startControllerProcess, type ControllerProcess } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
@@ -169,7 +169,8 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     const client = new Client({ connection });
     const results: TeardownGroupResult[] = [];
     for (const [i, d] of demos.entries()) {
-      const id = `lws/${ns}/${d.name}/group-0/teardown/${leaders[i]!.metadata!.uid}`;
+      const oldLeaderUid = leaders[i]!.metadata!.uid!;
+      const id = workflowId({ namespace: ns, name: d.name }, { kind: 'teardown', groupIndex: 0, oldLeaderUid });
       const result = (await client.workflow.getHandle(id).result()) as TeardownGroupResult;
       results.push(result);
       say();

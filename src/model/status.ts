@@ -11,9 +11,6 @@ export type LeaderFacts = Pick<PodFacts, 'name' | 'uid' | 'labels' | 'ready' | '
 
 export type WorkerSetFacts = Pick<StatefulSetFacts, 'name' | 'ownerUid' | 'readyReplicas' | 'deletionTimestamp'>;
 
-/** Label selector of the leader pods (the scale subresource's selector, for an HPA). */
-export const hpaPodSelector = selectors.leadersOf;
-
 /** Per group index: does it exist, is it ready (leader Ready and every worker ready), is it on the current revision. */
 export interface GroupState {
   groupIndex: number;
@@ -91,7 +88,8 @@ export function computeStatus(
     replicas: groups.length,
     readyReplicas,
     updatedReplicas,
-    hpaPodSelector: hpaPodSelector(d.metadata.name ?? ''),
+    // The scale subresource's selector, for an HPA: the leader pods.
+    hpaPodSelector: selectors.leadersOf(d.metadata.name ?? ''),
     observedGeneration: generation,
     conditions: [
       condition(

@@ -41,15 +41,15 @@ export async function provisionGroup(input: ProvisionGroupInput): Promise<Provis
   try {
     timeline.add('new leader', undefined, leader.name);
     const lws = await liveLws(ref);
-    const size = applyDefaults(lws).spec.leaderWorkerTemplate.size;
-    if (applyDefaults(lws).spec.startupPolicy === 'LeaderReady') await leaderReady(leader, timeline);
+    const { spec } = applyDefaults(lws);
+    if (spec.startupPolicy === 'LeaderReady') await leaderReady(leader, timeline);
     const { workers, lwsNow } = await createWorkers(input, lws, timeline);
     if (workers) await workersReady(ref, workers, timeline);
     await kube.recordEvent({
       lws: { ...ref, uid: lwsNow.metadata.uid ?? '' },
       type: 'Normal',
       reason: EVENT_REASONS.groupProvisioned,
-      message: `group ${groupIndex}: leader ${leader.name} (${leader.uid}) with ${size - 1} workers`,
+      message: `group ${groupIndex}: leader ${leader.name} (${leader.uid}) with ${spec.leaderWorkerTemplate.size - 1} workers`,
     });
     return { outcome: 'provisioned', timeline: timeline.entries };
   } catch (err) {

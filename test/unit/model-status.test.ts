@@ -3,7 +3,7 @@ import { describe, it } from 'mocha';
 import {
   computeStatus,
   groupStates,
-  hpaPodSelector,
+  selectors,
   rollingUpdateRecorded,
   LABEL_TEMPLATE_REVISION_HASH,
   sameStatus,
@@ -50,7 +50,7 @@ function conditionsOf(status: LeaderWorkerSetStatus): Record<string, Condition> 
 describe('model/status', () => {
   it('selects the leader pods of the LWS for an HPA', () => {
     assert.equal(
-      hpaPodSelector('demo'),
+      selectors.leadersOf('demo'),
       'leaderworkerset.sigs.k8s.io/name=demo,leaderworkerset.sigs.k8s.io/worker-index=0',
     );
   });
@@ -187,7 +187,7 @@ describe('model/status', () => {
 
     it('carries the selector and generation', () => {
       const status = computeStatus(lws, [], [], NOW);
-      assert.equal(status.hpaPodSelector, hpaPodSelector('demo'));
+      assert.equal(status.hpaPodSelector, selectors.leadersOf('demo'));
       assert.equal(status.observedGeneration, 3);
       for (const c of status.conditions ?? []) assert.equal(c.observedGeneration, 3, c.type);
     });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import {
   applyDefaults,
-  hpaPodSelector,
+  selectors,
   LABEL_TEMPLATE_REVISION_HASH,
   templateRevisionHash,
   type LeaderWorkerSet,
@@ -87,7 +87,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       assert.equal(status1?.replicas, 2);
       assert.equal(status1?.readyReplicas, 1);
       assert.equal(status1?.observedGeneration, 3);
-      assert.equal(status1?.hpaPodSelector, hpaPodSelector('demo'));
+      assert.equal(status1?.hpaPodSelector, selectors.leadersOf('demo'));
       assert.equal(available(status1), 'False');
       assert.deepEqual(fake.lws?.status, status1);
 
