@@ -12,11 +12,13 @@ import type {
   RolloutStrategyType,
   StartupPolicy,
   SubdomainPolicy,
+  SubGroupPolicyType,
 } from './types.js';
 
 export const DEFAULT_REPLICAS = 1;
 export const DEFAULT_SIZE = 1;
-export const DEFAULT_RESTART_POLICY: RestartPolicy = 'RecreateGroupOnPodRestart';
+export const DEFAULT_RESTART_POLICY: Exclude<RestartPolicy, 'Default'> = 'RecreateGroupOnPodRestart';
+export const DEFAULT_SUBGROUP_POLICY_TYPE: SubGroupPolicyType = 'LeaderWorker';
 export const DEFAULT_STARTUP_POLICY: StartupPolicy = 'LeaderCreated';
 export const DEFAULT_ROLLOUT_STRATEGY_TYPE: RolloutStrategyType = 'RollingUpdate';
 export const DEFAULT_PARTITION = 0;
@@ -31,6 +33,11 @@ function orDefault<T>(value: T | null | undefined, fallback: T): T {
   return value === undefined || value === null ? fallback : value;
 }
 
+function restartPolicyOf(value: RestartPolicy | null | undefined): Exclude<RestartPolicy, 'Default'> {
+  const policy = orDefault(value, DEFAULT_RESTART_POLICY);
+  return policy === 'Default' ? 'None' : policy;
+}
+
 export function applySpecDefaults(spec: LeaderWorkerSetSpec): DefaultedLeaderWorkerSetSpec {
   const lwt = spec.leaderWorkerTemplate;
   const rolling = spec.rolloutStrategy?.rollingUpdateConfiguration;
@@ -39,7 +46,8 @@ export function applySpecDefaults(spec: LeaderWorkerSetSpec): DefaultedLeaderWor
     leaderWorkerTemplate: {
       workerTemplate: cloneJson(lwt.workerTemplate),
       size: orDefault(lwt.size, DEFAULT_SIZE),
-      restartPolicy: orDefault(lwt.restartPolicy, DEFAULT_RESTART_POLICY),
+      // Upstream's webhook stores `Default` as `None`; the CRD cannot rewrite a value, so it is done on reading.
+      restartPolicy: restartPolicyOf(lwt.restartPolicy),
     },
     startupPolicy: orDefault(spec.startupPolicy, DEFAULT_STARTUP_POLICY),
     rolloutStrategy: {
@@ -53,6 +61,20 @@ export function applySpecDefaults(spec: LeaderWorkerSetSpec): DefaultedLeaderWor
     networkConfig: { subdomainPolicy: orDefault(spec.networkConfig?.subdomainPolicy, DEFAULT_SUBDOMAIN_POLICY) },
     podTerminationPolicy: orDefault(spec.podTerminationPolicy, DEFAULT_POD_TERMINATION_POLICY),
   };
+  const sub = lwt.subGroupPolicy;
+  if (sub !== undefined && sub !== null) {
+    out.leaderWorkerTemplate.subGroupPolicy = {
+      subGroupPolicyType: orDefault(sub.subGroupPolicyType, DEFAULT_SUBGROUP_POLICY_TYPE),
+      // The CRD requires it; 1 only serves objects that bypassed the API server and were not validated.
+      subGroupSize: orDefault(sub.subGroupSize, 1),
+    };
+  }
+  if (lwt.volumeClaimTemplates !== undefined && lwt.volumeClaimTemplates !== null && lwt.volumeClaimTemplates.length) {
+    out.leaderWorkerTemplate.volumeClaimTemplates = cloneJson(lwt.volumeClaimTemplates);
+  }
+  if (lwt.persistentVolumeClaimRetentionPolicy !== undefined && lwt.persistentVolumeClaimRetentionPolicy !== null) {
+    out.leaderWorkerTemplate.persistentVolumeClaimRetentionPolicy = cloneJson(lwt.persistentVolumeClaimRetentionPolicy);
+  }
   // Absent stays absent: "no leader template" means "use the worker template", and the hash must not tell apart
   // two ways of writing the same thing (see revision.ts).
   if (lwt.leaderTemplate !== undefined && lwt.leaderTemplate !== null) {

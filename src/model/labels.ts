@@ -33,6 +33,23 @@ export const ANNOTATION_SUBDOMAIN_POLICY = `${PREFIX}subdomainPolicy`;
 /** Ours. Leader pod annotation: spec.podTerminationPolicy, still readable once the LWS is gone (deletion cascades). */
 export const ANNOTATION_POD_TERMINATION_POLICY = `${PREFIX}pod-termination-policy`;
 
+/** Label: index of a pod's subgroup inside its group (spec.leaderWorkerTemplate.subGroupPolicy). */
+export const LABEL_SUBGROUP_INDEX = `${PREFIX}subgroup-index`;
+/** Label: sha1 of `<leaderPodName>/<subgroupIndex>`, unique per subgroup incarnation. */
+export const LABEL_SUBGROUP_KEY = `${PREFIX}subgroup-key`;
+/** Pod annotation: subGroupPolicy.subGroupSize, as a decimal string. */
+export const ANNOTATION_SUBGROUP_SIZE = `${PREFIX}subgroup-size`;
+/** Pod annotation: subGroupPolicy.subGroupPolicyType (LeaderWorker or LeaderExcluded). */
+export const ANNOTATION_SUBGROUP_POLICY_TYPE = `${PREFIX}subgroup-policy-type`;
+/** LWS and pod annotation: a node label key; each group gets one topology domain of it to itself. */
+export const ANNOTATION_EXCLUSIVE_TOPOLOGY = `${PREFIX}exclusive-topology`;
+/** LWS and pod annotation: as exclusive-topology, per subgroup. */
+export const ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY = `${PREFIX}subgroup-exclusive-topology`;
+/** Leader StatefulSet annotation: spec.replicas of the LWS when the StatefulSet was last written. */
+export const ANNOTATION_REPLICAS = `${PREFIX}replicas`;
+/** Worker pod annotation "true" when the leader's containers request TPUs (the TPU env then counts the leader). */
+export const ANNOTATION_LEADER_REQUESTS_TPUS = `${PREFIX}leader-requests-tpus`;
+
 /** Ours. Leader StatefulSet annotation: sha1 of the pod template and update strategy as last written. */
 export const ANNOTATION_APPLIED_HASH = `${PREFIX}applied-template-hash`;
 
@@ -44,6 +61,17 @@ export const ENV_GROUP_SIZE = 'LWS_GROUP_SIZE';
 export const ENV_WORKER_INDEX = 'LWS_WORKER_INDEX';
 /** Ours. Env var: index of the group; with no webhook, a leader reads it from the pod-index label (env.ts). */
 export const ENV_GROUP_INDEX = 'LWS_GROUP_INDEX';
+
+/** The extended resource whose request makes a container a TPU worker (upstream's TPU env applies to it). */
+export const RESOURCE_TPU = 'google.com/tpu';
+/** TPU env vars, as upstream and the TPU runtime name them. */
+export const ENV_TPU_WORKER_HOSTNAMES = 'TPU_WORKER_HOSTNAMES';
+export const ENV_TPU_PROCESS_ADDRESSES = 'TPU_PROCESS_ADDRESSES';
+export const ENV_TPU_PROCESS_PORT = 'TPU_PROCESS_PORT';
+export const ENV_TPU_WORKER_ID = 'TPU_WORKER_ID';
+export const ENV_TPU_NAME = 'TPU_NAME';
+/** TPU_PROCESS_PORT of the first TPU container when the user sets none; the next containers count up from it. */
+export const DEFAULT_TPU_PROCESS_PORT = 8476;
 
 /** Label the StatefulSet controller puts on each pod: its ordinal (Kubernetes >= 1.28, GA in 1.32). */
 export const LABEL_STATEFULSET_POD_INDEX = 'apps.kubernetes.io/pod-index';

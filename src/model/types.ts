@@ -1,10 +1,15 @@
 // TypeScript shape of the LeaderWorkerSet v1 API. Pod templates use the Kubernetes client's type as a type-only
 // import, which vanishes at runtime: workflow code that imports this module stays free of the client.
-import type { V1PodTemplateSpec } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolumeClaim,
+  V1PodTemplateSpec,
+  V1StatefulSetPersistentVolumeClaimRetentionPolicy,
+} from '@kubernetes/client-node';
 
 // Each enum is a const tuple so that validation, defaults and the CRD test share one source of allowed values.
 
-export const RESTART_POLICIES = ['RecreateGroupOnPodRestart', 'None', 'RecreateGroupAfterStart'] as const;
+/** `Default` is upstream's deprecated name of `None`, still accepted; applyDefaults turns it into `None`. */
+export const RESTART_POLICIES = ['RecreateGroupOnPodRestart', 'None', 'RecreateGroupAfterStart', 'Default'] as const;
 /** What a container restart or a deleted pod in a group does to the rest of the group. */
 export type RestartPolicy = (typeof RESTART_POLICIES)[number];
 
@@ -18,6 +23,16 @@ export type RolloutStrategyType = (typeof ROLLOUT_STRATEGY_TYPES)[number];
 export const SUBDOMAIN_POLICIES = ['Shared', 'UniquePerReplica'] as const;
 /** One headless Service for all groups, or one per group for the workers. */
 export type SubdomainPolicy = (typeof SUBDOMAIN_POLICIES)[number];
+
+export const SUBGROUP_POLICY_TYPES = ['LeaderWorker', 'LeaderExcluded'] as const;
+/** Whether the leader counts as a member of subgroup 0 (LeaderWorker) or stands outside every subgroup. */
+export type SubGroupPolicyType = (typeof SUBGROUP_POLICY_TYPES)[number];
+
+export interface SubGroupPolicy {
+  subGroupPolicyType?: SubGroupPolicyType;
+  /** Pods per subgroup; size or size - 1 must be divisible by it. Immutable once set. */
+  subGroupSize?: number;
+}
 
 export const POD_TERMINATION_POLICIES = ['Sequential', 'Parallel'] as const;
 /** How a terminating group's leader and workers go away: one after the other, or together. */
@@ -54,6 +69,10 @@ export interface LeaderWorkerTemplate {
   /** Pods per group, leader included; 1 means a leader without workers. */
   size?: number;
   restartPolicy?: RestartPolicy;
+  subGroupPolicy?: SubGroupPolicy;
+  /** Claims each pod of both StatefulSets gets, as StatefulSet volumeClaimTemplates. */
+  volumeClaimTemplates?: V1PersistentVolumeClaim[];
+  persistentVolumeClaimRetentionPolicy?: V1StatefulSetPersistentVolumeClaimRetentionPolicy;
 }
 
 export interface LeaderWorkerSetSpec {
@@ -126,7 +145,11 @@ export interface DefaultedLeaderWorkerSetSpec {
     leaderTemplate?: V1PodTemplateSpec;
     workerTemplate: V1PodTemplateSpec;
     size: number;
-    restartPolicy: RestartPolicy;
+    /** Never `Default`: defaulting turns it into `None`. */
+    restartPolicy: Exclude<RestartPolicy, 'Default'>;
+    subGroupPolicy?: { subGroupPolicyType: SubGroupPolicyType; subGroupSize: number };
+    volumeClaimTemplates?: V1PersistentVolumeClaim[];
+    persistentVolumeClaimRetentionPolicy?: V1StatefulSetPersistentVolumeClaimRetentionPolicy;
   };
   startupPolicy: StartupPolicy;
   rolloutStrategy: {
