@@ -4,6 +4,7 @@ import type { LeaderWorkerSet } from '../model/index.js';
 import {
   eventsJson,
   leaderWorkerSetsJson,
+  nodesJson,
   podsJson,
   servicesJson,
   statefulSetsJson,
@@ -18,6 +19,7 @@ export interface KubeClients {
   services: JsonResource<k8s.V1Service>;
   events: JsonResource<EventJson>;
   leaderWorkerSets: JsonResource<LeaderWorkerSet>;
+  nodes: JsonResource<k8s.V1Node>;
 }
 
 export function makeClients(kc: k8s.KubeConfig): KubeClients {
@@ -28,5 +30,6 @@ export function makeClients(kc: k8s.KubeConfig): KubeClients {
     services: servicesJson(kc),
     events: eventsJson(kc),
     leaderWorkerSets: leaderWorkerSetsJson(kc),
+    nodes: nodesJson(kc),
   };
 }

@@ -10,7 +10,7 @@ import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js'
 import { annotateLeaderPods } from './leader-pods.js';
 import { labelWorkerPods } from './worker-pods.js';
 import { ensureLeaderStatefulSet } from './leader-statefulset.js';
-import { getLeaderWorkerSet, getPod, getStatefulSet, listGroupPods, listGroups } from './reads.js';
+import { getLeaderWorkerSet, getNodeLabel, getPod, getStatefulSet, listGroupPods, listGroups } from './reads.js';
 import { ensureHeadlessService } from './services.js';
 import { updateLeaderWorkerSetStatus } from './status.js';
 import type { AllActivities } from './types.js';
@@ -18,6 +18,7 @@ import {
   waitForNamesFreed,
   waitForPodGone,
   waitForPodReady,
+  waitForPodScheduled,
   waitForStatefulSetGone,
   waitForStatefulSetReady,
 } from './waits.js';
@@ -33,6 +34,7 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     getStatefulSet: (key) => getStatefulSet(c, key),
     listGroups: (ref) => listGroups(c, ref),
     listGroupPods: (input) => listGroupPods(c, input),
+    getNodeLabel: (input) => getNodeLabel(c, input),
     ensureHeadlessService: (lws) => ensureHeadlessService(c, lws),
     ensureLeaderStatefulSet: (lws, options, from) => ensureLeaderStatefulSet(c, lws, options, from),
     ensureWorkerStatefulSet: (input) => ensureWorkerStatefulSet(c, input),
@@ -46,6 +48,7 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     waitForStatefulSetGone: (input) => waitForStatefulSetGone(c, input),
     waitForNamesFreed: (input) => waitForNamesFreed(c, input),
     waitForPodReady: (input) => waitForPodReady(c, input),
+    waitForPodScheduled: (input) => waitForPodScheduled(c, input),
     waitForStatefulSetReady: (input) => waitForStatefulSetReady(c, input),
     waitForPodsGone: (input) => waitForPodsGone(c, input),
     waitForReplacementGroupReady: (input) => waitForReplacementGroupReady(c, input),

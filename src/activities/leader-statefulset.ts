@@ -23,8 +23,15 @@ import { holder, nameTaken } from './ownership.js';
 import { podsOfNames } from './pods-of-names.js';
 import type { EnsureLeaderStatefulSetResult } from './types.js';
 
+/** Of what we write on a replace; the volume claim templates are immutable on a StatefulSet, so they are left out. */
 export function appliedHash(sts: V1StatefulSet): string {
-  const owned = { template: sts.spec?.template, updateStrategy: sts.spec?.updateStrategy };
+  const owned = {
+    template: sts.spec?.template,
+    updateStrategy: sts.spec?.updateStrategy,
+    retention: sts.spec?.persistentVolumeClaimRetentionPolicy,
+    labels: sts.metadata?.labels,
+    annotations: sts.metadata?.annotations,
+  };
   return createHash('sha1').update(canonicalJson(owned)).digest('hex');
 }
 
@@ -84,11 +91,11 @@ export async function ensureLeaderStatefulSet(
     live.metadata = {
       ...live.metadata,
       labels: { ...live.metadata?.labels, ...built.metadata.labels },
-      annotations: { ...live.metadata?.annotations, [ANNOTATION_APPLIED_HASH]: hash },
+      annotations: { ...live.metadata?.annotations, ...built.metadata.annotations },
     };
-    const { replicas, template, updateStrategy } = built.spec ?? {};
+    const { replicas, template, updateStrategy, persistentVolumeClaimRetentionPolicy } = built.spec ?? {};
     if (live.spec === undefined || template === undefined) throw new Error(`${what} has no spec`);
-    live.spec = { ...live.spec, replicas, template, updateStrategy };
+    live.spec = { ...live.spec, replicas, template, updateStrategy, persistentVolumeClaimRetentionPolicy };
     try {
       await c.statefulSets.replace({ namespace, name }, live);
       return 'updated';

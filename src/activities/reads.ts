@@ -26,6 +26,12 @@ export async function getStatefulSet(c: KubeClients, key: ObjectKey): Promise<St
   return (sts && statefulSetFacts(sts)) ?? null;
 }
 
+/** One label of a node: exclusive placement pins a group's workers to its leader's topology domain. */
+export async function getNodeLabel(c: KubeClients, input: { node: string; label: string }): Promise<string | null> {
+  const node = await orNull(() => c.nodes.read({ namespace: '', name: input.node }));
+  return node?.metadata?.labels?.[input.label] ?? null;
+}
+
 export async function listGroups(
   c: KubeClients,
   { namespace, name }: ObjectKey,

@@ -62,6 +62,8 @@ export type NamesFreedResult = GoneResult | { releasable: ObjectIdentity };
 export type ReleaseOutcome = 'released' | 'absent' | 'not-foreground' | 'pods-left' | 'failed';
 
 export type ReadyResult = { readyAt: string } | { goneAt: string };
+/** The node a pod was scheduled onto, or when it went before that. */
+export type ScheduledResult = { node: string } | { goneAt: string };
 
 export interface KubernetesEvent {
   /** The LWS the event is about (involvedObject). */
@@ -106,7 +108,11 @@ export interface LwsActivities {
     lws: LeaderWorkerSet;
     groupIndex: number;
     leader: ObjectIdentity;
+    /** Exclusive placement: the leader node's value of the topology key, which the workers are pinned to. */
+    topology?: { key: string; value: string };
   }): Promise<EnsureWorkerStatefulSetResult>;
+  /** null when the node, or that label on it, does not exist. */
+  getNodeLabel(input: { node: string; label: string }): Promise<string | null>;
 
   /** With `preconditions.uid`, only when `ownerUid` controls it: never another incarnation, nor another leader's. */
   deleteWorkerStatefulSet(
@@ -136,6 +142,8 @@ export interface LwsActivities {
   releaseForegroundDeletion(input: { statefulSet: ObjectIdentity; pods: ObjectIdentity[] }): Promise<ReleaseOutcome>;
   /** Resolves once the pod of this uid is Ready, or gone. */
   waitForPodReady(input: ObjectIdentity): Promise<ReadyResult>;
+  /** Resolves once the pod of this uid has a node, or is gone. */
+  waitForPodScheduled(input: ObjectIdentity): Promise<ScheduledResult>;
   /** Resolves once the StatefulSet of this uid has `readyReplicas >= replicas`, or is gone. */
   waitForStatefulSetReady(input: ObjectIdentity): Promise<ReadyResult>;
 

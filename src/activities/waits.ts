@@ -6,7 +6,7 @@ import { isPodReady, isStatefulSetReady, type ObjectIdentity } from '../model/in
 import { throwIfCancelled } from './activity-context.js';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
-import type { GoneResult, NamesFreedResult, ReadyResult } from './types.js';
+import type { GoneResult, NamesFreedResult, ReadyResult, ScheduledResult } from './types.js';
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause, RETRY_PAUSE_MS, withHeartbeats } from './wait-support.js';
 import { watchOnce } from '../kube/watch.js';
@@ -115,6 +115,14 @@ export function waitForPodReady(c: KubeClients, target: ObjectIdentity): Promise
   return waitFor<V1Pod, ReadyResult>(c, POD, target, 'to be Ready', (pod) => {
     if (pod === null) return { goneAt: now() };
     return isPodReady(pod) ? { readyAt: now() } : undefined;
+  });
+}
+
+export function waitForPodScheduled(c: KubeClients, target: ObjectIdentity): Promise<ScheduledResult> {
+  return waitFor<V1Pod, ScheduledResult>(c, POD, target, 'to be scheduled', (pod) => {
+    if (pod === null) return { goneAt: now() };
+    const node = pod.spec?.nodeName;
+    return node ? { node } : undefined;
   });
 }
 

@@ -81,9 +81,14 @@ async function judgedByPods(
 
 export async function ensureWorkerStatefulSet(
   c: KubeClients,
-  input: { lws: LeaderWorkerSet; groupIndex: number; leader: ObjectIdentity },
+  input: {
+    lws: LeaderWorkerSet;
+    groupIndex: number;
+    leader: ObjectIdentity;
+    topology?: { key: string; value: string };
+  },
 ): Promise<EnsureWorkerStatefulSetResult> {
-  const { lws, groupIndex, leader } = input;
+  const { lws, groupIndex, leader, topology } = input;
   const key = groupKey(leader.namespace, leader.name);
   const leaderPod = { name: leader.name, uid: leader.uid };
   // The leader first: its group labels and the termination policy are in place before any worker exists.
@@ -92,7 +97,7 @@ export async function ensureWorkerStatefulSet(
     groupKey: key,
     podTerminationPolicy: applyDefaults(lws).spec.podTerminationPolicy,
   });
-  const built = buildWorkerStatefulSet(lws, { groupIndex, leaderPod, groupKey: key });
+  const built = buildWorkerStatefulSet(lws, { groupIndex, leaderPod, groupKey: key, ...(topology && { topology }) });
   // Who holds the worker pod names is read along with the leader's patch: a rebuild's provisioning pays no round trip.
   const [patched, pods] = await Promise.all([
     patchLeaderPod(c, leader, patch),

@@ -8,6 +8,7 @@ import {
   type CoreV1Event,
   type KubeConfig,
   type V1Namespace,
+  type V1Node,
   type V1Pod,
   type V1Service,
   type V1StatefulSet,
@@ -33,6 +34,7 @@ const allStatefulSets = '/apis/apps/v1/statefulsets';
 const allLeaderWorkerSets = `/apis/${API_GROUP}/${API_VERSION}/${PLURAL}`;
 // Cluster-scoped: the trigger's first list of namespaces (it watches this path too).
 const namespaces = '/api/v1/namespaces';
+const nodes = '/api/v1/nodes';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -229,6 +231,11 @@ export function leaderWorkerSetsJson(kc: KubeConfig): JsonResource<LeaderWorkerS
 /** Namespaces are cluster-scoped: a ref's namespace is ignored, its name is the namespace's. */
 export function namespacesJson(kc: KubeConfig): JsonResource<V1Namespace> {
   return resource<V1Namespace>(kc, () => namespaces, namespaces);
+}
+
+/** Nodes are cluster-scoped: a ref's namespace is ignored. */
+export function nodesJson(kc: KubeConfig): JsonResource<V1Node> {
+  return resource<V1Node>(kc, () => nodes, nodes);
 }
 
 /** As JSON, pod template fields newer than the client survive; a typed model would silently drop them. */

@@ -1,14 +1,27 @@
 // Pure builders of the objects the controller creates for an LWS (DESIGN.md section 2). Upstream sets per-pod labels
 // and env vars with a mutating webhook; here they go into the pod templates, per-pod values come from the pod-index
 // label through the downward API (env.ts), and what a template cannot carry the caller patches onto the pods.
-import type { V1OwnerReference, V1PodTemplateSpec, V1Service, V1StatefulSet } from '@kubernetes/client-node';
+import type {
+  V1OwnerReference,
+  V1PersistentVolumeClaim,
+  V1PodTemplateSpec,
+  V1Service,
+  V1StatefulSet,
+  V1StatefulSetSpec,
+} from '@kubernetes/client-node';
 import { applyDefaults } from './defaults.js';
 import { leaderEnvVars, withLwsEnv, workerEnvVars } from './env.js';
 import { cloneJson } from './json.js';
 import {
+  ANNOTATION_EXCLUSIVE_TOPOLOGY,
   ANNOTATION_POD_TERMINATION_POLICY,
   ANNOTATION_LEADER_NAME,
+  ANNOTATION_LEADER_REQUESTS_TPUS,
+  ANNOTATION_REPLICAS,
   ANNOTATION_SIZE,
+  ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY,
+  ANNOTATION_SUBGROUP_POLICY_TYPE,
+  ANNOTATION_SUBGROUP_SIZE,
   ANNOTATION_SUBDOMAIN_POLICY,
   API_GROUP_VERSION,
   KIND,
@@ -131,11 +144,68 @@ function decorate(
   return out;
 }
 
+/** Ours win over the user's for our own keys (as upstream's mergeMetadata). */
+function merged(user: Record<string, string> | undefined, ours: Record<string, string>): Record<string, string> {
+  return { ...user, ...ours };
+}
+
+/** The node label whose domains each hold one group only (upstream's exclusive placement), if the LWS asks for it. */
+export function exclusiveTopologyKey(lws: Pick<LeaderWorkerSet, 'metadata'>): string | undefined {
+  return lws.metadata.annotations?.[ANNOTATION_EXCLUSIVE_TOPOLOGY] || undefined;
+}
+
+/**
+ * The pod annotations that tell the admission webhook (src/admission) how to place and label each pod: the group
+ * size, exclusive placement and the subgroup policy. The LWS annotations are read from the live LWS, as upstream.
+ */
+function placementAnnotations(lws: DefaultedLeaderWorkerSet): Record<string, string> {
+  const { size, subGroupPolicy } = lws.spec.leaderWorkerTemplate;
+  const lwsAnnotations = lws.metadata.annotations ?? {};
+  const out: Record<string, string> = { [ANNOTATION_SIZE]: String(size) };
+  const exclusive = exclusiveTopologyKey(lws);
+  if (exclusive !== undefined) out[ANNOTATION_EXCLUSIVE_TOPOLOGY] = exclusive;
+  if (subGroupPolicy !== undefined) {
+    out[ANNOTATION_SUBGROUP_POLICY_TYPE] = subGroupPolicy.subGroupPolicyType;
+    out[ANNOTATION_SUBGROUP_SIZE] = String(subGroupPolicy.subGroupSize);
+    const subExclusive = lwsAnnotations[ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY];
+    if (subExclusive) out[ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY] = subExclusive;
+  }
+  return out;
+}
+
+/** Upstream copies only these fields of each claim template; the StatefulSet controller names each claim per pod. */
+function claimTemplates(lws: DefaultedLeaderWorkerSet): V1PersistentVolumeClaim[] | undefined {
+  const templates = lws.spec.leaderWorkerTemplate.volumeClaimTemplates;
+  if (templates === undefined || templates.length === 0) return undefined;
+  return templates.map((t) => {
+    const spec: NonNullable<V1PersistentVolumeClaim['spec']> = {};
+    if (t.spec?.accessModes !== undefined) spec.accessModes = [...t.spec.accessModes];
+    if (t.spec?.storageClassName !== undefined) spec.storageClassName = t.spec.storageClassName;
+    if (t.spec?.volumeMode !== undefined) spec.volumeMode = t.spec.volumeMode;
+    if (t.spec?.resources?.requests !== undefined || t.spec?.resources?.limits !== undefined) {
+      spec.resources = cloneJson(t.spec.resources);
+    }
+    return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: t.metadata?.name ?? '' }, spec };
+  });
+}
+
+/** The volume claims and their retention, the same on the leader and the worker StatefulSets. */
+function volumeClaims(
+  lws: DefaultedLeaderWorkerSet,
+): Pick<V1StatefulSetSpec, 'volumeClaimTemplates' | 'persistentVolumeClaimRetentionPolicy'> {
+  const out: Pick<V1StatefulSetSpec, 'volumeClaimTemplates' | 'persistentVolumeClaimRetentionPolicy'> = {};
+  const templates = claimTemplates(lws);
+  if (templates !== undefined) out.volumeClaimTemplates = templates;
+  const retention = lws.spec.leaderWorkerTemplate.persistentVolumeClaimRetentionPolicy;
+  if (retention !== undefined) out.persistentVolumeClaimRetentionPolicy = cloneJson(retention);
+  return out;
+}
+
 /** Not the termination policy: a change must not roll any group, so live leader pods carry it (leaderPodPatch). */
 export function buildLeaderPodTemplate(lws: DefaultedLeaderWorkerSet, revisionHash: string): V1PodTemplateSpec {
   const { name, namespace } = identity(lws);
   const { leaderWorkerTemplate: lwt, networkConfig } = lws.spec;
-  const annotations: Record<string, string> = { [ANNOTATION_SIZE]: String(lwt.size) };
+  const annotations = placementAnnotations(lws);
   if (networkConfig.subdomainPolicy === 'UniquePerReplica') {
     annotations[ANNOTATION_SUBDOMAIN_POLICY] = networkConfig.subdomainPolicy;
   }
@@ -170,10 +240,12 @@ export function buildLeaderStatefulSet(lws: LeaderWorkerSet, options: LeaderStat
     metadata: {
       name: leaderStatefulSetName(name),
       namespace,
-      labels: { [LABEL_NAME]: name, [LABEL_TEMPLATE_REVISION_HASH]: revisionHash },
+      labels: merged(d.metadata.labels, { [LABEL_NAME]: name, [LABEL_TEMPLATE_REVISION_HASH]: revisionHash }),
+      annotations: merged(d.metadata.annotations, { [ANNOTATION_REPLICAS]: String(d.spec.replicas) }),
       ownerReferences: [lwsOwnerReference(d)],
     },
     spec: {
+      ...volumeClaims(d),
       replicas: options.replicas ?? d.spec.replicas,
       serviceName: headlessServiceName(name),
       podManagementPolicy: 'Parallel',
@@ -198,14 +270,25 @@ export interface WorkerStatefulSetInput {
   groupKey: string;
   /** The leader's, so that workers match its revision (with that revision's spec as `lws`); default: the spec's. */
   revisionHash?: string;
+  /** Exclusive placement: the leader's node's value of the topology key, so the workers follow it onto that domain. */
+  topology?: { key: string; value: string };
+  /** Whether the leader's containers request TPUs: the workers' TPU env then counts the leader as a TPU worker. */
+  leaderRequestsTpus?: boolean;
 }
+
+type WorkerPodTemplateInput = WorkerStatefulSetInput & { revisionHash: string };
 
 export function buildWorkerPodTemplate(
   lws: DefaultedLeaderWorkerSet,
-  input: Required<WorkerStatefulSetInput>,
+  input: WorkerPodTemplateInput,
 ): V1PodTemplateSpec {
   const { name, namespace } = identity(lws);
   const { size, workerTemplate } = lws.spec.leaderWorkerTemplate;
+  const annotations: Record<string, string> = {
+    ...placementAnnotations(lws),
+    [ANNOTATION_LEADER_NAME]: input.leaderPod.name,
+  };
+  if (input.leaderRequestsTpus) annotations[ANNOTATION_LEADER_REQUESTS_TPUS] = 'true';
   const template = decorate(
     workerTemplate,
     {
@@ -214,12 +297,15 @@ export function buildWorkerPodTemplate(
       [LABEL_GROUP_KEY]: input.groupKey,
       [LABEL_TEMPLATE_REVISION_HASH]: input.revisionHash,
     },
-    { [ANNOTATION_SIZE]: String(size), [ANNOTATION_LEADER_NAME]: input.leaderPod.name },
+    annotations,
   );
   template.spec = withLwsEnv(
     template.spec ?? { containers: [] },
     workerEnvVars(name, namespace, input.groupIndex, size),
   );
+  if (input.topology !== undefined) {
+    template.spec.nodeSelector = { ...template.spec.nodeSelector, [input.topology.key]: input.topology.value };
+  }
   return template;
 }
 
@@ -231,7 +317,7 @@ export function buildWorkerStatefulSet(lws: LeaderWorkerSet, input: WorkerStatef
   const { name, namespace } = identity(d);
   checkLeaderPod(name, input.groupIndex, input.leaderPod);
   if (!input.groupKey) throw new Error('worker StatefulSet needs the group key');
-  const full: Required<WorkerStatefulSetInput> = {
+  const full: WorkerPodTemplateInput = {
     ...input,
     revisionHash: input.revisionHash ?? templateRevisionHash(d.spec),
   };
@@ -246,10 +332,12 @@ export function buildWorkerStatefulSet(lws: LeaderWorkerSet, input: WorkerStatef
     metadata: {
       name: workerStatefulSetName(name, input.groupIndex),
       namespace,
-      labels: { ...selector, [LABEL_TEMPLATE_REVISION_HASH]: full.revisionHash },
+      labels: merged(d.metadata.labels, { ...selector, [LABEL_TEMPLATE_REVISION_HASH]: full.revisionHash }),
+      ...(d.metadata.annotations !== undefined && { annotations: { ...d.metadata.annotations } }),
       ownerReferences: [leaderPodOwnerReference(input.leaderPod)],
     },
     spec: {
+      ...volumeClaims(d),
       replicas: size - 1,
       ordinals: { start: 1 },
       serviceName: workerServiceName(name, input.groupIndex, d.spec.networkConfig.subdomainPolicy),

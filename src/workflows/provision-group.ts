@@ -3,6 +3,7 @@
 // first (safe rebuild), then create, exactly once.
 import {
   applyDefaults,
+  exclusiveTopologyKey,
   EVENT_REASONS,
   workerStatefulSetName,
   type LeaderWorkerSet,
@@ -43,7 +44,8 @@ export async function provisionGroup(input: ProvisionGroupInput): Promise<Provis
     const lws = await liveLws(ref);
     const { spec } = applyDefaults(lws);
     if (spec.startupPolicy === 'LeaderReady') await leaderReady(leader, timeline);
-    const { workers, lwsNow } = await createWorkers(input, lws, timeline);
+    const topology = await leaderTopology(lws, leader, timeline);
+    const { workers, lwsNow } = await createWorkers(input, lws, topology, timeline);
     if (workers) await workersReady(ref, workers, timeline);
     await kube.recordEvent({
       lws: { ...ref, uid: lwsNow.metadata.uid ?? '' },
@@ -73,6 +75,25 @@ async function leaderReady(leader: ObjectIdentity, timeline: Timeline): Promise<
   timeline.add('leader ready', ready.readyAt);
 }
 
+type Topology = { key: string; value: string };
+
+/** Exclusive placement: the workers follow the leader onto its topology domain, so they wait for it to be scheduled. */
+async function leaderTopology(
+  lws: LeaderWorkerSet,
+  leader: ObjectIdentity,
+  timeline: Timeline,
+): Promise<Topology | undefined> {
+  const key = exclusiveTopologyKey(lws);
+  if (key === undefined) return undefined;
+  const scheduled = await wait.waitForPodScheduled(leader);
+  if ('goneAt' in scheduled) throw new Skip('leader-gone');
+  const value = await kube.getNodeLabel({ node: scheduled.node, label: key });
+  // The scheduler places a leader only on a node with the label (its pod affinity names it), so this is a race.
+  if (value === null) throw new Error(`node ${scheduled.node} of leader ${leader.name} has no label ${key}`);
+  timeline.add('leader scheduled', undefined, `${scheduled.node}, ${key}=${value}`);
+  return { key, value };
+}
+
 /**
  * The worker StatefulSet, created once the names are free. Resolves with the one created (none for size 1) and the
  * LWS it was built from: a wait for the names can last a grace period or more, and the build takes the LWS as it is
@@ -81,13 +102,14 @@ async function leaderReady(leader: ObjectIdentity, timeline: Timeline): Promise<
 async function createWorkers(
   { ref, groupIndex, leader }: ProvisionGroupInput,
   lws: LeaderWorkerSet,
+  topology: Topology | undefined,
   timeline: Timeline,
 ): Promise<{ workers?: ObjectIdentity; lwsNow: LeaderWorkerSet }> {
   const name = workerStatefulSetName(ref.name, groupIndex);
   for (;;) {
     const pod = await kube.getPod(leader);
     if (pod === null || pod.uid !== leader.uid || pod.deletionTimestamp) throw new Skip('leader-gone');
-    const result = await kube.ensureWorkerStatefulSet({ lws, groupIndex, leader });
+    const result = await kube.ensureWorkerStatefulSet({ lws, groupIndex, leader, ...(topology && { topology }) });
     switch (result.outcome) {
       case 'leader-gone':
         throw new Skip('leader-gone');

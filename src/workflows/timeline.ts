@@ -11,6 +11,7 @@ export type TimelineEvent =
   | 'waiting for old StatefulSet'
   | 'new leader'
   | 'leader ready'
+  | 'leader scheduled'
   | 'workers created'
   | 'new group ready'
   | 'group recreated'

@@ -127,6 +127,7 @@ export const JSON_RESOURCE_TYPES: Record<string, [group: string, resource: strin
   EventJson: ['', 'events'],
   LeaderWorkerSet: ['leaderworkerset.x-k8s.io', 'leaderworkersets'],
   V1Namespace: ['', 'namespaces'],
+  V1Node: ['', 'nodes'],
 };
 
 /** The module whose JsonResource methods send the requests; its `kubeCall` is called only there. */

@@ -254,4 +254,140 @@ describe('model/templates', () => {
       assert.throws(() => buildWorkerStatefulSet(lws, { groupIndex: 1, leaderPod, groupKey: '' }), /group key/);
     });
   });
+
+  describe('upstream v1 fields on both StatefulSets', () => {
+    const claim = {
+      metadata: { name: 'model-cache', labels: { dropped: 'yes' } },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: 'fast',
+        resources: { requests: { storage: '10Gi' } },
+        selector: { matchLabels: { dropped: 'yes' } },
+      },
+    };
+    const builtClaim = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'model-cache' },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast', resources: { requests: { storage: '10Gi' } } },
+    };
+    const withLwt = (
+      lwt: Partial<LeaderWorkerSet['spec']['leaderWorkerTemplate']>,
+      meta: Partial<LeaderWorkerSet['metadata']> = {},
+    ) => {
+      const lws = sampleLws();
+      lws.spec.leaderWorkerTemplate = { ...lws.spec.leaderWorkerTemplate, ...lwt };
+      lws.metadata = { ...lws.metadata, ...meta };
+      return lws;
+    };
+    const both = (lws: LeaderWorkerSet) => ({
+      leader: buildLeaderStatefulSet(lws),
+      worker: buildWorkerStatefulSet(lws, { groupIndex: 1, leaderPod, groupKey })!,
+    });
+
+    const rows: Array<{
+      name: string;
+      lws: LeaderWorkerSet;
+      check: (s: { leader: V1StatefulSet; worker: V1StatefulSet }) => void;
+    }> = [
+      {
+        name: 'volume claim templates keep only the fields upstream copies (name, access modes, class, mode, resources)',
+        lws: withLwt({ volumeClaimTemplates: [claim] }),
+        check: ({ leader, worker }) => {
+          assert.deepEqual(leader.spec?.volumeClaimTemplates, [builtClaim]);
+          assert.deepEqual(worker.spec?.volumeClaimTemplates, [builtClaim]);
+        },
+      },
+      {
+        name: 'the claim retention policy is copied as is',
+        lws: withLwt({ persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Retain' } }),
+        check: ({ leader, worker }) => {
+          const want = { whenDeleted: 'Delete', whenScaled: 'Retain' };
+          assert.deepEqual(leader.spec?.persistentVolumeClaimRetentionPolicy, want);
+          assert.deepEqual(worker.spec?.persistentVolumeClaimRetentionPolicy, want);
+        },
+      },
+      {
+        name: 'no claims: neither field is set',
+        lws: sampleLws(),
+        check: ({ leader, worker }) => {
+          for (const s of [leader, worker]) {
+            assert.equal(s.spec?.volumeClaimTemplates, undefined);
+            assert.equal(s.spec?.persistentVolumeClaimRetentionPolicy, undefined);
+          }
+        },
+      },
+      {
+        name: "the LWS's labels and annotations go onto both, ours win, and the leader's records spec.replicas",
+        lws: withLwt(
+          {},
+          {
+            labels: { team: 'infer', 'leaderworkerset.sigs.k8s.io/name': 'not-this' },
+            annotations: { owner: 'alice' },
+          },
+        ),
+        check: ({ leader, worker }) => {
+          assert.equal(leader.metadata?.labels?.['team'], 'infer');
+          assert.equal(leader.metadata?.labels?.['leaderworkerset.sigs.k8s.io/name'], 'demo');
+          assert.deepEqual(leader.metadata?.annotations, {
+            owner: 'alice',
+            'leaderworkerset.sigs.k8s.io/replicas': '2',
+          });
+          assert.equal(worker.metadata?.labels?.['team'], 'infer');
+          assert.equal(worker.metadata?.labels?.['leaderworkerset.sigs.k8s.io/group-index'], '1');
+          assert.deepEqual(worker.metadata?.annotations, { owner: 'alice' });
+          assert.equal(leader.spec?.template.metadata?.labels?.['team'], undefined, 'not onto the pods');
+        },
+      },
+      {
+        name: 'exclusive topology and the subgroup policy are told to every pod by annotations',
+        lws: withLwt(
+          { subGroupPolicy: { subGroupSize: 2 } },
+          {
+            annotations: {
+              'leaderworkerset.sigs.k8s.io/exclusive-topology': 'cloud.google.com/gke-nodepool',
+              'leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology': 'topology.kubernetes.io/zone',
+            },
+          },
+        ),
+        check: ({ leader, worker }) => {
+          const want = {
+            'leaderworkerset.sigs.k8s.io/size': '4',
+            'leaderworkerset.sigs.k8s.io/exclusive-topology': 'cloud.google.com/gke-nodepool',
+            'leaderworkerset.sigs.k8s.io/subgroup-policy-type': 'LeaderWorker',
+            'leaderworkerset.sigs.k8s.io/subgroup-size': '2',
+            'leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology': 'topology.kubernetes.io/zone',
+          };
+          assert.deepEqual(leader.spec?.template.metadata?.annotations, want);
+          assert.deepEqual(worker.spec?.template.metadata?.annotations, {
+            ...want,
+            'leaderworkerset.sigs.k8s.io/leader-name': 'demo-1',
+          });
+        },
+      },
+      {
+        name: 'subgroup exclusive topology without a subgroup policy is not passed on',
+        lws: withLwt({}, { annotations: { 'leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology': 'zone' } }),
+        check: ({ leader }) => {
+          assert.deepEqual(leader.spec?.template.metadata?.annotations, { 'leaderworkerset.sigs.k8s.io/size': '4' });
+        },
+      },
+    ];
+    for (const row of rows) it(row.name, () => row.check(both(row.lws)));
+
+    it("pins the workers to the leader's topology domain and tells them when the leader requests TPUs", () => {
+      const sts = buildWorkerStatefulSet(sampleLws(), {
+        groupIndex: 1,
+        leaderPod,
+        groupKey,
+        topology: { key: 'cloud.google.com/gke-nodepool', value: 'pool-a' },
+        leaderRequestsTpus: true,
+      });
+      assert.deepEqual(sts?.spec?.template.spec?.nodeSelector, { 'cloud.google.com/gke-nodepool': 'pool-a' });
+      assert.equal(
+        sts?.spec?.template.metadata?.annotations?.['leaderworkerset.sigs.k8s.io/leader-requests-tpus'],
+        'true',
+      );
+    });
+  });
 });

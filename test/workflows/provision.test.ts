@@ -177,6 +177,43 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     assert.equal(at(result.timeline, 'leader ready'), now + 30_000);
   });
 
+  it('exclusive placement: waits for the leader to be scheduled, then pins the workers to its topology domain', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws(
+      {},
+      { annotations: { 'leaderworkerset.sigs.k8s.io/exclusive-topology': 'cloud.google.com/gke-nodepool' } },
+    );
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    const result = await provision(fake, inputFor(fake, leader));
+
+    assert.equal(result.outcome, 'provisioned');
+    const [scheduled] = fake.callsOf('waitForPodScheduled');
+    assert.deepEqual(scheduled?.args, [identityOf(leader)]);
+    assert.deepEqual(
+      fake.callsOf('getNodeLabel').map((c) => c.args[0]),
+      [{ node: 'fake-node', label: 'cloud.google.com/gke-nodepool' }],
+    );
+    const [ensure] = fake.callsOf('ensureWorkerStatefulSet');
+    assert.ok(scheduled!.endSeq! < ensure!.seq, 'workers created before the leader was scheduled');
+    assert.deepEqual((ensure!.args[0] as { topology?: unknown }).topology, {
+      key: 'cloud.google.com/gke-nodepool',
+      value: 'fake-domain',
+    });
+    assert.deepEqual(
+      result.timeline.map((e) => e.event),
+      ['new leader', 'leader scheduled', 'workers created', 'new group ready'],
+    );
+  });
+
+  it('without exclusive placement nothing waits for scheduling', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws();
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    await provision(fake, inputFor(fake, leader));
+    assert.equal(fake.callsOf('waitForPodScheduled').length, 0);
+    assert.equal((fake.callsOf('ensureWorkerStatefulSet')[0]!.args[0] as { topology?: unknown }).topology, undefined);
+  });
+
   const gone: {
     name: string;
     setup: (fake: FakeCluster, leader: FakePod, now: number) => void;
