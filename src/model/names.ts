@@ -21,6 +21,27 @@ export function workerPodName(lwsName: string, groupIndex: number, workerIndex: 
   return `${workerStatefulSetName(lwsName, groupIndex)}-${workerIndex}`;
 }
 
+/** Kubernetes' limit on a label value and a DNS-1035 label, which pod names and group Services are. */
+const MAX_LABEL = 63;
+/** The StatefulSet controller labels each pod `controller-revision-hash=<StatefulSet>-<hash of up to 10 characters>`. */
+const REVISION_SUFFIX = 11;
+
+/**
+ * The longest LWS name whose derived names all fit: leader StatefulSet `<lws>`, leader pods and worker StatefulSets
+ * `<lws>-<g>`, worker pods `<lws>-<g>-<w>`, with g up to the last surge group. The CRD's CEL rule computes the same.
+ */
+export function longestLwsName(input: { replicas: number; size: number; surge: number }): number {
+  const lastGroup = Math.max(input.replicas + Math.min(input.surge, input.replicas) - 1, 0);
+  const groupDigits = String(lastGroup).length;
+  const leaderLimit = MAX_LABEL - REVISION_SUFFIX; // `<lws>-<hash>`
+  if (input.size <= 1) return Math.min(leaderLimit, MAX_LABEL - 1 - groupDigits);
+  const workerDigits = String(input.size - 1).length;
+  return Math.min(
+    MAX_LABEL - REVISION_SUFFIX - 1 - groupDigits, // `<lws>-<g>-<hash>`
+    MAX_LABEL - 2 - groupDigits - workerDigits, // `<lws>-<g>-<w>`
+  );
+}
+
 /** Always exists: as the leader StatefulSet's serviceName, it gives leader pods DNS names under both policies. */
 export function headlessServiceName(lwsName: string): string {
   return lwsName;

@@ -6,10 +6,13 @@ import {
   ROLLOUT_STRATEGY_TYPES,
   STARTUP_POLICIES,
   SUBDOMAIN_POLICIES,
+  SUBGROUP_POLICY_TYPES,
   type IntOrString,
 } from './types.js';
 import { DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE, DEFAULT_REPLICAS, DEFAULT_SIZE } from './defaults.js';
-import { isValidIntOrPercent, isZeroIntOrPercent } from './rollout.js';
+import { ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY } from './labels.js';
+import { longestLwsName } from './names.js';
+import { isValidIntOrPercent, scaleIntOrPercent } from './rollout.js';
 
 export const MIN_REPLICAS = 0;
 export const MAX_REPLICAS = 1_000_000;
@@ -27,9 +30,31 @@ export const CEL_MESSAGES = {
   maxUnavailable: `maxUnavailable must be a non-negative integer or a percentage from 0% to 100% (e.g. 1 or '25%')`,
   maxSurge: `maxSurge must be a non-negative integer or a percentage from 0% to 100% (e.g. 1 or '25%')`,
   maxUnavailableAndMaxSurgeZero:
-    'maxUnavailable must not be 0 when maxSurge is 0: a rolling update could never make progress',
+    'must not be 0 when maxSurge is 0 (both scaled to spec.replicas): a rolling update could never make progress',
   totalPods: `spec.replicas * spec.leaderWorkerTemplate.size must not exceed ${MAX_TOTAL_PODS} pods`,
+  subGroupSizeAboveSize: 'subGroupSize must not be larger than size',
+  subGroupSizeNotDivisor: 'size or size - 1 must be divisible by subGroupSize',
+  subGroupSizeLeaderExcluded: 'size - 1 must be divisible by subGroupSize when using LeaderExcluded',
+  subGroupPolicyAdded: 'subGroupPolicy must be set when the LeaderWorkerSet is created, not added later',
+  subGroupPolicyRemoved: 'subGroupPolicy must not be removed once set',
+  subGroupSizeImmutable: 'subGroupSize is immutable: it must not change once set',
+  /** Checked by the ValidatingAdmissionPolicy (deploy/crd): CEL in a CRD cannot read annotations. */
+  subGroupExclusiveWithoutPolicy: `metadata.annotations[${ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY}]: must be set only together with spec.leaderWorkerTemplate.subGroupPolicy`,
 } as const;
+
+/** The derived-names rule's message, as the CRD's messageExpression builds it. */
+export function nameTooLongMessage(input: {
+  replicas: number;
+  size: number;
+  maxSurge: IntOrString;
+  longest: number;
+}): string {
+  return (
+    'metadata.name: too long for the names derived from it (pods, StatefulSets and their controller-revision-hash ' +
+    `label must fit 63 characters): with ${input.replicas} replicas, size ${input.size} and maxSurge ` +
+    `${input.maxSurge} the longest name allowed is ${input.longest} characters`
+  );
+}
 
 export type FieldErrorType = 'Required value' | 'Unsupported value' | 'Invalid value';
 
@@ -140,35 +165,63 @@ function checkIntOrPercent(
   return value;
 }
 
-function checkName(errors: FieldError[], metadata: unknown): void {
-  if (!isObject(metadata)) return;
+/** The name when it is a valid DNS-1035 label, for the derived-names rule. */
+function checkName(errors: FieldError[], metadata: unknown): string | undefined {
+  if (!isObject(metadata)) return undefined;
   const name = metadata['name'];
-  if (isAbsent(name)) return; // generateName objects get their name from the API server
+  if (isAbsent(name)) return undefined; // generateName objects get their name from the API server
   if (typeof name !== 'string' || name.length > MAX_NAME_LENGTH || !new RegExp(NAME_PATTERN).test(name)) {
     errors.push(invalid('metadata.name', name, CEL_MESSAGES.name));
+    return undefined;
   }
+  return name;
 }
 
-function checkRollingUpdate(errors: FieldError[], value: unknown): void {
-  const path = 'spec.rolloutStrategy.rollingUpdateConfiguration';
+interface RollingNumbers {
+  mu?: IntOrString;
+  ms?: IntOrString;
+  muValid: boolean;
+  msValid: boolean;
+}
+
+const ROLLING_PATH = 'spec.rolloutStrategy.rollingUpdateConfiguration';
+
+function checkRollingUpdate(errors: FieldError[], value: unknown): RollingNumbers {
+  const path = ROLLING_PATH;
   const config = checkObject(errors, path, value);
-  if (config === undefined) return;
+  if (config === undefined) return { muValid: isAbsent(value), msValid: isAbsent(value) };
   checkInteger(errors, `${path}.partition`, config['partition'], { min: MIN_PARTITION });
   const mu = checkIntOrPercent(errors, `${path}.maxUnavailable`, config['maxUnavailable'], CEL_MESSAGES.maxUnavailable);
   const ms = checkIntOrPercent(errors, `${path}.maxSurge`, config['maxSurge'], CEL_MESSAGES.maxSurge);
-  // Only when both are valid (the CEL rule sees defaulted values, so absent means the default here too).
-  const muValid = mu !== undefined || isAbsent(config['maxUnavailable']);
-  const msValid = ms !== undefined || isAbsent(config['maxSurge']);
-  if (muValid && msValid) {
-    const effectiveMu = mu ?? DEFAULT_MAX_UNAVAILABLE;
-    const effectiveMs = ms ?? DEFAULT_MAX_SURGE;
-    if (isZeroIntOrPercent(effectiveMu) && isZeroIntOrPercent(effectiveMs)) {
-      errors.push(invalid(`${path}.maxUnavailable`, effectiveMu, CEL_MESSAGES.maxUnavailableAndMaxSurgeZero));
-    }
+  return {
+    mu,
+    ms,
+    muValid: mu !== undefined || isAbsent(config['maxUnavailable']),
+    msValid: ms !== undefined || isAbsent(config['maxSurge']),
+  };
+}
+
+function checkSubGroupPolicy(errors: FieldError[], value: unknown, size: number | undefined): void {
+  const path = 'spec.leaderWorkerTemplate.subGroupPolicy';
+  const policy = checkObject(errors, path, value);
+  if (policy === undefined) return;
+  checkEnum(errors, `${path}.subGroupPolicyType`, policy['subGroupPolicyType'], SUBGROUP_POLICY_TYPES);
+  const sizePath = `${path}.subGroupSize`;
+  if (isAbsent(policy['subGroupSize'])) {
+    errors.push(required(sizePath));
+    return;
+  }
+  const sub = checkInteger(errors, sizePath, policy['subGroupSize'], { min: 1 });
+  if (sub === undefined || size === undefined) return;
+  if (sub > size) errors.push(invalid(sizePath, sub, CEL_MESSAGES.subGroupSizeAboveSize));
+  if (size % sub !== 0 && (size - 1) % sub !== 0)
+    errors.push(invalid(sizePath, sub, CEL_MESSAGES.subGroupSizeNotDivisor));
+  if (policy['subGroupPolicyType'] === 'LeaderExcluded' && (size - 1) % sub !== 0) {
+    errors.push(invalid(sizePath, sub, CEL_MESSAGES.subGroupSizeLeaderExcluded));
   }
 }
 
-function checkSpec(errors: FieldError[], spec: JsonObject): void {
+function checkSpec(errors: FieldError[], spec: JsonObject, name: string | undefined): void {
   const replicasValue = spec['replicas'];
   const replicas = checkInteger(errors, 'spec.replicas', replicasValue, { min: MIN_REPLICAS, max: MAX_REPLICAS });
 
@@ -186,6 +239,8 @@ function checkSpec(errors: FieldError[], spec: JsonObject): void {
       sizeValue = lwt['size'];
       size = checkInteger(errors, 'spec.leaderWorkerTemplate.size', sizeValue, { min: MIN_SIZE });
       checkEnum(errors, 'spec.leaderWorkerTemplate.restartPolicy', lwt['restartPolicy'], RESTART_POLICIES);
+      const sizeOk = size !== undefined || isAbsent(sizeValue);
+      checkSubGroupPolicy(errors, lwt['subGroupPolicy'], sizeOk ? (size ?? DEFAULT_SIZE) : undefined);
     }
   }
 
@@ -193,9 +248,12 @@ function checkSpec(errors: FieldError[], spec: JsonObject): void {
   checkEnum(errors, 'spec.podTerminationPolicy', spec['podTerminationPolicy'], POD_TERMINATION_POLICIES);
 
   const rollout = checkObject(errors, 'spec.rolloutStrategy', spec['rolloutStrategy']);
+  let rolling: RollingNumbers = { muValid: true, msValid: true };
   if (rollout !== undefined) {
     checkEnum(errors, 'spec.rolloutStrategy.type', rollout['type'], ROLLOUT_STRATEGY_TYPES);
-    checkRollingUpdate(errors, rollout['rollingUpdateConfiguration']);
+    rolling = checkRollingUpdate(errors, rollout['rollingUpdateConfiguration']);
+  } else if (!isAbsent(spec['rolloutStrategy'])) {
+    rolling = { muValid: false, msValid: false };
   }
 
   const network = checkObject(errors, 'spec.networkConfig', spec['networkConfig']);
@@ -203,15 +261,45 @@ function checkSpec(errors: FieldError[], spec: JsonObject): void {
     checkEnum(errors, 'spec.networkConfig.subdomainPolicy', network['subdomainPolicy'], SUBDOMAIN_POLICIES);
   }
 
-  // Cross-field rule, on defaulted values, only when both fields are themselves valid.
+  // Cross-field rules, on defaulted values, only when the fields are themselves valid.
   const replicasOk = replicas !== undefined || isAbsent(replicasValue);
   const sizeOk = size !== undefined || isAbsent(sizeValue);
-  if (replicasOk && sizeOk) {
-    const effectiveReplicas = replicas ?? DEFAULT_REPLICAS;
-    if (effectiveReplicas * (size ?? DEFAULT_SIZE) > MAX_TOTAL_PODS) {
-      errors.push(invalid('spec.replicas', effectiveReplicas, CEL_MESSAGES.totalPods));
+  if (!replicasOk) return;
+  const r = replicas ?? DEFAULT_REPLICAS;
+  const effectiveSize = size ?? DEFAULT_SIZE;
+  if (sizeOk && r * effectiveSize > MAX_TOTAL_PODS) {
+    errors.push(invalid('spec.replicas', r, CEL_MESSAGES.totalPods));
+  }
+  if (rolling.muValid && rolling.msValid) {
+    const mu = rolling.mu ?? DEFAULT_MAX_UNAVAILABLE;
+    const ms = rolling.ms ?? DEFAULT_MAX_SURGE;
+    if (r !== 0 && scaleIntOrPercent(mu, r, false) === 0 && scaleIntOrPercent(ms, r, true) === 0) {
+      errors.push(invalid(`${ROLLING_PATH}.maxUnavailable`, mu, CEL_MESSAGES.maxUnavailableAndMaxSurgeZero));
+    }
+    if (sizeOk && name !== undefined) {
+      const longest = longestLwsName({ replicas: r, size: effectiveSize, surge: scaleIntOrPercent(ms, r, true) });
+      if (name.length > longest) {
+        errors.push(
+          invalid(
+            'metadata.name',
+            name,
+            nameTooLongMessage({ replicas: r, size: effectiveSize, maxSurge: ms, longest }),
+          ),
+        );
+      }
     }
   }
+}
+
+function annotationsOf(metadata: unknown): JsonObject {
+  const annotations = isObject(metadata) ? metadata['annotations'] : undefined;
+  return isObject(annotations) ? annotations : {};
+}
+
+function subGroupPolicyOf(obj: JsonObject): unknown {
+  const spec = obj['spec'];
+  const lwt = isObject(spec) ? spec['leaderWorkerTemplate'] : undefined;
+  return isObject(lwt) ? lwt['subGroupPolicy'] : undefined;
 }
 
 /** Every error in untrusted JSON data (before or after defaulting); empty when valid. */
@@ -221,12 +309,37 @@ export function validateLeaderWorkerSet(obj: unknown): FieldError[] {
     errors.push(invalid('<root>', jsonTypeName(obj), 'a LeaderWorkerSet must be an object'));
     return errors;
   }
-  checkName(errors, obj['metadata']);
+  const name = checkName(errors, obj['metadata']);
   if (isAbsent(obj['spec'])) {
     errors.push(required('spec'));
   } else {
     const spec = checkObject(errors, 'spec', obj['spec']);
-    if (spec !== undefined) checkSpec(errors, spec);
+    if (spec !== undefined) checkSpec(errors, spec, name);
+  }
+  const subExclusive = annotationsOf(obj['metadata'])[ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY];
+  if (subExclusive !== undefined && isAbsent(subGroupPolicyOf(obj))) {
+    errors.push(
+      invalid(
+        `metadata.annotations[${ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY}]`,
+        subExclusive,
+        CEL_MESSAGES.subGroupExclusiveWithoutPolicy,
+      ),
+    );
+  }
+  return errors;
+}
+
+/** The update rules on top of validateLeaderWorkerSet's: the subgroup policy is fixed at creation. */
+export function validateLeaderWorkerSetUpdate(oldObj: unknown, newObj: unknown): FieldError[] {
+  const errors = validateLeaderWorkerSet(newObj);
+  if (!isObject(oldObj) || !isObject(newObj)) return errors;
+  const path = 'spec.leaderWorkerTemplate.subGroupPolicy';
+  const before = subGroupPolicyOf(oldObj);
+  const after = subGroupPolicyOf(newObj);
+  if (isAbsent(before) && !isAbsent(after)) errors.push(invalid(path, after, CEL_MESSAGES.subGroupPolicyAdded));
+  if (!isAbsent(before) && isAbsent(after)) errors.push(invalid(path, null, CEL_MESSAGES.subGroupPolicyRemoved));
+  if (isObject(before) && isObject(after) && before['subGroupSize'] !== after['subGroupSize']) {
+    errors.push(invalid(`${path}.subGroupSize`, after['subGroupSize'], CEL_MESSAGES.subGroupSizeImmutable));
   }
   return errors;
 }

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'mocha';
 import yaml from 'js-yaml';
-import { CEL_MESSAGES, validateLeaderWorkerSet, type FieldError } from '../../src/model/index.js';
+import {
+  CEL_MESSAGES,
+  nameTooLongMessage,
+  validateLeaderWorkerSet,
+  validateLeaderWorkerSetUpdate,
+  type FieldError,
+} from '../../src/model/index.js';
 
 const workerTemplate = { spec: { containers: [{ name: 'w', image: 'nginx' }] } };
 
@@ -24,6 +30,45 @@ describe('model/validate', () => {
   const valid: Array<[string, unknown]> = [
     ['a minimal object', lws()],
     ['replicas 0', lws({ replicas: 0 })],
+    ["upstream's deprecated restart policy Default", lws({}, { restartPolicy: 'Default' })],
+    [
+      'maxUnavailable 0 with 0 replicas (nothing to roll)',
+      lws({ replicas: 0, rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: 0 } } }),
+    ],
+    [
+      'maxUnavailable 10% of 10 replicas (1 group)',
+      lws({ replicas: 10, rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: '10%' } } }),
+    ],
+    ['subgroups dividing size', lws({}, { size: 4, subGroupPolicy: { subGroupSize: 2 } })],
+    [
+      'subgroups dividing size - 1 (the leader is the extra pod)',
+      lws({}, { size: 5, subGroupPolicy: { subGroupSize: 2 } }),
+    ],
+    [
+      'LeaderExcluded subgroups dividing size - 1',
+      lws({}, { size: 5, subGroupPolicy: { subGroupPolicyType: 'LeaderExcluded', subGroupSize: 4 } }),
+    ],
+    ['one subgroup as large as the group', lws({}, { size: 4, subGroupPolicy: { subGroupSize: 4 } })],
+    [
+      'a name exactly as long as allowed for 2 groups of 4 (50 characters)',
+      lws({ replicas: 2 }, { size: 4 }, 'a'.repeat(50)),
+    ],
+    ['a 52-character name for groups of 1', lws({ replicas: 9 }, { size: 1 }, 'a'.repeat(52))],
+    [
+      'volume claims and their retention',
+      lws(
+        {},
+        {
+          volumeClaimTemplates: [
+            {
+              metadata: { name: 'cache' },
+              spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+            },
+          ],
+          persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Retain' },
+        },
+      ),
+    ],
     ['replicas at the maximum', lws({ replicas: 1_000_000 })],
     ['size 1 and a leader template', lws({}, { size: 1, leaderTemplate: workerTemplate })],
     [
@@ -125,10 +170,10 @@ describe('model/validate', () => {
       'spec.leaderWorkerTemplate.workerTemplate: Invalid value: "string": spec.leaderWorkerTemplate.workerTemplate in body must be of type object: "string"',
     ],
     [
-      'an unknown restart policy (upstream\'s deprecated "Default" too)',
-      lws({}, { restartPolicy: 'Default' }),
+      'an unknown restart policy',
+      lws({}, { restartPolicy: 'Always' }),
       'spec.leaderWorkerTemplate.restartPolicy',
-      'spec.leaderWorkerTemplate.restartPolicy: Unsupported value: "Default": supported values: "RecreateGroupOnPodRestart", "None", "RecreateGroupAfterStart"',
+      'spec.leaderWorkerTemplate.restartPolicy: Unsupported value: "Always": supported values: "RecreateGroupOnPodRestart", "None", "RecreateGroupAfterStart", "Default"',
     ],
     [
       'an unknown startup policy',
@@ -185,6 +230,74 @@ describe('model/validate', () => {
       `${RUC}.maxUnavailable: Invalid value: "0%": ${CEL_MESSAGES.maxUnavailableAndMaxSurgeZero}`,
     ],
     [
+      'maxUnavailable 10% of 3 replicas (0 groups) with maxSurge 0',
+      lws({ replicas: 3, rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: '10%', maxSurge: 0 } } }),
+      `${RUC}.maxUnavailable`,
+      `${RUC}.maxUnavailable: Invalid value: "10%": ${CEL_MESSAGES.maxUnavailableAndMaxSurgeZero}`,
+    ],
+    [
+      'a subGroupSize larger than size',
+      lws({}, { size: 1, subGroupPolicy: { subGroupSize: 2 } }),
+      'spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize',
+      `spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize: Invalid value: 2: ${CEL_MESSAGES.subGroupSizeAboveSize}`,
+    ],
+    [
+      'a subGroupSize dividing neither size nor size - 1',
+      lws({}, { size: 6, subGroupPolicy: { subGroupSize: 4 } }),
+      'spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize',
+      `spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize: Invalid value: 4: ${CEL_MESSAGES.subGroupSizeNotDivisor}`,
+    ],
+    [
+      'LeaderExcluded with size - 1 not divisible',
+      lws({}, { size: 4, subGroupPolicy: { subGroupPolicyType: 'LeaderExcluded', subGroupSize: 2 } }),
+      'spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize',
+      `spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize: Invalid value: 2: ${CEL_MESSAGES.subGroupSizeLeaderExcluded}`,
+    ],
+    [
+      'a subGroupSize of 0',
+      lws({}, { size: 4, subGroupPolicy: { subGroupSize: 0 } }),
+      'spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize',
+      'spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize: Invalid value: 0: spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize in body should be greater than or equal to 1',
+    ],
+    [
+      'a subgroup policy without subGroupSize',
+      lws({}, { size: 4, subGroupPolicy: { subGroupPolicyType: 'LeaderWorker' } }),
+      'spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize',
+      'spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize: Required value',
+    ],
+    [
+      'an unknown subgroup policy type',
+      lws({}, { size: 4, subGroupPolicy: { subGroupPolicyType: 'Leader', subGroupSize: 2 } }),
+      'spec.leaderWorkerTemplate.subGroupPolicy.subGroupPolicyType',
+      'spec.leaderWorkerTemplate.subGroupPolicy.subGroupPolicyType: Unsupported value: "Leader": supported values: "LeaderWorker", "LeaderExcluded"',
+    ],
+    [
+      'subgroup exclusive topology without a subgroup policy',
+      (() => {
+        const o = lws() as { metadata: { annotations?: Record<string, string> } };
+        o.metadata.annotations = { 'leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology': 'zone' };
+        return o;
+      })(),
+      'metadata.annotations[leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology]',
+      `metadata.annotations[leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology]: Invalid value: "zone": ${CEL_MESSAGES.subGroupExclusiveWithoutPolicy}`,
+    ],
+    [
+      'a name one character too long for 2 groups of 4',
+      lws({ replicas: 2 }, { size: 4 }, 'a'.repeat(51)),
+      'metadata.name',
+      `metadata.name: Invalid value: "${'a'.repeat(51)}": ${nameTooLongMessage({ replicas: 2, size: 4, maxSurge: 0, longest: 50 })}`,
+    ],
+    [
+      'a name that fits 10 groups but not 11 with a surge group',
+      lws(
+        { replicas: 10, rolloutStrategy: { rollingUpdateConfiguration: { maxSurge: 1 } } },
+        { size: 2 },
+        'a'.repeat(50),
+      ),
+      'metadata.name',
+      `metadata.name: Invalid value: "${'a'.repeat(50)}": ${nameTooLongMessage({ replicas: 10, size: 2, maxSurge: 1, longest: 49 })}`,
+    ],
+    [
       'more than int32 pods',
       lws({ replicas: 1_000_000 }, { size: 3000 }),
       'spec.replicas',
@@ -238,5 +351,30 @@ describe('model/validate', () => {
   it('rejects a non-object', () => {
     assert.equal(validateLeaderWorkerSet('nope')[0]?.type, 'Invalid value');
     assert.equal(validateLeaderWorkerSet(null).length, 1);
+  });
+
+  describe('updates (upstream ValidateUpdate)', () => {
+    const sub = (subGroupPolicy?: unknown) =>
+      lws({}, { size: 4, ...(subGroupPolicy !== undefined && { subGroupPolicy }) });
+    const rows: Array<[string, unknown, unknown, string[]]> = [
+      ['the same subgroup policy', sub({ subGroupSize: 2 }), sub({ subGroupSize: 2 }), []],
+      ['no subgroup policy before or after', sub(), sub(), []],
+      [
+        'a changed subGroupSize',
+        sub({ subGroupSize: 2 }),
+        sub({ subGroupSize: 4 }),
+        [CEL_MESSAGES.subGroupSizeImmutable],
+      ],
+      ['a subgroup policy added', sub(), sub({ subGroupSize: 2 }), [CEL_MESSAGES.subGroupPolicyAdded]],
+      ['a subgroup policy removed', sub({ subGroupSize: 2 }), sub(), [CEL_MESSAGES.subGroupPolicyRemoved]],
+    ];
+    for (const [name, before, after, messages] of rows) {
+      it(`${messages.length ? 'refuses' : 'allows'} ${name}`, () => {
+        const errors = validateLeaderWorkerSetUpdate(before, after);
+        assert.equal(errors.length, messages.length, errors.map((e) => e.message).join('; '));
+        errors.forEach((e, i) => assert.ok(e.message.endsWith(`: ${messages[i]}`), e.message));
+        for (const e of errors) assert.match(e.field, /^spec\.leaderWorkerTemplate\.subGroupPolicy/);
+      });
+    }
   });
 });
