@@ -14,3 +14,6 @@ export * from './revision.js';
 export * from './templates.js';
 export { canonicalJson, cloneJson } from './json.js';
 export * from './status.js';
+export * from './subgroups.js';
+export * from './exclusive-placement.js';
+export * from './tpu-env.js';
