@@ -40,6 +40,7 @@ import {
   workerStatefulSetName,
 } from './names.js';
 import { templateRevisionHash } from './revision.js';
+import { podRequestsTpus } from './tpu-env.js';
 import { leaderStatefulSetMaxUnavailable } from './rollout.js';
 import type { DefaultedLeaderWorkerSet, LeaderWorkerSet, PodTerminationPolicy } from './types.js';
 
@@ -272,8 +273,6 @@ export interface WorkerStatefulSetInput {
   revisionHash?: string;
   /** Exclusive placement: the leader's node's value of the topology key, so the workers follow it onto that domain. */
   topology?: { key: string; value: string };
-  /** Whether the leader's containers request TPUs: the workers' TPU env then counts the leader as a TPU worker. */
-  leaderRequestsTpus?: boolean;
 }
 
 type WorkerPodTemplateInput = WorkerStatefulSetInput & { revisionHash: string };
@@ -288,7 +287,10 @@ export function buildWorkerPodTemplate(
     ...placementAnnotations(lws),
     [ANNOTATION_LEADER_NAME]: input.leaderPod.name,
   };
-  if (input.leaderRequestsTpus) annotations[ANNOTATION_LEADER_REQUESTS_TPUS] = 'true';
+  // The workers' TPU env then counts the leader as a TPU worker (the leader pod runs the leader template).
+  const leaderTemplate = lws.spec.leaderWorkerTemplate.leaderTemplate ?? workerTemplate;
+  if (leaderTemplate.spec && podRequestsTpus(leaderTemplate.spec))
+    annotations[ANNOTATION_LEADER_REQUESTS_TPUS] = 'true';
   const template = decorate(
     workerTemplate,
     {

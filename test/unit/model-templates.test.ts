@@ -375,19 +375,27 @@ describe('model/templates', () => {
     ];
     for (const row of rows) it(row.name, () => row.check(both(row.lws)));
 
-    it("pins the workers to the leader's topology domain and tells them when the leader requests TPUs", () => {
+    it("pins the workers to the leader's topology domain", () => {
       const sts = buildWorkerStatefulSet(sampleLws(), {
         groupIndex: 1,
         leaderPod,
         groupKey,
         topology: { key: 'cloud.google.com/gke-nodepool', value: 'pool-a' },
-        leaderRequestsTpus: true,
       });
       assert.deepEqual(sts?.spec?.template.spec?.nodeSelector, { 'cloud.google.com/gke-nodepool': 'pool-a' });
-      assert.equal(
-        sts?.spec?.template.metadata?.annotations?.['leaderworkerset.sigs.k8s.io/leader-requests-tpus'],
-        'true',
-      );
+    });
+
+    it('tells the workers when the leader template requests TPUs, and only then', () => {
+      const tpu = { name: 'tpu', image: 'jax', resources: { limits: { 'google.com/tpu': '4' } } };
+      const annotation = (lws: LeaderWorkerSet) =>
+        buildWorkerStatefulSet(lws, { groupIndex: 1, leaderPod, groupKey })?.spec?.template.metadata?.annotations?.[
+          'leaderworkerset.sigs.k8s.io/leader-requests-tpus'
+        ];
+      assert.equal(annotation(withLwt({ leaderTemplate: { spec: { containers: [tpu] } } })), 'true');
+      const workerOnly = withLwt({ workerTemplate: { spec: { containers: [tpu] } } });
+      assert.equal(annotation(workerOnly), undefined, 'the leader template requests none');
+      delete workerOnly.spec.leaderWorkerTemplate.leaderTemplate;
+      assert.equal(annotation(workerOnly), 'true', 'no leader template: the leader runs the worker template');
     });
   });
 });
