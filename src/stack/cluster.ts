@@ -7,6 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import { reuseConnections } from '../config/kubernetes.js';
 import { createLogger, formatDuration, type Logger } from '../log.js';
 import { installCrd } from './crd.js';
+import { ensureStorageClass } from './volume-provisioner.js';
 import { binPath, clusterDir, kubeconfigPath, repoRoot } from './paths.js';
 import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
 
@@ -21,8 +22,11 @@ import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } fro
 export const fakeNodeCount = 3;
 const components = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
 type ComponentName = (typeof components)[number];
-/** Every process of the cluster: the binaries, then the pod finisher (ours, run by Node: see pod-finisher.ts). */
-const processNames = [...components, 'pod-finisher'] as const;
+/**
+ * Every process of the cluster: the binaries, then ours, run by Node: the pod finisher (pod-finisher.ts) and the
+ * volume provisioner (volume-provisioner.ts).
+ */
+const processNames = [...components, 'pod-finisher', 'volume-provisioner'] as const;
 type ProcessName = (typeof processNames)[number];
 
 export interface ClusterState {
@@ -303,6 +307,24 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
         // `--import tsx` resolves from the working directory: the repo, where tsx is installed.
         ['--import', 'tsx', join(repoRoot, 'src', 'stack', 'pod-finisher-main.ts'), componentKubeconfig],
         join(logDir, 'pod-finisher.log'),
+        process.env,
+        repoRoot,
+      );
+      await save();
+      // The default class before the first claim can be made, so that the DefaultStorageClass admission plugin gives
+      // it to every claim without a class; the provisioner binds them (the cluster has no storage of its own).
+      await ensureStorageClass(admin, log);
+      step('volume-provisioner');
+      state.pids['volume-provisioner'] = spawnDaemon(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(repoRoot, 'src', 'stack', 'volume-provisioner-main.ts'),
+          componentKubeconfig,
+          join(clusterDir, 'volumes'),
+        ],
+        join(logDir, 'volume-provisioner.log'),
         process.env,
         repoRoot,
       );
