@@ -1,0 +1,110 @@
+// `npm run admission`: the mutating admission webhook for LeaderWorkerSet pods (server.ts), configured by
+// environment variables (src/config/admission.ts). With ADMISSION_CERT_SECRET it keeps its CA and certificate in a
+// Secret and the CA in its MutatingWebhookConfiguration (certificates.ts); with ADMISSION_CERT_DIR it serves the
+// files there and needs no Kubernetes client at all (the local stack runs it so, for 127.0.0.1).
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { admissionConfigFromEnv, type AdmissionConfig } from '../config/admission.js';
+import { createLogger, type Logger } from '../log.js';
+import { createAdmissionServer, HEALTHZ_PATH, MUTATE_POD_PATH } from './server.js';
+
+/** How often the certificate is looked at again: files are cheap to read, the Secret is two API requests. */
+const REFRESH_MS = { files: 60_000, secret: 10 * 60_000 } as const;
+
+interface Served {
+  cert: string;
+  key: string;
+  /** The CA to put into the caBundle, when this process knows it. */
+  ca?: string;
+}
+
+/** Reads the certificate (files) or ensures it (Secret); sets the caBundle when there is a configuration to set. */
+type CertificateLoader = () => Promise<Served>;
+
+async function fileLoader(config: AdmissionConfig, dir: string, log: Logger): Promise<CertificateLoader> {
+  const caBundle = config.webhookConfiguration ? await caBundleSetter(config.webhookConfiguration, log) : undefined;
+  return async () => {
+    const [cert, key] = await Promise.all(['tls.crt', 'tls.key'].map((f) => readFile(join(dir, f), 'utf8')));
+    const ca = await readFile(join(dir, 'ca.crt'), 'utf8').catch(() => undefined);
+    if (caBundle && ca) await caBundle(ca);
+    return { cert: cert ?? '', key: key ?? '', ca };
+  };
+}
+
+/** The Kubernetes client is loaded only when needed: the local stack's process starts faster without it. */
+async function caBundleSetter(name: string, log: Logger): Promise<(ca: string) => Promise<void>> {
+  const [k8s, { loadKubeConfig }, { ensureWebhookCaBundle }] = await Promise.all([
+    import('@kubernetes/client-node'),
+    import('../config/kubernetes.js'),
+    import('./certificates.js'),
+  ]);
+  const api = loadKubeConfig(process.env, 'admission').makeApiClient(k8s.AdmissionregistrationV1Api);
+  return async (ca) => {
+    await ensureWebhookCaBundle(api, name, ca, log);
+  };
+}
+
+async function secretLoader(
+  config: AdmissionConfig,
+  target: { namespace: string; name: string; hosts: string[] },
+  log: Logger,
+): Promise<CertificateLoader> {
+  const [k8s, { loadKubeConfig }, { ensureCertificateSecret }] = await Promise.all([
+    import('@kubernetes/client-node'),
+    import('../config/kubernetes.js'),
+    import('./certificates.js'),
+  ]);
+  const core = loadKubeConfig(process.env, 'admission').makeApiClient(k8s.CoreV1Api);
+  const caBundle = config.webhookConfiguration ? await caBundleSetter(config.webhookConfiguration, log) : undefined;
+  return async () => {
+    const bundle = await ensureCertificateSecret(core, { ...target, log });
+    if (caBundle) await caBundle(bundle.ca.cert);
+    return { cert: bundle.cert, key: bundle.key, ca: bundle.ca.cert };
+  };
+}
+
+const log = createLogger('admission');
+try {
+  const config = admissionConfigFromEnv();
+  const { certs } = config;
+  const load =
+    certs.kind === 'files' ? await fileLoader(config, certs.dir, log) : await secretLoader(config, certs, log);
+  let served = await load();
+  const admission = createAdmissionServer({ tls: served, log });
+  const port = await admission.listen(config.port, config.bindAddress);
+  log.info('admission webhook serving', {
+    port,
+    paths: `${MUTATE_POD_PATH} ${HEALTHZ_PATH}`,
+    certificate: certs.kind === 'files' ? certs.dir : `secret ${certs.namespace}/${certs.name}`,
+    webhookConfiguration: config.webhookConfiguration,
+  });
+
+  // A renewed certificate (cert-manager's files, another replica's Secret) is served without a restart; a caBundle
+  // that someone reset is set again.
+  const refresh = setInterval(() => {
+    load().then(
+      (next) => {
+        if (next.cert === served.cert && next.key === served.key) return;
+        admission.setCertificate(next);
+        served = next;
+        log.info('serving a renewed certificate');
+      },
+      (err: unknown) => log.warn('could not refresh the certificate; serving the current one', { error: err }),
+    );
+  }, REFRESH_MS[certs.kind]);
+  refresh.unref();
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      clearInterval(refresh);
+      admission.markUnhealthy();
+      void admission.close().then(() => process.exit(0));
+      // Keep-alive connections of the API server are closed when idle; a request in flight gets a second.
+      setTimeout(() => process.exit(0), 1000).unref();
+    });
+  }
+} catch (err) {
+  // A configuration error already says what to do: one line, no stack trace.
+  log.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+}
