@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 import {
+  CEL_MESSAGES,
   API_GROUP,
   API_GROUP_VERSION,
   API_VERSION,
@@ -117,7 +118,10 @@ describe('LeaderWorkerSet CRD on the API server', function () {
       {
         title: 'maxUnavailable 0 with maxSurge 0',
         mutate: (o) => (o.spec.rolloutStrategy = { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 0 } }),
-        expected: ['maxUnavailable must not be 0 when maxSurge is 0: a rolling update could never make progress'],
+        expected: [
+          'spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable',
+          CEL_MESSAGES.maxUnavailableAndMaxSurgeZero,
+        ],
       },
       {
         title: "maxSurge: '150%'",

@@ -77,15 +77,15 @@ describe('deploy/crd', () => {
     });
   });
 
-  it('prints Replicas, Ready, Policy, Size, Age', () => {
+  it("prints upstream's columns Ready, Desired, Up-to-date, Age, and the policy only with -o wide", () => {
     assert.deepEqual(
-      version.additionalPrinterColumns.map((c) => [c.name, c.jsonPath]),
+      version.additionalPrinterColumns.map((c) => [c.name, c.jsonPath, (c as { priority?: number }).priority ?? 0]),
       [
-        ['Replicas', '.spec.replicas'],
-        ['Ready', '.status.readyReplicas'],
-        ['Policy', '.spec.podTerminationPolicy'],
-        ['Size', '.spec.leaderWorkerTemplate.size'],
-        ['Age', '.metadata.creationTimestamp'],
+        ['Ready', '.status.readyReplicas', 0],
+        ['Desired', '.spec.replicas', 0],
+        ['Up-to-date', '.status.updatedReplicas', 0],
+        ['Age', '.metadata.creationTimestamp', 0],
+        ['Policy', '.spec.podTerminationPolicy', 1],
       ],
     );
   });
@@ -133,12 +133,32 @@ describe('deploy/crd', () => {
     });
   }
 
-  it('rejects maxUnavailable and maxSurge both zero, with the model message, at maxUnavailable', () => {
-    const rules = at('spec.rolloutStrategy.rollingUpdateConfiguration')['x-kubernetes-validations'] ?? [];
+  it('rejects maxUnavailable and maxSurge both zero once scaled, with the model message, at maxUnavailable', () => {
+    const rules = (at('spec')['x-kubernetes-validations'] ?? []).filter(
+      (r) => r.message === m.CEL_MESSAGES.maxUnavailableAndMaxSurgeZero,
+    );
     assert.equal(rules.length, 1);
-    assert.equal(rules[0]!.message, m.CEL_MESSAGES.maxUnavailableAndMaxSurgeZero);
-    assert.equal(rules[0]!.fieldPath, '.maxUnavailable');
-    assert.ok(rules[0]!.rule.includes(`'${m.ZERO_PERCENT_PATTERN}'`));
+    assert.equal(rules[0]!.fieldPath, '.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable');
+    assert.ok(rules[0]!.rule.includes('self.replicas == 0'), 'no rule for 0 replicas, as upstream');
+  });
+
+  it('has the subgroup rules with the model messages', () => {
+    const lwt = (at('spec.leaderWorkerTemplate')['x-kubernetes-validations'] ?? []).map((r) => r.message);
+    for (const key of [
+      'subGroupSizeAboveSize',
+      'subGroupSizeNotDivisor',
+      'subGroupSizeLeaderExcluded',
+      'subGroupPolicyAdded',
+      'subGroupPolicyRemoved',
+    ] as const) {
+      assert.ok(lwt.includes(m.CEL_MESSAGES[key]), key);
+    }
+    const size = at('spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize')['x-kubernetes-validations'] ?? [];
+    assert.deepEqual(
+      size.map((r) => [r.rule, r.message]),
+      [['self == oldSelf', m.CEL_MESSAGES.subGroupSizeImmutable]],
+    );
+    assert.ok((root['x-kubernetes-validations'] ?? []).some((r) => r.message === m.CEL_MESSAGES.nameTooLong));
   });
 
   it('limits the total pod count and the name as the model does', () => {
@@ -157,9 +177,11 @@ describe('deploy/crd', () => {
     assert.deepEqual(at('spec.leaderWorkerTemplate').required, ['workerTemplate']);
   });
 
-  it('keeps pod templates whole', () => {
+  it('gives the pod templates the Kubernetes schema (containers required), never unknown fields', () => {
     for (const path of ['spec.leaderWorkerTemplate.leaderTemplate', 'spec.leaderWorkerTemplate.workerTemplate']) {
-      assert.deepEqual([at(path).type, at(path)['x-kubernetes-preserve-unknown-fields']], ['object', true]);
+      assert.equal(at(path).type, 'object');
+      assert.equal(at(path)['x-kubernetes-preserve-unknown-fields'], undefined);
+      assert.deepEqual(at(`${path}.spec`).required, ['containers']);
     }
   });
 
@@ -192,5 +214,21 @@ describe('deploy/crd', () => {
       'conditions',
     ];
     assert.deepEqual(Object.keys(at('status').properties ?? {}).sort(), [...statusFields].sort());
+  });
+
+  it('the admission policy checks the annotation rule with the model message', () => {
+    const docs = yaml.loadAll(
+      readFileSync(new URL('../../deploy/crd/leaderworkersets-admission-policy.yaml', import.meta.url), 'utf8'),
+    ) as Array<{
+      kind: string;
+      spec: { validations?: Array<{ expression: string; message: string }>; policyName?: string };
+    }>;
+    const policy = docs.find((d) => d.kind === 'ValidatingAdmissionPolicy')!;
+    assert.deepEqual(
+      policy.spec.validations?.map((v) => v.message),
+      [m.CEL_MESSAGES.subGroupExclusiveWithoutPolicy],
+    );
+    assert.ok(policy.spec.validations![0]!.expression.includes(m.ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY));
+    assert.ok(docs.some((d) => d.kind === 'ValidatingAdmissionPolicyBinding'));
   });
 });

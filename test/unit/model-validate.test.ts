@@ -4,7 +4,6 @@ import { describe, it } from 'mocha';
 import yaml from 'js-yaml';
 import {
   CEL_MESSAGES,
-  nameTooLongMessage,
   validateLeaderWorkerSet,
   validateLeaderWorkerSetUpdate,
   type FieldError,
@@ -285,7 +284,7 @@ describe('model/validate', () => {
       'a name one character too long for 2 groups of 4',
       lws({ replicas: 2 }, { size: 4 }, 'a'.repeat(51)),
       'metadata.name',
-      `metadata.name: Invalid value: "${'a'.repeat(51)}": ${nameTooLongMessage({ replicas: 2, size: 4, maxSurge: 0, longest: 50 })}`,
+      `metadata.name: Invalid value: "${'a'.repeat(51)}": ${CEL_MESSAGES.nameTooLong}; here 50`,
     ],
     [
       'a name that fits 10 groups but not 11 with a surge group',
@@ -295,7 +294,7 @@ describe('model/validate', () => {
         'a'.repeat(50),
       ),
       'metadata.name',
-      `metadata.name: Invalid value: "${'a'.repeat(50)}": ${nameTooLongMessage({ replicas: 10, size: 2, maxSurge: 1, longest: 49 })}`,
+      `metadata.name: Invalid value: "${'a'.repeat(50)}": ${CEL_MESSAGES.nameTooLong}; here 49`,
     ],
     [
       'more than int32 pods',
