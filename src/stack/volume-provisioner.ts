@@ -11,8 +11,8 @@
 //   `pv.kubernetes.io/provisioned-by`; the PV controller's syncVolume sees a PV bound to a claim whose volumeName is
 //   empty and queues the claim, whose sync finds the pre-bound PV (FindMatchingVolume) and binds both;
 // - when the claim goes, the PV controller marks the PV Released; with reclaim policy Delete it looks for a deleter
-//   plugin by the provisioned-by name, finds none and leaves the delete to the external provisioner (deleteVolumeOperation:
-//   "External deleter for volume requested, ignoring"): this provisioner deletes it.
+//   plugin by the provisioned-by name, finds none and leaves the delete to the external provisioner
+//   (deleteVolumeOperation: "External deleter for volume requested, ignoring"): this provisioner deletes it.
 //
 // The volumes are hostPath directories under the cluster directory with no node affinity: KWOK's fake kubelets mount
 // nothing, and a PV without node affinity fits every node, so kube-scheduler places pods as it would without claims.
