@@ -2,15 +2,17 @@
 // MutatingWebhookConfiguration, not the cluster's CA. So the webhook brings its own small CA: a self-signed CA and a
 // serving certificate it signs for the webhook's DNS names (the Service) or IPs (the local stack's 127.0.0.1).
 //
-// Node.js reads X.509 (crypto.X509Certificate) but cannot write it: node-forge builds and signs the certificates; the
-// RSA keys come from node:crypto (forge's pure-JS key generation takes seconds).
+// Node.js reads X.509 (crypto.X509Certificate) but cannot write it: node-forge builds the certificates; the RSA keys
+// and the signatures come from node:crypto (forge's pure-JS key generation takes seconds, its signature 50-100 ms),
+// the two keys of a bundle generated at once on libuv's threads.
 //
 // In a cluster the CA and the certificate live in one Secret that every replica shares (the first creates it, the
 // others read it) and the CA goes into the MutatingWebhookConfiguration's caBundle, as upstream LWS's internal cert
 // management (cert-controller's rotator) does: ensureCertificateSecret and ensureWebhookCaBundle, each one read and
 // at most one write, idempotent.
-import { X509Certificate, createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { X509Certificate, createPrivateKey, generateKeyPair, randomBytes, sign } from 'node:crypto';
 import { isIP } from 'node:net';
+import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import forge from 'node-forge';
 import type { Logger } from '../log.js';
@@ -36,12 +38,37 @@ const BACKDATE_MS = 60 * 60 * 1000;
 /** The Secret's keys: the CA's certificate and key beside the usual kubernetes.io/tls pair. */
 export const SECRET_KEYS = { caCert: 'ca.crt', caKey: 'ca.key', cert: 'tls.crt', key: 'tls.key' } as const;
 
-function newKeyPair(): { publicPem: string; privatePem: string } {
-  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return {
-    publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    privatePem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+interface KeyPair {
+  publicPem: string;
+  privatePem: string;
+}
+
+const generateRsa = promisify(generateKeyPair);
+
+async function newKeyPair(): Promise<KeyPair> {
+  const { publicKey, privateKey } = await generateRsa('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return { publicPem: publicKey, privatePem: privateKey };
+}
+
+/**
+ * Signs with SHA-256 and RSA through node:crypto. forge's sign() feeds the DER of the TBSCertificate to the digest it
+ * is given and asks the key to sign that digest: this digest only collects the bytes, this key signs them.
+ */
+function signCertificate(cert: forge.pki.Certificate, privateKeyPem: string): void {
+  let tbs = '';
+  const digest = {
+    algorithm: 'sha256',
+    update(bytes: string) {
+      tbs += bytes;
+      return digest;
+    },
   };
+  const key = { sign: () => sign('sha256', Buffer.from(tbs, 'binary'), privateKeyPem).toString('binary') };
+  cert.sign(key as unknown as forge.pki.rsa.PrivateKey, digest as unknown as forge.md.MessageDigest);
 }
 
 /**
@@ -67,8 +94,11 @@ export interface CaOptions {
 }
 
 /** A self-signed CA that may sign certificates only (pathLen 0). */
-export function createCertificateAuthority(opts: CaOptions = {}): CertificateAndKey {
-  const { publicPem, privatePem } = newKeyPair();
+export async function createCertificateAuthority(opts: CaOptions = {}): Promise<CertificateAndKey> {
+  return buildCertificateAuthority(await newKeyPair(), opts);
+}
+
+function buildCertificateAuthority({ publicPem, privatePem }: KeyPair, opts: CaOptions): CertificateAndKey {
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
   cert.serialNumber = serialNumber();
@@ -84,7 +114,7 @@ export function createCertificateAuthority(opts: CaOptions = {}): CertificateAnd
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
-  cert.sign(forge.pki.privateKeyFromPem(privatePem), forge.md.sha256.create());
+  signCertificate(cert, privatePem);
   return { cert: forge.pki.certificateToPem(cert), key: privatePem };
 }
 
@@ -96,10 +126,20 @@ export interface ServingOptions {
 }
 
 /** A TLS server certificate for `hosts`, signed by `ca`. */
-export function createServingCertificate(ca: CertificateAndKey, opts: ServingOptions): CertificateAndKey {
+export async function createServingCertificate(
+  ca: CertificateAndKey,
+  opts: ServingOptions,
+): Promise<CertificateAndKey> {
+  return buildServingCertificate(ca, await newKeyPair(), opts);
+}
+
+function buildServingCertificate(
+  ca: CertificateAndKey,
+  { publicPem, privatePem }: KeyPair,
+  opts: ServingOptions,
+): CertificateAndKey {
   if (opts.hosts.length === 0) throw new Error('a serving certificate needs at least one DNS name or IP address');
   const caCert = forge.pki.certificateFromPem(ca.cert);
-  const { publicPem, privatePem } = newKeyPair();
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
   cert.serialNumber = serialNumber();
@@ -118,14 +158,15 @@ export function createServingCertificate(ca: CertificateAndKey, opts: ServingOpt
     { name: 'subjectKeyIdentifier' },
     { name: 'authorityKeyIdentifier', keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
   ]);
-  cert.sign(forge.pki.privateKeyFromPem(ca.key), forge.md.sha256.create());
+  signCertificate(cert, ca.key);
   return { cert: forge.pki.certificateToPem(cert), key: privatePem };
 }
 
 /** A new CA and a serving certificate for `hosts` signed by it. */
-export function createServingBundle(opts: ServingOptions): ServingBundle {
-  const ca = createCertificateAuthority({ now: opts.now, validityDays: opts.validityDays });
-  return { ca, ...createServingCertificate(ca, opts) };
+export async function createServingBundle(opts: ServingOptions): Promise<ServingBundle> {
+  const [caKeys, servingKeys] = await Promise.all([newKeyPair(), newKeyPair()]);
+  const ca = buildCertificateAuthority(caKeys, { now: opts.now, validityDays: opts.validityDays });
+  return { ca, ...buildServingCertificate(ca, servingKeys, opts) };
 }
 
 /** Why `pair` is no usable certificate with its key at `now` (undefined: it is one). */
@@ -217,7 +258,7 @@ export async function ensureCertificateSecret(core: k8s.CoreV1Api, target: Secre
       throw err;
     });
     if (!existing) {
-      const bundle = createServingBundle({ hosts, now: now() });
+      const bundle = await createServingBundle({ hosts, now: now() });
       const body: k8s.V1Secret = {
         metadata: {
           name,
@@ -241,8 +282,8 @@ export async function ensureCertificateSecret(core: k8s.CoreV1Api, target: Secre
     if (!problem) return stored;
     const keepCa = caProblem(stored.ca, now()) === undefined;
     const bundle = keepCa
-      ? { ca: stored.ca, ...createServingCertificate(stored.ca, { hosts, now: now() }) }
-      : createServingBundle({ hosts, now: now() });
+      ? { ca: stored.ca, ...(await createServingCertificate(stored.ca, { hosts, now: now() })) }
+      : await createServingBundle({ hosts, now: now() });
     try {
       await core.replaceNamespacedSecret({
         namespace,

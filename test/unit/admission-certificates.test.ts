@@ -41,8 +41,8 @@ describe('admission/certificates: a CA of the webhook and its serving certificat
   this.timeout(30_000);
   let bundle: ServingBundle;
 
-  before(() => {
-    bundle = createServingBundle({ hosts: [...hosts, '127.0.0.1', '::1'] });
+  before(async () => {
+    bundle = await createServingBundle({ hosts: [...hosts, '127.0.0.1', '::1'] });
   });
 
   it('the CA is a self-signed CA that may sign certificates', () => {
@@ -102,17 +102,17 @@ describe('admission/certificates: a CA of the webhook and its serving certificat
         'ok',
       );
       await assert.rejects(get(port, bundle.ca.cert, 'elsewhere.example'), /does not match|altnames/i);
-      const otherCa = createCertificateAuthority();
+      const otherCa = await createCertificateAuthority();
       await assert.rejects(get(port, otherCa.cert, hosts[0] ?? ''), /self[- ]signed|unable to verify|certificate/i);
     } finally {
       server.close();
     }
   });
 
-  it('bundleProblem: a usable bundle has none; each defect is named', () => {
+  it('bundleProblem: a usable bundle has none; each defect is named', async () => {
     assert.equal(bundleProblem(bundle, hosts), undefined);
-    const otherCa = createCertificateAuthority();
-    const foreign = { ...bundle, ...createServingCertificate(otherCa, { hosts }) };
+    const otherCa = await createCertificateAuthority();
+    const foreign = { ...bundle, ...(await createServingCertificate(otherCa, { hosts })) };
     const cases: Array<[string, ServingBundle, string[], Date | undefined, RegExp]> = [
       ['a host it is not for', bundle, [...hosts, 'other.svc'], undefined, /not for other\.svc/],
       ['an IP it is not for', bundle, ['10.1.2.3'], undefined, /not for 10\.1\.2\.3/],
@@ -192,7 +192,7 @@ describe('admission/certificates: a CA of the webhook and its serving certificat
     });
 
     it('renews a certificate for other names with the same CA (the caBundle stays right)', async () => {
-      const old = { ...bundle, ...createServingCertificate(bundle.ca, { hosts: ['old.svc'] }) };
+      const old = { ...bundle, ...(await createServingCertificate(bundle.ca, { hosts: ['old.svc'] })) };
       const fake = fakeCore({ metadata: { name: 'certs', resourceVersion: '7' }, data: secretData(old) });
       const renewed = await ensureCertificateSecret(fake.core, target);
       assert.deepEqual(fake.calls, ['read', 'replace']);

@@ -130,7 +130,7 @@ describe('admission/server: AdmissionReviews in, JSONPatches out', function () {
     let port: number;
 
     before(async () => {
-      bundle = createServingBundle({ hosts: ['127.0.0.1'] });
+      bundle = await createServingBundle({ hosts: ['127.0.0.1'] });
       admission = createAdmissionServer({ tls: bundle, mutate, maxBodyBytes: 64 * 1024 });
       port = await admission.listen(0, '127.0.0.1');
     });
