@@ -7,6 +7,12 @@ import * as k8s from '@kubernetes/client-node';
 import { reuseConnections } from '../config/kubernetes.js';
 import { createLogger, formatDuration, type Logger } from '../log.js';
 import { installCrd } from './crd.js';
+import {
+  applyLocalWebhookConfiguration,
+  spawnLocalAdmission,
+  waitForLocalAdmission,
+  waitForPodMutation,
+} from './admission.js';
 import { ensureStorageClass } from './volume-provisioner.js';
 import { binPath, clusterDir, kubeconfigPath, repoRoot } from './paths.js';
 import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
@@ -23,16 +29,19 @@ export const fakeNodeCount = 3;
 const components = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
 type ComponentName = (typeof components)[number];
 /**
- * Every process of the cluster: the binaries, then ours, run by Node: the pod finisher (pod-finisher.ts) and the
- * volume provisioner (volume-provisioner.ts).
+ * Every process of the cluster: the binaries, then ours, run by Node: the pod finisher (pod-finisher.ts), the
+ * volume provisioner (volume-provisioner.ts) and the pod admission webhook (admission.ts).
  */
-const processNames = [...components, 'pod-finisher', 'volume-provisioner'] as const;
+const processNames = [...components, 'pod-finisher', 'volume-provisioner', 'admission'] as const;
 type ProcessName = (typeof processNames)[number];
 
 export interface ClusterState {
   kubeconfig: string;
   server: string;
-  ports: Record<'etcdClient' | 'etcdPeer' | 'apiserver' | 'controllerManager' | 'scheduler' | 'kwok', number>;
+  ports: Record<
+    'etcdClient' | 'etcdPeer' | 'apiserver' | 'controllerManager' | 'scheduler' | 'kwok' | 'admission',
+    number
+  >;
   pids: Partial<Record<ProcessName, number>>;
   startedAt: string;
 }
@@ -174,6 +183,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
       controllerManager: await freePort(),
       scheduler: await freePort(),
       kwok: await freePort(),
+      admission: await freePort(),
     };
     const server = `https://127.0.0.1:${ports.apiserver}`;
     const state: ClusterState = {
@@ -265,6 +275,18 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
         '--kube-api-qps=200',
         '--kube-api-burst=400',
       ];
+      // The pod webhook (src/admission) serves before the first pod: with failurePolicy Fail, the API server refuses
+      // an LWS pod it cannot ask the webhook about. Its certificate and its start overlap the CRD's install.
+      step('admission');
+      let admissionStarted = Date.now();
+      const admission = await spawnLocalAdmission({
+        dir: join(pkiDir, 'admission'),
+        port: ports.admission,
+        logFile: join(logDir, 'admission.log'),
+      });
+      state.pids.admission = admission.pid;
+      await save();
+      let admissionMs = Date.now() - admissionStarted;
       // The garbage collector finds new resources only every 30 s: with the CRD installed before it starts, it
       // watches LeaderWorkerSets from its first moment. An LWS deleted before then would keep its StatefulSets and
       // pods until the controller manager restarted (it never sees the deletion).
@@ -272,6 +294,10 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
       const admin = new k8s.KubeConfig();
       admin.loadFromFile(componentKubeconfig);
       await installCrd(admin);
+      admissionStarted = Date.now();
+      await waitForLocalAdmission(admission, assertAllAlive, failHint('admission'));
+      await applyLocalWebhookConfiguration(admin, admission);
+      admissionMs += Date.now() - admissionStarted;
       await daemon('kube-controller-manager', [
         ...common,
         `--secure-port=${ports.controllerManager}`,
@@ -354,6 +380,12 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
           (await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' })) ? true : undefined,
         { timeoutMs: 60_000, hint: failHint('kube-controller-manager') },
       );
+      const mutationCheck = Date.now();
+      await waitForPodMutation(kc, failHint('admission'));
+      log.info('admission webhook mutates LWS pods', {
+        url: admission.url,
+        took: formatDuration(admissionMs + Date.now() - mutationCheck),
+      });
       log.info('cluster is up', { server, kubeconfig: kubeconfigPath, took: formatDuration(Date.now() - started) });
       return { ...state, reused: false };
     } catch (err) {
@@ -391,7 +423,10 @@ async function createFakeNode(core: k8s.CoreV1Api, name: string): Promise<void> 
 
 async function stopPids(state: ClusterState): Promise<void> {
   // Clients first, etcd last, so nothing logs errors about a vanished backend while stopping.
-  for (const name of [...processNames].reverse()) {
+  // The admission webhook just before the API server that calls it: its clients may still create pods until then.
+  const order: ProcessName[] = [...processNames].reverse().filter((name) => name !== 'admission');
+  order.splice(order.indexOf('kube-apiserver'), 0, 'admission');
+  for (const name of order) {
     const pid = state.pids[name];
     if (pid !== undefined) await stopProcessGroup(pid);
   }
