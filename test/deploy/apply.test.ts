@@ -2,7 +2,7 @@
 // dry-run apply (nothing is changed), and the RBAC really gives each ServiceAccount what it needs and no more.
 //
 // Only the namespace lws-temporal-system and its ServiceAccounts are created for real, and only when absent (and
-// then deleted again); the ClusterRoles and bindings are applied under test-only names and deleted. No controller
+// then deleted again); the roles and bindings are applied under test-only names and deleted. No controller
 // runs against the cluster.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -35,11 +35,23 @@ function kubectl(args: string[]) {
   return run(binPath('kubectl'), ['--kubeconfig', kubeconfigPath, ...args], { cwd: repoRoot, maxBuffer: 16 << 20 });
 }
 
-/** `kubectl auth can-i` as a ServiceAccount, cluster-wide. */
-async function canI(serviceAccount: string, permission: string): Promise<boolean> {
+/** A permission to ask about: cluster-wide unless in a namespace, on every object unless on one by name. */
+interface Check {
+  permission: string;
+  namespace?: string;
+  name?: string;
+}
+
+const describeCheck = (c: Check) =>
+  `${c.permission}${c.name ? ` on ${c.name}` : ''}${c.namespace ? ` in ${c.namespace}` : ''}`;
+
+/** `kubectl auth can-i` as a ServiceAccount. */
+async function canI(serviceAccount: string, check: Check | string): Promise<boolean> {
+  const { permission, namespace, name } = typeof check === 'string' ? ({ permission: check } as Check) : check;
   const { group, resource, verb } = parsePermissionKey(permission);
   const [plural = '', subresource] = resource.split('/');
-  const args = ['auth', 'can-i', verb, group ? `${plural}.${group}` : plural, '--all-namespaces'];
+  const target = `${group ? `${plural}.${group}` : plural}${name ? `/${name}` : ''}`;
+  const args = ['auth', 'can-i', verb, target, ...(namespace ? ['-n', namespace] : ['--all-namespaces'])];
   if (subresource) args.push(`--subresource=${subresource}`);
   args.push(`--as=system:serviceaccount:${NAMESPACE}:${serviceAccount}`);
   try {
@@ -52,16 +64,25 @@ async function canI(serviceAccount: string, permission: string): Promise<boolean
   }
 }
 
-function expand(rules: PolicyRule[]): string[] {
+/** The checks a role's rules allow: in the namespace of a Role, on the objects its resourceNames list. */
+function expand(rules: PolicyRule[], namespace?: string): Check[] {
   return rules.flatMap((r) =>
     (r.apiGroups ?? []).flatMap((group) =>
-      (r.resources ?? []).flatMap((resource) => r.verbs.map((verb) => permissionKey({ group, resource, verb }))),
+      (r.resources ?? []).flatMap((resource) =>
+        r.verbs.flatMap((verb) =>
+          (r.resourceNames ?? [undefined]).map((name) => ({
+            permission: permissionKey({ group, resource, verb }),
+            namespace,
+            name,
+          })),
+        ),
+      ),
     ),
   );
 }
 
 /** What each ServiceAccount must not be able to do: neighbours of what it may. */
-const DENIED: Record<string, string[]> = {
+const DENIED: Record<string, (string | Check)[]> = {
   'lws-temporal-worker': [
     'core/pods:create',
     'core/pods:update',
@@ -88,6 +109,23 @@ const DENIED: Record<string, string[]> = {
     'leaderworkerset.x-k8s.io/leaderworkersets:get',
     'leaderworkerset.x-k8s.io/leaderworkersets/status:patch',
   ],
+  'lws-temporal-admission': [
+    { permission: 'core/secrets:get', namespace: NAMESPACE, name: 'another-secret' },
+    { permission: 'core/secrets:update', namespace: NAMESPACE, name: 'another-secret' },
+    { permission: 'core/secrets:delete', namespace: NAMESPACE, name: 'lws-temporal-admission-certs' },
+    { permission: 'core/secrets:list', namespace: NAMESPACE },
+    { permission: 'core/secrets:watch', namespace: NAMESPACE },
+    { permission: 'core/secrets:create', namespace: 'default' },
+    { permission: 'core/secrets:get', namespace: 'default', name: 'lws-temporal-admission-certs' },
+    { permission: 'admissionregistration.k8s.io/mutatingwebhookconfigurations:patch', name: 'another-webhook' },
+    { permission: 'admissionregistration.k8s.io/mutatingwebhookconfigurations:update', name: 'lws-temporal-pods' },
+    { permission: 'admissionregistration.k8s.io/mutatingwebhookconfigurations:delete', name: 'lws-temporal-pods' },
+    'admissionregistration.k8s.io/mutatingwebhookconfigurations:list',
+    'admissionregistration.k8s.io/mutatingwebhookconfigurations:create',
+    { permission: 'admissionregistration.k8s.io/validatingwebhookconfigurations:patch', name: 'lws-temporal-pods' },
+    'core/pods:get',
+    'core/configmaps:get',
+  ],
 };
 
 describe('deploy/ on the local API server', function () {
@@ -95,7 +133,6 @@ describe('deploy/ on the local API server', function () {
   let kc: k8s.KubeConfig;
   let objects: Rendered[];
   const workDir = join(stateDir, 'deploy-test', `apply-${process.pid}`);
-  const renderedFile = join(workDir, 'rendered.yaml');
   const cleanup: (() => Promise<unknown>)[] = [];
 
   before(async function () {
@@ -107,7 +144,6 @@ describe('deploy/ on the local API server', function () {
     await installCrd(kc);
     await mkdir(workDir, { recursive: true });
     const { stdout } = await kubectl(['kustomize', 'deploy']);
-    await writeFile(renderedFile, stdout);
     objects = yaml.loadAll(stdout).filter(Boolean) as Rendered[];
     // The namespace must exist for a dry-run of what goes into it: create it (as rendered) unless it exists.
     const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -133,25 +169,46 @@ describe('deploy/ on the local API server', function () {
     await rm(workDir, { recursive: true, force: true });
   });
 
-  it('renders the CRD, the namespace, RBAC, the ConfigMap and both Deployments', () => {
+  it('renders the CRD, the namespace, RBAC, the ConfigMap, the Deployments and the admission webhook', () => {
     const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
     assert.deepEqual(kinds, [
+      'ClusterRole/lws-temporal-admission',
       'ClusterRole/lws-temporal-trigger',
       'ClusterRole/lws-temporal-worker',
+      'ClusterRoleBinding/lws-temporal-admission',
       'ClusterRoleBinding/lws-temporal-trigger',
       'ClusterRoleBinding/lws-temporal-worker',
       'ConfigMap/lws-temporal-config',
       'CustomResourceDefinition/leaderworkersets.leaderworkerset.x-k8s.io',
+      'Deployment/lws-temporal-admission',
       'Deployment/lws-temporal-trigger',
       'Deployment/lws-temporal-worker',
+      'MutatingWebhookConfiguration/lws-temporal-pods',
       'Namespace/lws-temporal-system',
+      'PodDisruptionBudget/lws-temporal-admission',
+      'Role/lws-temporal-admission',
+      'RoleBinding/lws-temporal-admission',
+      'Service/lws-temporal-admission',
+      'ServiceAccount/lws-temporal-admission',
       'ServiceAccount/lws-temporal-trigger',
       'ServiceAccount/lws-temporal-worker',
+      'ValidatingAdmissionPolicy/leaderworkersets.leaderworkerset.x-k8s.io',
+      'ValidatingAdmissionPolicyBinding/leaderworkersets.leaderworkerset.x-k8s.io',
     ]);
     for (const o of objects) assert.equal(o.metadata.labels?.['app.kubernetes.io/part-of'], 'lws-temporal');
   });
 
   it('the API server accepts every object (server-side apply, dry run) without warnings', async () => {
+    // The local stack has a configuration of this name of its own, calling its webhook by URL: applied over it, the
+    // Service would sit beside the URL (another manager's field), which the API server refuses. So it goes under a
+    // test-only name.
+    const applied = objects.map((o) =>
+      o.kind === 'MutatingWebhookConfiguration'
+        ? { ...o, metadata: { ...o.metadata, name: `${o.metadata.name}-test` } }
+        : o,
+    );
+    const appliedFile = join(workDir, 'applied.yaml');
+    await writeFile(appliedFile, applied.map((o) => yaml.dump(o)).join('---\n'));
     const { stdout, stderr } = await kubectl([
       'apply',
       '--server-side',
@@ -159,9 +216,9 @@ describe('deploy/ on the local API server', function () {
       '--force-conflicts',
       `--field-manager=${FIELD_MANAGER}`,
       '-f',
-      renderedFile,
+      appliedFile,
     ]);
-    for (const o of objects) {
+    for (const o of applied) {
       const group = o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : '';
       const ref = `${o.kind.toLowerCase()}${group ? `.${group}` : ''}/${o.metadata.name}`;
       assert.ok(stdout.includes(`${ref} serverside-applied (server dry run)`), `${ref} not applied:\n${stdout}`);
@@ -186,7 +243,7 @@ describe('deploy/ on the local API server', function () {
 
   describe('RBAC, applied for real under test-only names', () => {
     const suffix = `-test-${randomBytes(3).toString('hex')}`;
-    const roles = new Map<string, string[]>();
+    const roles = new Map<string, Check[]>();
 
     before(async () => {
       const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -207,24 +264,41 @@ describe('deploy/ on the local API server', function () {
         await rbac.createClusterRole({ body });
         cleanup.push(() => rbac.deleteClusterRole({ name: body.metadata.name }));
       }
-      for (const binding of objects.filter((o) => o.kind === 'ClusterRoleBinding') as (Rendered &
-        k8s.V1ClusterRoleBinding)[]) {
+      for (const role of objects.filter((o) => o.kind === 'Role')) {
+        const body = { ...(role as k8s.V1Role), metadata: { ...role.metadata, name: role.metadata.name + suffix } };
+        await rbac.createNamespacedRole({ namespace: NAMESPACE, body });
+        cleanup.push(() => rbac.deleteNamespacedRole({ namespace: NAMESPACE, name: body.metadata.name }));
+      }
+      for (const binding of objects.filter(
+        (o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding',
+      ) as (Rendered & k8s.V1ClusterRoleBinding)[]) {
         const body: k8s.V1ClusterRoleBinding = {
           ...binding,
           metadata: { ...binding.metadata, name: binding.metadata.name + suffix },
           roleRef: { ...binding.roleRef, name: binding.roleRef.name + suffix },
         };
-        await rbac.createClusterRoleBinding({ body });
-        cleanup.push(() => rbac.deleteClusterRoleBinding({ name: body.metadata?.name ?? '' }));
+        const name = body.metadata?.name ?? '';
+        if (binding.kind === 'RoleBinding') {
+          await rbac.createNamespacedRoleBinding({ namespace: NAMESPACE, body });
+          cleanup.push(() => rbac.deleteNamespacedRoleBinding({ namespace: NAMESPACE, name }));
+        } else {
+          await rbac.createClusterRoleBinding({ body });
+          cleanup.push(() => rbac.deleteClusterRoleBinding({ name }));
+        }
         const serviceAccount = binding.subjects?.[0]?.name ?? '';
-        const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === binding.roleRef.name);
-        roles.set(serviceAccount, expand((role as unknown as { rules: PolicyRule[] }).rules));
+        const role = objects.find((o) => o.kind === binding.roleRef.kind && o.metadata.name === binding.roleRef.name);
+        const rules = (role as unknown as { rules: PolicyRule[] }).rules;
+        roles.set(serviceAccount, [...(roles.get(serviceAccount) ?? []), ...expand(rules, role?.metadata.namespace)]);
       }
-      assert.deepEqual([...roles.keys()].sort(), ['lws-temporal-trigger', 'lws-temporal-worker']);
+      assert.deepEqual([...roles.keys()].sort(), [
+        'lws-temporal-admission',
+        'lws-temporal-trigger',
+        'lws-temporal-worker',
+      ]);
     });
 
-    for (const serviceAccount of ['lws-temporal-worker', 'lws-temporal-trigger']) {
-      it(`${serviceAccount} may do everything its ClusterRole lists, in every namespace`, async () => {
+    for (const serviceAccount of ['lws-temporal-worker', 'lws-temporal-trigger', 'lws-temporal-admission']) {
+      it(`${serviceAccount} may do everything its roles list, where they list it`, async () => {
         const permissions = roles.get(serviceAccount) ?? [];
         assert.ok(permissions.length > 0);
         // The authorizer sees new bindings within moments.
@@ -237,13 +311,15 @@ describe('deploy/ on the local API server', function () {
           },
         );
         const denied: string[] = [];
-        for (const p of permissions) if (!(await canI(serviceAccount, p))) denied.push(p);
+        for (const p of permissions) if (!(await canI(serviceAccount, p))) denied.push(describeCheck(p));
         assert.deepEqual(denied, [], `kubectl auth can-i says no for ${serviceAccount}`);
       });
 
-      it(`${serviceAccount} may not do what its ClusterRole leaves out`, async () => {
+      it(`${serviceAccount} may not do what its roles leave out`, async () => {
         const allowed: string[] = [];
-        for (const p of DENIED[serviceAccount] ?? []) if (await canI(serviceAccount, p)) allowed.push(p);
+        for (const p of DENIED[serviceAccount] ?? []) {
+          if (await canI(serviceAccount, p)) allowed.push(typeof p === 'string' ? p : describeCheck(p));
+        }
         assert.deepEqual(allowed, [], `kubectl auth can-i says yes for ${serviceAccount}`);
       });
     }

@@ -77,6 +77,19 @@ export const TYPED_CALLS: Record<string, Triple> = {
   'AppsV1Api.patchNamespacedStatefulSet': ['apps', 'statefulsets', 'patch'],
   'AppsV1Api.deleteNamespacedStatefulSet': ['apps', 'statefulsets', 'delete'],
   'AppsV1Api.readNamespacedStatefulSetStatus': ['apps', 'statefulsets/status', 'get'],
+  'CoreV1Api.readNamespacedSecret': ['', 'secrets', 'get'],
+  'CoreV1Api.createNamespacedSecret': ['', 'secrets', 'create'],
+  'CoreV1Api.replaceNamespacedSecret': ['', 'secrets', 'update'],
+  'AdmissionregistrationV1Api.readMutatingWebhookConfiguration': [
+    'admissionregistration.k8s.io',
+    'mutatingwebhookconfigurations',
+    'get',
+  ],
+  'AdmissionregistrationV1Api.patchMutatingWebhookConfiguration': [
+    'admissionregistration.k8s.io',
+    'mutatingwebhookconfigurations',
+    'patch',
+  ],
 };
 
 /** CustomObjectsApi methods -> verb (and subresource); group and plural come from the call's argument. */
@@ -158,6 +171,8 @@ export const NO_REQUEST = new Set([
 export const PROCESSES = {
   worker: { entry: 'src/worker/main.ts', dirs: ['src/activities'] },
   trigger: { entry: 'src/trigger/main.ts', dirs: ['src/trigger'] },
+  // Its Kubernetes client comes in by dynamic import (main.ts); the calls are in the directory, scanned whole.
+  admission: { entry: 'src/admission/main.ts', dirs: ['src/admission'] },
 } as const;
 
 export type ProcessName = keyof typeof PROCESSES;

@@ -7,6 +7,9 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import type * as k8s from '@kubernetes/client-node';
+import { MUTATE_POD_PATH } from '../../src/admission/server.js';
+import { podWebhook } from '../../src/stack/admission.js';
 import { memorySettings } from '../../src/stack/controller-processes.js';
 import { repoRoot } from '../../src/stack/paths.js';
 import { workflowBundleFile } from '../../src/worker/run.js';
@@ -427,7 +430,16 @@ describe('deployment files', function () {
 
     it('namespaced objects live in lws-temporal-system, which deploy/ creates', () => {
       findObject(objects, 'Namespace', 'lws-temporal-system');
-      for (const o of objects.filter((o) => ['ServiceAccount', 'ConfigMap', 'Deployment'].includes(o.kind))) {
+      const namespaced = [
+        'ServiceAccount',
+        'ConfigMap',
+        'Deployment',
+        'Service',
+        'Role',
+        'RoleBinding',
+        'PodDisruptionBudget',
+      ];
+      for (const o of objects.filter((o) => namespaced.includes(o.kind))) {
         assert.equal(o.metadata.namespace, 'lws-temporal-system', `${o.kind} ${o.metadata.name}`);
       }
     });
@@ -522,6 +534,114 @@ describe('deployment files', function () {
         for (const key of Object.keys(data)) {
           assert.match(sources, new RegExp(`\\b${key}\\b`), `${key} is read by no configuration code`);
         }
+      });
+
+      describe('the admission webhook (deploy/admission)', () => {
+        type Webhook = k8s.V1MutatingWebhook & { clientConfig: { service?: { port?: number } } };
+        const deployment = () => findObject(objects, 'Deployment', 'lws-temporal-admission');
+        const spec = () => podSpec(deployment());
+        const c = () => spec().containers[0] as Container;
+        const env = (name: string) => c().env?.find((e) => e.name === name)?.value;
+        const service = () =>
+          findObject(objects, 'Service', 'lws-temporal-admission') as unknown as {
+            metadata: { name: string; namespace: string };
+            spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] };
+          };
+        const configuration = () =>
+          findObject(
+            objects,
+            'MutatingWebhookConfiguration',
+            env('ADMISSION_WEBHOOK_CONFIGURATION') ?? '',
+          ) as unknown as {
+            webhooks: Webhook[];
+          };
+        const templateLabels = () =>
+          (deployment() as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec
+            .template.metadata.labels;
+
+        it("runs the image's compiled webhook, two replicas, as its own ServiceAccount", () => {
+          assert.equal(c().image, `ghcr.io/lws-temporal/lws-temporal:${pkg.version}`);
+          assert.deepEqual(c().args, ['dist/admission/main.js']);
+          assert.equal(c().command, undefined);
+          assert.ok(existsSync(join(repoRoot, 'src/admission/main.ts')), 'dist/admission/main.js is compiled from it');
+          assert.equal(pkg.scripts.admission, 'tsx src/admission/main.ts');
+          assert.equal((deployment() as unknown as { spec: { replicas: number } }).spec.replicas, 2);
+          findObject(objects, 'ServiceAccount', spec().serviceAccountName ?? '(none)');
+        });
+
+        it('sets only variables the code reads, and keeps its certificate in a Secret of its own', () => {
+          const config = read('src/config/admission.ts') + read('src/log.ts');
+          for (const { name } of c().env ?? []) {
+            if (name === 'NODE_OPTIONS') continue;
+            assert.match(config, new RegExp(`\\b${name}\\b`), `${name} is read by no configuration code`);
+          }
+          assert.equal(env('ADMISSION_CERT_DIR'), undefined);
+          assert.ok(env('ADMISSION_CERT_SECRET'));
+          assert.equal(env('ADMISSION_SERVICE'), service().metadata.name);
+          const podNamespace = c().env?.find((e) => e.name === 'POD_NAMESPACE') as unknown as {
+            valueFrom: { fieldRef: { fieldPath: string } };
+          };
+          assert.equal(podNamespace.valueFrom.fieldRef.fieldPath, 'metadata.namespace');
+          const heapMb = Number(/--max-old-space-size=(\d+)/.exec(env('NODE_OPTIONS') ?? '')?.[1]);
+          assert.ok(heapMb > 0 && heapMb <= 256 / 2, 'a heap limit within half the memory limit');
+          assert.equal(c().resources?.limits?.memory, '256Mi');
+        });
+
+        it('listens on ADMISSION_PORT, which the Service sends 443 to, and probes /healthz over HTTPS', () => {
+          const port = c().ports?.find((p) => p.name === 'webhook');
+          assert.equal(String(port?.containerPort), env('ADMISSION_PORT'));
+          assert.deepEqual(
+            service().spec.ports.map((p) => [p.port, p.targetPort]),
+            [[443, 'webhook']],
+          );
+          for (const [key, value] of Object.entries(service().spec.selector)) {
+            assert.equal(templateLabels()[key], value, `the Service selects the pods by ${key}`);
+          }
+          for (const probe of [c().readinessProbe, c().livenessProbe, c().startupProbe]) {
+            assert.deepEqual(probe?.httpGet, { path: '/healthz', port: 'webhook', scheme: 'HTTPS' });
+          }
+        });
+
+        it('its configuration calls the Service at the webhook path, without a caBundle (the process sets it)', () => {
+          const [webhook, ...others] = configuration().webhooks;
+          assert.equal(others.length, 0);
+          assert.ok(webhook);
+          assert.deepEqual(webhook.clientConfig, {
+            service: {
+              name: service().metadata.name,
+              namespace: service().metadata.namespace,
+              path: MUTATE_POD_PATH,
+              port: service().spec.ports[0]?.port,
+            },
+          });
+        });
+
+        it('is the same webhook as the local stack registers (pods CREATE with the LWS name label, Fail)', () => {
+          const [webhook] = configuration().webhooks;
+          assert.deepEqual({ ...webhook, clientConfig: {} }, podWebhook({}));
+        });
+
+        it('keeps a replica through a drain (PodDisruptionBudget) and through a rollout', () => {
+          const pdb = findObject(objects, 'PodDisruptionBudget', 'lws-temporal-admission') as unknown as {
+            spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } };
+          };
+          assert.equal(pdb.spec.minAvailable, 1);
+          for (const [key, value] of Object.entries(pdb.spec.selector.matchLabels)) {
+            assert.equal(templateLabels()[key], value);
+          }
+          const strategy = (deployment() as unknown as { spec: { strategy: { rollingUpdate: object } } }).spec.strategy;
+          assert.deepEqual(strategy.rollingUpdate, { maxUnavailable: 0, maxSurge: 1 });
+        });
+
+        it('has requests and limits, and the restricted security context of the other Deployments', () => {
+          for (const kind of ['requests', 'limits'] as const) {
+            assert.ok(c().resources?.[kind]?.cpu && c().resources?.[kind]?.memory, kind);
+          }
+          const worker = podSpec(findObject(objects, 'Deployment', 'lws-temporal-worker'));
+          assert.deepEqual(spec().securityContext, worker.securityContext);
+          assert.deepEqual(c().securityContext, worker.containers[0]?.securityContext);
+          assert.ok(c().volumeMounts?.some((m) => m.mountPath === '/tmp'));
+        });
       });
 
       it('the mTLS component points the TLS paths at the mounted Secret', () => {

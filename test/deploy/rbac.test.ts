@@ -1,7 +1,8 @@
 // The ClusterRoles of deploy/ grant exactly what the code asks the API server for: every verb a call needs, nothing
 // else. The needs are derived from the source (kube-calls.ts): each client-node call of the worker (src/worker and
-// src/activities, with what they import) and of the trigger (src/trigger, likewise) maps to (group, resource, verb)
-// through the tables there. A call no table knows fails here, so a new call forces an RBAC decision.
+// src/activities, with what they import), of the trigger (src/trigger, likewise) and of the admission webhook
+// (src/admission) maps to (group, resource, verb) through the tables there. A call no table knows fails here, so a
+// new call forces an RBAC decision.
 import assert from 'node:assert/strict';
 import {
   API_GROUP,
@@ -30,6 +31,29 @@ import { deployObjects, findObject, podSpec, type Manifest, type PolicyRule } fr
 
 const NAMESPACE = 'lws-temporal-system';
 const processes = Object.keys(PROCESSES) as ProcessName[];
+
+/**
+ * The objects a process reads and writes by name, so that its rules name them (resourceNames): `group/resource` ->
+ * the name, and the variable of its Deployment that gives the process the same name.
+ */
+const NAMED_OBJECTS: Partial<Record<ProcessName, Record<string, { name: string; env: string }>>> = {
+  admission: {
+    'core/secrets': { name: 'lws-temporal-admission-certs', env: 'ADMISSION_CERT_SECRET' },
+    'admissionregistration.k8s.io/mutatingwebhookconfigurations': {
+      name: 'lws-temporal-pods',
+      env: 'ADMISSION_WEBHOOK_CONFIGURATION',
+    },
+  },
+};
+
+/** The ClusterRole and (for a process with namespaced objects of its own) the Role of a process. */
+function rolesOf(objects: Manifest[], name: ProcessName): Manifest[] {
+  const roles = objects.filter(
+    (o) => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name === `lws-temporal-${name}`,
+  );
+  assert.ok(roles.length > 0, `no role lws-temporal-${name}`);
+  return roles;
+}
 
 /** `group/resource:verb` of every rule, expanded. */
 function granted(role: Manifest): string[] {
@@ -117,7 +141,7 @@ describe('RBAC in deploy/ matches the Kubernetes calls in src/', function () {
     for (const name of processes) calls[name] = deriveProcessCalls(name);
   });
 
-  it('the scanner knows every client-node call of the worker and the trigger', () => {
+  it('the scanner knows every client-node call of each process', () => {
     for (const name of processes) {
       const { unmapped, unresolved } = calls[name];
       assert.deepEqual(
@@ -150,10 +174,10 @@ describe('RBAC in deploy/ matches the Kubernetes calls in src/', function () {
   });
 
   for (const name of processes) {
-    it(`ClusterRole lws-temporal-${name} grants exactly what the ${name} needs`, () => {
+    it(`the roles lws-temporal-${name} grant exactly what the ${name} needs`, () => {
       const needs = new Map(calls[name].permissions);
       if (name === 'worker') for (const [key, sites] of ownerFinalizerNeeds(calls[name])) needs.set(key, sites);
-      const grants = granted(findObject(objects, 'ClusterRole', `lws-temporal-${name}`));
+      const grants = rolesOf(objects, name).flatMap(granted);
       const duplicates = grants.filter((g, i) => grants.indexOf(g) !== i);
       assert.deepEqual(duplicates, [], `lws-temporal-${name} grants these more than once`);
       const missing = [...needs.keys()].filter((k) => !grants.includes(k)).sort();
@@ -179,6 +203,14 @@ describe('RBAC in deploy/ matches the Kubernetes calls in src/', function () {
     ]) {
       assert.ok(worker.includes(key), `worker: ${key} not derived`);
     }
+    const admission = [...calls.admission.permissions.keys()].sort();
+    assert.deepEqual(admission, [
+      'admissionregistration.k8s.io/mutatingwebhookconfigurations:get',
+      'admissionregistration.k8s.io/mutatingwebhookconfigurations:patch',
+      'core/secrets:create',
+      'core/secrets:get',
+      'core/secrets:update',
+    ]);
     const trigger = [...calls.trigger.permissions.keys()].sort();
     assert.deepEqual(
       trigger.map((k) => parsePermissionKey(k).verb).filter((v) => v !== 'list' && v !== 'watch'),
@@ -187,31 +219,71 @@ describe('RBAC in deploy/ matches the Kubernetes calls in src/', function () {
     );
   });
 
-  it('ClusterRoles name their resources and verbs: no wildcards, resourceNames or nonResourceURLs', () => {
+  it('roles name their resources and verbs: no wildcards or nonResourceURLs; resourceNames only for named objects', () => {
     for (const role of objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role')) {
+      const process = role.metadata.name.replace(/^lws-temporal-/, '') as ProcessName;
       for (const rule of (role as unknown as { rules: PolicyRule[] }).rules) {
         const all = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs];
         assert.ok(!all.includes('*'), `${role.metadata.name}: wildcard in ${JSON.stringify(rule)}`);
-        assert.equal(rule.resourceNames, undefined, `${role.metadata.name}: resourceNames`);
         assert.equal(rule.nonResourceURLs, undefined, `${role.metadata.name}: nonResourceURLs`);
+        if (rule.resourceNames === undefined) continue;
+        for (const group of rule.apiGroups ?? []) {
+          for (const resource of rule.resources ?? []) {
+            const key = `${group === '' ? 'core' : group}/${resource}`;
+            const named = NAMED_OBJECTS[process]?.[key];
+            assert.ok(named, `${role.metadata.name}: resourceNames on ${key}, which the process does not name`);
+            assert.deepEqual(rule.resourceNames, [named.name], `${role.metadata.name}: ${key}`);
+          }
+        }
+        // The authorizer sees no name for a create (and a list or watch names none unless asked to).
+        const unnamable = rule.verbs.filter((v) => ['create', 'list', 'watch', 'deletecollection'].includes(v));
+        assert.deepEqual(unnamable, [], `${role.metadata.name}: verbs that resourceNames cannot limit`);
       }
     }
   });
 
-  it('each ClusterRole is bound to its own ServiceAccount, which its Deployment runs as', () => {
+  it('a named object has the name its process is given, and an unnamed create only within the namespace', () => {
+    for (const [process, named] of Object.entries(NAMED_OBJECTS)) {
+      const container = podSpec(findObject(objects, 'Deployment', `lws-temporal-${process}`)).containers[0];
+      for (const [key, { name, env }] of Object.entries(named)) {
+        assert.equal(container?.env?.find((e) => e.name === env)?.value, name, `${process}: ${env}`);
+        for (const role of rolesOf(objects, process as ProcessName)) {
+          for (const rule of (role as unknown as { rules: PolicyRule[] }).rules) {
+            const covers = (rule.apiGroups ?? []).some((g) =>
+              (rule.resources ?? []).some((r) => `${g === '' ? 'core' : g}/${r}` === key),
+            );
+            if (covers && rule.resourceNames === undefined) {
+              assert.equal(role.kind, 'Role', `${role.metadata.name}: an unnamed rule on ${key} cluster-wide`);
+              assert.deepEqual(rule.verbs, ['create'], `${role.metadata.name}: an unnamed rule on ${key}`);
+            }
+          }
+        }
+      }
+    }
+    const configuration = NAMED_OBJECTS.admission?.['admissionregistration.k8s.io/mutatingwebhookconfigurations'];
+    findObject(objects, 'MutatingWebhookConfiguration', configuration?.name ?? '(none)');
+  });
+
+  it('each role is bound to its own ServiceAccount, which its Deployment runs as', () => {
+    let roles = 0;
     for (const name of processes) {
-      const binding = findObject(objects, 'ClusterRoleBinding', `lws-temporal-${name}`) as unknown as {
-        roleRef: { apiGroup: string; kind: string; name: string };
-        subjects: { kind: string; name: string; namespace: string }[];
-      };
-      assert.deepEqual(binding.roleRef, {
-        apiGroup: 'rbac.authorization.k8s.io',
-        kind: 'ClusterRole',
-        name: `lws-temporal-${name}`,
-      });
-      assert.deepEqual(binding.subjects, [
-        { kind: 'ServiceAccount', name: `lws-temporal-${name}`, namespace: NAMESPACE },
-      ]);
+      for (const role of rolesOf(objects, name)) {
+        roles++;
+        const binding = findObject(objects, `${role.kind}Binding`, `lws-temporal-${name}`) as unknown as {
+          metadata: { namespace?: string };
+          roleRef: { apiGroup: string; kind: string; name: string };
+          subjects: { kind: string; name: string; namespace: string }[];
+        };
+        assert.equal(binding.metadata.namespace, role.metadata.namespace, `${role.kind}Binding lws-temporal-${name}`);
+        assert.deepEqual(binding.roleRef, {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: role.kind,
+          name: `lws-temporal-${name}`,
+        });
+        assert.deepEqual(binding.subjects, [
+          { kind: 'ServiceAccount', name: `lws-temporal-${name}`, namespace: NAMESPACE },
+        ]);
+      }
       const sa = findObject(objects, 'ServiceAccount', `lws-temporal-${name}`);
       assert.equal(sa.metadata.namespace, NAMESPACE);
       assert.equal(
@@ -220,7 +292,7 @@ describe('RBAC in deploy/ matches the Kubernetes calls in src/', function () {
       );
     }
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding');
-    assert.equal(bindings.length, processes.length, 'one binding per process, no others');
+    assert.equal(bindings.length, roles, 'one binding per role, no others');
   });
 
   it('the scanner reports calls missing from its tables and resources it cannot resolve (fixture)', () => {
