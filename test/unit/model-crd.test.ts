@@ -231,4 +231,14 @@ describe('deploy/crd', () => {
     assert.ok(policy.spec.validations![0]!.expression.includes(m.ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY));
     assert.ok(docs.some((d) => d.kind === 'ValidatingAdmissionPolicyBinding'));
   });
+
+  it("the mutating admission policy rewrites what upstream's defaulting webhook rewrites", () => {
+    const docs = yaml.loadAll(
+      readFileSync(new URL('../../deploy/crd/leaderworkersets-admission-policy.yaml', import.meta.url), 'utf8'),
+    ) as Array<{ kind: string; spec: { mutations?: Array<{ jsonPatch: { expression: string } }> } }>;
+    const expression = docs.find((d) => d.kind === 'MutatingAdmissionPolicy')!.spec.mutations![0]!.jsonPatch.expression;
+    assert.match(expression, /restartPolicy == 'Default'[\s\S]*value: 'None'/);
+    assert.match(expression, /type == ''[\s\S]*value: 'RollingUpdate'/);
+    assert.ok(docs.some((d) => d.kind === 'MutatingAdmissionPolicyBinding'));
+  });
 });
