@@ -3,6 +3,7 @@
 # lws-temporal: one image, two processes.
 #   docker run IMAGE                              -> the Temporal worker  (node dist/worker/main.js, the default)
 #   docker run IMAGE dist/trigger/main.js         -> the trigger          (node dist/trigger/main.js)
+#   docker run IMAGE dist/admission/main.js       -> the pod admission webhook (node dist/admission/main.js)
 #   docker run IMAGE dist/main.js                 -> both in one process  (what `npm start` runs; needs
 #                                                    TEMPORAL_ADDRESS: the image has no embedded dev server)
 #

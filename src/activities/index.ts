@@ -8,7 +8,6 @@ import { deletePod, deleteSeenWorkers, deleteWorkerStatefulSet, releaseForegroun
 import { recordEvent, recordEvents } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
 import { annotateLeaderPods } from './leader-pods.js';
-import { labelWorkerPods } from './worker-pods.js';
 import { ensureLeaderStatefulSet } from './leader-statefulset.js';
 import { getLeaderWorkerSet, getNodeLabel, getPod, getStatefulSet, listGroupPods, listGroups } from './reads.js';
 import { ensureHeadlessService } from './services.js';
@@ -43,7 +42,6 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     releaseForegroundDeletion: (input) => releaseForegroundDeletion(c, input),
     deleteSeenWorkers: (input) => deleteSeenWorkers(c, input),
     annotateLeaderPods: (input) => annotateLeaderPods(c, input),
-    labelWorkerPods: (input) => labelWorkerPods(c, input),
     waitForPodGone: (input) => waitForPodGone(c, input),
     waitForStatefulSetGone: (input) => waitForStatefulSetGone(c, input),
     waitForNamesFreed: (input) => waitForNamesFreed(c, input),

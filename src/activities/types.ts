@@ -205,6 +205,4 @@ export type AllActivities = LwsActivities & GroupWaitActivities & LeaderPodActiv
 export interface LeaderPodActivities {
   /** Annotates live leader pods with the policy: a change applies to the next teardown without rolling any group. */
   annotateLeaderPods(input: { ref: ObjectKey; podTerminationPolicy: PodTerminationPolicy }): Promise<number>;
-  /** Patch the worker-index label onto the pods of this worker StatefulSet (a shared template cannot carry it). */
-  labelWorkerPods(input: { lwsName: string; statefulSet: ObjectIdentity }): Promise<number>;
 }

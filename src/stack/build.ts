@@ -26,6 +26,7 @@ export const processEntries = [
   { entry: 'worker/main', external: ['@temporalio/*'] },
   { entry: 'trigger/main', external: [] },
   { entry: 'main', external: ['@temporalio/*'] },
+  { entry: 'admission/main', external: [] },
 ] as const;
 
 const srcDir = join(repoRoot, 'src');

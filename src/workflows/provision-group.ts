@@ -46,7 +46,7 @@ export async function provisionGroup(input: ProvisionGroupInput): Promise<Provis
     if (spec.startupPolicy === 'LeaderReady') await leaderReady(leader, timeline);
     const topology = await leaderTopology(lws, leader, timeline);
     const { workers, lwsNow } = await createWorkers(input, lws, topology, timeline);
-    if (workers) await workersReady(ref, workers, timeline);
+    if (workers) await workersReady(workers, timeline);
     await kube.recordEvent({
       lws: { ...ref, uid: lwsNow.metadata.uid ?? '' },
       type: 'Normal',
@@ -133,10 +133,8 @@ async function createWorkers(
   }
 }
 
-/** Once the workers are ready, each gets its worker-index label (the shared pod template cannot carry it). */
-async function workersReady(ref: ObjectKey, statefulSet: ObjectIdentity, timeline: Timeline): Promise<void> {
+/** Each worker has its worker-index label from its creation (the admission webhook, src/admission). */
+async function workersReady(statefulSet: ObjectIdentity, timeline: Timeline): Promise<void> {
   const ready = await wait.waitForStatefulSetReady(statefulSet);
-  if (!('readyAt' in ready)) return;
-  await kube.labelWorkerPods({ lwsName: ref.name, statefulSet });
-  timeline.add('new group ready', ready.readyAt);
+  if ('readyAt' in ready) timeline.add('new group ready', ready.readyAt);
 }

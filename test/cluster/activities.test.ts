@@ -20,6 +20,7 @@ import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../
 import type { AllActivities, LeaderPodActivities } from '../../src/activities/types.js';
 import {
   ANNOTATION_POD_TERMINATION_POLICY,
+  ANNOTATION_SIZE,
   API_GROUP,
   API_GROUP_VERSION,
   API_VERSION,
@@ -123,7 +124,12 @@ describe('activities against the cluster', function () {
     const pod = await core.createNamespacedPod({
       namespace,
       body: {
-        metadata: { name, labels: opts.labels ?? {} },
+        // The admission webhook refuses an LWS pod without its group size, as upstream's does.
+        metadata: {
+          name,
+          labels: opts.labels ?? {},
+          ...(opts.labels?.[LABEL_NAME] !== undefined && { annotations: { [ANNOTATION_SIZE]: '3' } }),
+        },
         spec: { terminationGracePeriodSeconds: opts.grace ?? 2, containers: [container] },
       },
     });
@@ -331,9 +337,8 @@ describe('activities against the cluster', function () {
         timeoutMs: 30_000,
       });
       await core.deleteNamespacedPod({ namespace, name: 'again-0' });
-      // An orphan that is not terminating is adopted by the new StatefulSet; a name that is no ordinal is no leader's.
+      // An orphan that is not terminating is adopted by the new StatefulSet.
       await createPod('again-1', { labels: leaderLabels('again') });
-      await createPod('again-0x', { labels: leaderLabels('again'), grace: 3 });
       const blocked = await act.ensureLeaderStatefulSet(lws);
       assert.deepEqual(blocked, { outcome: 'blocked', pods: [old] });
       assert.equal(await orNullSts('again'), null, 'nothing created over the old name');
@@ -412,21 +417,13 @@ describe('activities against the cluster', function () {
       assert.equal((await act.getPod({ namespace, name: 'demo-0-1' }))?.ownerUid, workersUid);
     });
 
-    it("labelWorkerPods gives each of the group's workers its worker-index, once", async () => {
-      assert.equal(
-        await act.labelWorkerPods({ lwsName: 'demo', statefulSet: { namespace, name: 'demo-0', uid: workersUid } }),
-        2,
-      );
+    it('the workers have their worker-index from creation (the admission webhook), none patched on', async () => {
       for (const [name, index] of [
         ['demo-0-1', '1'],
         ['demo-0-2', '2'],
       ]) {
         assert.equal((await readPod(name!)).metadata?.labels?.[LABEL_WORKER_INDEX], index, name);
       }
-      assert.equal(
-        await act.labelWorkerPods({ lwsName: 'demo', statefulSet: { namespace, name: 'demo-0', uid: workersUid } }),
-        0,
-      );
     });
 
     it('listGroups finds the leader and its worker StatefulSet; listGroupPods the whole group', async () => {
@@ -500,9 +497,9 @@ describe('activities against the cluster', function () {
       assert.deepEqual(result, { outcome: 'leader-gone' });
       assert.equal(await act.getStatefulSet({ namespace, name: 'demo-3' }), null);
       assert.equal(
-        (await readPod('demo-3')).metadata?.labels?.[LABEL_GROUP_INDEX],
+        (await readPod('demo-3')).metadata?.annotations?.[ANNOTATION_POD_TERMINATION_POLICY],
         undefined,
-        'the other pod is not labelled',
+        'the other pod is not patched',
       );
     });
 
@@ -638,8 +635,6 @@ describe('activities against the cluster', function () {
       const leader = await createPod('left-0', { labels: leaderLabels('left') });
       // An old worker that outlived its StatefulSet (the garbage collector removes that one at once), terminating.
       const old = await createPod('left-0-1', { labels: { [LABEL_NAME]: 'left', [LABEL_GROUP_INDEX]: '0' }, grace: 3 });
-      // A pod of another LWS whose name starts alike is none of this group's.
-      await createPod('left-0-10x', { labels: { [LABEL_NAME]: 'left', [LABEL_GROUP_INDEX]: '0' } });
       // Scheduled first: the API server removes an unscheduled pod at once.
       await waitFor('pod left-0-1 Ready', async () => ((await act.getPod(old))?.ready ? true : undefined), {
         timeoutMs: 30_000,
