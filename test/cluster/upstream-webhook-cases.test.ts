@@ -1,15 +1,16 @@
 // Upstream LeaderWorkerSet's own webhook cases (kubernetes-sigs/lws, test/integration/webhooks/leaderworkerset_test.go,
-// at the commit in test/fixtures/upstream/README.md) against this project's CRD and admission policy on a real API
-// server. Upstream runs its LWS webhook (defaulting and validation) in front of the API server; here the CRD's schema
-// and CEL rules and the ValidatingAdmissionPolicy do that work, with no webhook for LWS objects at all.
+// at the commit in test/fixtures/upstream/README.md) against this project's CRD and admission policies on a real API
+// server. Upstream runs its LWS webhook (defaulting and validation) in front of the API server; here the CRD's schema,
+// defaults and CEL rules, a MutatingAdmissionPolicy (the two rewrites of upstream's defaulting webhook) and a
+// ValidatingAdmissionPolicy (the annotation rule) do that work, with no webhook for LWS objects at all.
 //
 // Every row is built as its upstream entry builds it, from BuildLeaderWorkerSet (test/wrappers/wrappers.go), and sent
 // as Go's encoding/json would send that struct: a field without `omitempty` goes out even when empty (`startupPolicy`,
 // `rolloutStrategy.type`, `networkConfig.subdomainPolicy` as null), one with it is left out when nil or "", and empty
 // structs come along (`resources: {}`, `status: {}`; not `creationTimestamp: null`, which upstream's apimachinery
-// v0.36 omits, since Kubernetes 1.34). A refused row must name the
-// field in the API server's message; an accepted one must be stored; a defaulting row compares the stored spec with
-// upstream's expected one as Go would (a zero value equals an absent field).
+// v0.36 omits, since Kubernetes 1.34). A refused row must name the field in the API server's message; an accepted one
+// must be stored; a defaulting row compares the stored spec with upstream's expected one as Go would (a zero value
+// equals an absent field).
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import {
