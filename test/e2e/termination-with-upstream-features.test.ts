@@ -28,10 +28,8 @@ function featureLws(name: string, policy: PodTerminationPolicy, replicas: number
     kind: 'LeaderWorkerSet',
     metadata: {
       name,
-      annotations: {
-        'leaderworkerset.sigs.k8s.io/exclusive-topology': TOPOLOGY,
-        'leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology': TOPOLOGY,
-      },
+      // Not subgroup-exclusive on the same key: one node per subgroup and one per group cannot both hold.
+      annotations: { 'leaderworkerset.sigs.k8s.io/exclusive-topology': TOPOLOGY },
     },
     spec: {
       podTerminationPolicy: policy,
