@@ -7,11 +7,9 @@ import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, CRD_NAME, KIND, PLURAL } from '../../src/model/index.js';
-import { localKubeConfig } from '../../src/stack/cluster.js';
-import { crdPath, installCrd } from '../../src/stack/crd.js';
+import { crdPath } from '../../src/stack/crd.js';
 import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
-import { ensureCluster } from '../fixtures/cluster.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { apiMessage, useCrdSuite } from '../fixtures/crd-suite.js';
 
 const run = promisify(execFile);
 const lwsApi = { group: API_GROUP, version: API_VERSION, plural: PLURAL };
@@ -90,38 +88,17 @@ function dig(node: unknown, ...keys: string[]): unknown {
   return keys.reduce<unknown>((n, key) => (n as Json | undefined)?.[key], node);
 }
 
-/** The API server's message of a refused request. */
-function apiMessage(err: unknown): string {
-  assert.ok(err instanceof k8s.ApiException, `expected an ApiException, got ${String(err)}`);
-  return (JSON.parse(err.body as string) as { message: string }).message;
-}
-
 describe('LeaderWorkerSet CRD: pod and claim templates on the API server', function () {
   this.timeout(60_000);
-  let kc: k8s.KubeConfig;
-  let custom: k8s.CustomObjectsApi;
-  let namespace: string;
-
-  before(async function () {
-    this.timeout(180_000);
-    await ensureCluster();
-    kc = localKubeConfig();
-    custom = kc.makeApiClient(k8s.CustomObjectsApi);
-    await installCrd(kc);
-    namespace = await createTestNamespace(kc, 'crd-templates');
-  });
-
-  after(async () => {
-    await deleteTestNamespace(kc, namespace);
-  });
+  const suite = useCrdSuite('crd-templates');
 
   const create = (body: Json, fieldValidation = 'Strict') =>
-    custom.createNamespacedCustomObject({ ...lwsApi, namespace, body, fieldValidation });
+    suite.custom.createNamespacedCustomObject({ ...lwsApi, namespace: suite.namespace, body, fieldValidation });
   const apply = (body: Json) =>
-    custom.patchNamespacedCustomObject(
+    suite.custom.patchNamespacedCustomObject(
       {
         ...lwsApi,
-        namespace,
+        namespace: suite.namespace,
         name: (body.metadata as { name: string }).name,
         body,
         fieldManager: 'crd-templates-test',
@@ -131,7 +108,8 @@ describe('LeaderWorkerSet CRD: pod and claim templates on the API server', funct
       serverSideApply,
     );
   const get = async (name: string) =>
-    ((await custom.getNamespacedCustomObject({ ...lwsApi, namespace, name })) as { spec: Json }).spec;
+    ((await suite.custom.getNamespacedCustomObject({ ...lwsApi, namespace: suite.namespace, name })) as { spec: Json })
+      .spec;
 
   it('installCrd serves the schema as the file has it (the typed client keeps list-map keys and map types)', async () => {
     const file = yaml.load(await readFile(crdPath, 'utf8'));

@@ -18,11 +18,9 @@ import {
   type LeaderWorkerSet,
   type LeaderWorkerSetSpec,
 } from '../../src/model/index.js';
-import { localKubeConfig } from '../../src/stack/cluster.js';
 import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
-import { ensureCluster } from '../fixtures/cluster.js';
+import { apiMessage, useCrdSuite } from '../fixtures/crd-suite.js';
 import { installCrd } from '../../src/stack/crd.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
 const run = promisify(execFile);
 const lwsApi = { group: API_GROUP, version: API_VERSION, plural: PLURAL };
@@ -46,38 +44,18 @@ function minimal(name: string): LwsJson {
   };
 }
 
-/** The API server's message of a refused request. */
-function apiMessage(err: unknown): string {
-  assert.ok(err instanceof k8s.ApiException, `expected an ApiException, got ${String(err)}`);
-  return (JSON.parse(err.body as string) as { message: string }).message;
-}
-
 describe('LeaderWorkerSet CRD on the API server', function () {
   this.timeout(60_000);
-  let kc: k8s.KubeConfig;
-  let custom: k8s.CustomObjectsApi;
-  let namespace: string;
+  const suite = useCrdSuite('crd-test');
 
-  before(async function () {
-    this.timeout(180_000);
-    await ensureCluster();
-    kc = localKubeConfig();
-    custom = kc.makeApiClient(k8s.CustomObjectsApi);
-    await installCrd(kc);
-    namespace = await createTestNamespace(kc, 'crd-test');
-  });
-
-  after(async () => {
-    await deleteTestNamespace(kc, namespace);
-  });
-
-  const create = (body: object) => custom.createNamespacedCustomObject({ ...lwsApi, namespace, body });
+  const create = (body: object) =>
+    suite.custom.createNamespacedCustomObject({ ...lwsApi, namespace: suite.namespace, body });
   const get = (name: string) =>
-    custom.getNamespacedCustomObject({ ...lwsApi, namespace, name }) as Promise<LeaderWorkerSet>;
+    suite.custom.getNamespacedCustomObject({ ...lwsApi, namespace: suite.namespace, name }) as Promise<LeaderWorkerSet>;
 
   it('installCrd is idempotent (a second install replaces the CRD and it stays served)', async () => {
-    await installCrd(kc);
-    const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
+    await installCrd(suite.kc);
+    const ext = suite.kc.makeApiClient(k8s.ApiextensionsV1Api);
     const crd = await ext.readCustomResourceDefinition({ name: `${PLURAL}.${API_GROUP}` });
     assert.ok(crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True'));
   });
@@ -201,15 +179,20 @@ describe('LeaderWorkerSet CRD on the API server', function () {
     // Status sent with the object itself is dropped: only the /status endpoint writes it.
     await create({ ...minimal('with-status'), status: { replicas: 7 } });
     assert.equal((await get('with-status')).status?.replicas, undefined);
-    await custom.patchNamespacedCustomObjectStatus(
-      { ...lwsApi, namespace, name: 'with-status', body: { status: { replicas: 1, readyReplicas: 1 } } },
+    await suite.custom.patchNamespacedCustomObjectStatus(
+      {
+        ...lwsApi,
+        namespace: suite.namespace,
+        name: 'with-status',
+        body: { status: { replicas: 1, readyReplicas: 1 } },
+      },
       mergePatch,
     );
     const stored = await get('with-status');
     assert.deepEqual(stored.status, { replicas: 1, readyReplicas: 1 });
     // ... and a spec change sent to /status is ignored.
-    await custom.patchNamespacedCustomObjectStatus(
-      { ...lwsApi, namespace, name: 'with-status', body: { spec: { replicas: 5 } } },
+    await suite.custom.patchNamespacedCustomObjectStatus(
+      { ...lwsApi, namespace: suite.namespace, name: 'with-status', body: { spec: { replicas: 5 } } },
       mergePatch,
     );
     assert.equal((await get('with-status')).spec.replicas, 1);
@@ -218,19 +201,28 @@ describe('LeaderWorkerSet CRD on the API server', function () {
   it('serves the scale subresource: replicas from spec.replicas, selector from status.hpaPodSelector', async () => {
     await create(minimal('scalable'));
     const selector = 'leaderworkerset.sigs.k8s.io/name=scalable,leaderworkerset.sigs.k8s.io/worker-index=0';
-    await custom.patchNamespacedCustomObjectStatus(
-      { ...lwsApi, namespace, name: 'scalable', body: { status: { replicas: 1, hpaPodSelector: selector } } },
+    await suite.custom.patchNamespacedCustomObjectStatus(
+      {
+        ...lwsApi,
+        namespace: suite.namespace,
+        name: 'scalable',
+        body: { status: { replicas: 1, hpaPodSelector: selector } },
+      },
       mergePatch,
     );
-    const scale = (await custom.getNamespacedCustomObjectScale({ ...lwsApi, namespace, name: 'scalable' })) as {
+    const scale = (await suite.custom.getNamespacedCustomObjectScale({
+      ...lwsApi,
+      namespace: suite.namespace,
+      name: 'scalable',
+    })) as {
       spec: { replicas: number };
       status: { replicas: number; selector: string };
     };
     assert.equal(scale.spec.replicas, 1);
     assert.deepEqual(scale.status, { replicas: 1, selector });
 
-    await custom.patchNamespacedCustomObjectScale(
-      { ...lwsApi, namespace, name: 'scalable', body: { spec: { replicas: 3 } } },
+    await suite.custom.patchNamespacedCustomObjectScale(
+      { ...lwsApi, namespace: suite.namespace, name: 'scalable', body: { spec: { replicas: 3 } } },
       mergePatch,
     );
     assert.equal((await get('scalable')).spec.replicas, 3);
@@ -239,7 +231,7 @@ describe('LeaderWorkerSet CRD on the API server', function () {
     await run(binPath('kubectl'), [
       `--kubeconfig=${kubeconfigPath}`,
       '-n',
-      namespace,
+      suite.namespace,
       'scale',
       'lws/scalable',
       '--replicas=2',
@@ -247,9 +239,9 @@ describe('LeaderWorkerSet CRD on the API server', function () {
     assert.equal((await get('scalable')).spec.replicas, 2);
 
     // The scale subresource enforces the same minimum.
-    const err = await custom
+    const err = await suite.custom
       .patchNamespacedCustomObjectScale(
-        { ...lwsApi, namespace, name: 'scalable', body: { spec: { replicas: -1 } } },
+        { ...lwsApi, namespace: suite.namespace, name: 'scalable', body: { spec: { replicas: -1 } } },
         mergePatch,
       )
       .then(

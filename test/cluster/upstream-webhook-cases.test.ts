@@ -22,11 +22,8 @@ import {
   KIND,
   PLURAL,
 } from '../../src/model/index.js';
-import { localKubeConfig } from '../../src/stack/cluster.js';
-import { installCrd } from '../../src/stack/crd.js';
 import { waitFor } from '../../src/stack/processes.js';
-import { ensureCluster } from '../fixtures/cluster.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { useCrdSuite } from '../fixtures/crd-suite.js';
 
 const lwsApi = { group: API_GROUP, version: API_VERSION, plural: PLURAL };
 const STRICT = 'Strict';
@@ -633,30 +630,17 @@ const defaultingRows: DefaultingRow[] = [
 
 describe("upstream LeaderWorkerSet's webhook cases against the CRD and admission policy (real API server)", function () {
   this.timeout(60_000);
-  let kc: k8s.KubeConfig;
-  let custom: k8s.CustomObjectsApi;
-  let namespace: string;
+  const suite = useCrdSuite('upstream-webhook');
 
-  before(async function () {
-    this.timeout(180_000);
-    await ensureCluster();
-    kc = localKubeConfig();
-    custom = kc.makeApiClient(k8s.CustomObjectsApi);
-    await installCrd(kc);
-    namespace = await createTestNamespace(kc, 'upstream-webhook');
-  });
-
-  after(async () => {
-    await deleteTestNamespace(kc, namespace);
-  });
-
-  // Upstream gives each entry a namespace of its own; here the entries share one and each starts with it empty.
+  // Upstream gives each entry a suite.namespace of its own; here the entries share one and each starts with it empty.
   afterEach(async () => {
-    await custom.deleteCollectionNamespacedCustomObject({ ...lwsApi, namespace });
+    await suite.custom.deleteCollectionNamespacedCustomObject({ ...lwsApi, namespace: suite.namespace });
     await waitFor(
       'no LeaderWorkerSet left in the namespace',
       async () => {
-        const list = (await custom.listNamespacedCustomObject({ ...lwsApi, namespace })) as { items: unknown[] };
+        const list = (await suite.custom.listNamespacedCustomObject({ ...lwsApi, namespace: suite.namespace })) as {
+          items: unknown[];
+        };
         return list.items.length === 0 ? true : undefined;
       },
       { timeoutMs: 30_000, intervalMs: 100 },
@@ -664,17 +648,18 @@ describe("upstream LeaderWorkerSet's webhook cases against the CRD and admission
   });
 
   const create = (lws: LwsJson) =>
-    custom.createNamespacedCustomObject({
+    suite.custom.createNamespacedCustomObject({
       ...lwsApi,
-      namespace,
+      namespace: suite.namespace,
       body: lws,
       fieldValidation: STRICT,
     }) as Promise<LwsJson>;
-  const get = (name: string) => custom.getNamespacedCustomObject({ ...lwsApi, namespace, name }) as Promise<LwsJson>;
+  const get = (name: string) =>
+    suite.custom.getNamespacedCustomObject({ ...lwsApi, namespace: suite.namespace, name }) as Promise<LwsJson>;
   const replace = (lws: LwsJson) =>
-    custom.replaceNamespacedCustomObject({
+    suite.custom.replaceNamespacedCustomObject({
       ...lwsApi,
-      namespace,
+      namespace: suite.namespace,
       name: lws.metadata.name,
       body: lws,
       fieldValidation: STRICT,
