@@ -7,6 +7,7 @@ import {
   ANNOTATION_APPLIED_HASH,
   controllerUid,
   buildLeaderStatefulSet,
+  describeNameHolder,
   canonicalJson,
   KIND,
   LABEL_NAME,
@@ -19,7 +20,7 @@ import {
 import { jsonPointer } from '../kube/kube-json.js';
 import type { KubeClients } from './clients.js';
 import { classify, isConflict, orNull } from './kube-errors.js';
-import { holder, nameTaken } from './ownership.js';
+import { holder } from './ownership.js';
 import { podsOfNames } from './pods-of-names.js';
 import type { EnsureLeaderStatefulSetResult } from './types.js';
 
@@ -85,7 +86,7 @@ export async function ensureLeaderStatefulSet(
       const statefulSet = { namespace, name, uid: live.metadata?.uid ?? '' };
       return { outcome: 'blocked', statefulSet, pods: await leaderPodsHeld(c, built) };
     }
-    if (who === 'foreign') throw nameTaken(what, live.metadata, `LeaderWorkerSet ${namespace}/${lws.metadata.name}`);
+    if (who === 'foreign') return { outcome: 'name-taken', holder: describeNameHolder(live.metadata) };
     if (!drifted(live, built, hash)) return 'unchanged';
     // Only the fields we own, on the object as read: its resourceVersion turns a concurrent write into a 409.
     live.metadata = {

@@ -18,7 +18,9 @@ export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
 export type EnsureLeaderStatefulSetResult =
   | EnsureOutcome
   /** An older incarnation's leader pods (and StatefulSet) hold the names: wait until they are gone, ensure again. */
-  | { outcome: 'blocked'; statefulSet?: ObjectIdentity; pods: ObjectIdentity[] };
+  | { outcome: 'blocked'; statefulSet?: ObjectIdentity; pods: ObjectIdentity[] }
+  /** Another LWS's worker StatefulSet has the name (model/name-conflicts.ts): left alone, `holder` in words. */
+  | { outcome: 'name-taken'; holder: string };
 
 export type EnsureWorkerStatefulSetResult =
   | { outcome: 'created' | 'exists'; uid: string }
@@ -30,6 +32,8 @@ export type EnsureWorkerStatefulSetResult =
       deleting: boolean;
       /** Old worker pods that still hold the names, their StatefulSet possibly gone already (see pods-of-names.ts). */
       pods?: ObjectIdentity[];
+      /** Set when the holder is another LWS's leader StatefulSet, which goes only when that LWS does: in words. */
+      takenBy?: string;
     }
   /** Size 1: the group is its leader alone. The leader was labelled (and its group Service made); no StatefulSet. */
   | { outcome: 'not-needed' }

@@ -5,6 +5,8 @@ import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import {
   controllerUid,
   applyDefaults,
+  describeNameHolder,
+  heldByAnotherLws,
   buildGroupService,
   buildWorkerStatefulSet,
   groupKeyInput,
@@ -44,9 +46,10 @@ async function createOrInspect(
   const deleting = Boolean(metadata?.deletionTimestamp);
   // Ours but being deleted counts as blocked too: a new one can only be created once it is gone.
   if (ownerUid === leaderUid && !deleting) return { outcome: 'exists', uid };
+  const takenBy = heldByAnotherLws(metadata) ? { takenBy: describeNameHolder(metadata) } : {};
   return ownerUid === undefined
-    ? { outcome: 'blocked', uid, deleting }
-    : { outcome: 'blocked', uid, ownerUid, deleting };
+    ? { outcome: 'blocked', uid, deleting, ...takenBy }
+    : { outcome: 'blocked', uid, ownerUid, deleting, ...takenBy };
 }
 
 /**

@@ -17,3 +17,4 @@ export * from './status.js';
 export * from './subgroups.js';
 export * from './exclusive-placement.js';
 export * from './tpu-env.js';
+export * from './name-conflicts.js';

@@ -79,6 +79,8 @@ export const LABEL_STATEFULSET_POD_INDEX = 'apps.kubernetes.io/pod-index';
 export const EVENT_REASONS = {
   /** A spec the API server's schema would refuse, written around it: nothing is applied. */
   invalidSpec: 'InvalidSpec',
+  /** Another LWS's StatefulSet holds a name this one needs (model/name-conflicts.ts). */
+  nameConflict: 'NameConflict',
   leaderStatefulSetCreated: 'LeaderStatefulSetCreated',
   leaderStatefulSetUpdated: 'LeaderStatefulSetUpdated',
   rollingUpdateStep: 'RollingUpdateStep',

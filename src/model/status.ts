@@ -6,6 +6,7 @@ import { parseGroupIndex, workerStatefulSetName } from './names.js';
 import { isDeleting, selectors, type PodFacts, type StatefulSetFacts } from './objects.js';
 import { templateRevisionHash } from './revision.js';
 import type { Condition, LeaderWorkerSet, LeaderWorkerSetStatus } from './types.js';
+import { CONDITION_NAME_CONFLICT } from './name-conflicts.js';
 
 export type LeaderFacts = Pick<PodFacts, 'name' | 'uid' | 'labels' | 'ready' | 'deletionTimestamp'>;
 
@@ -67,13 +68,17 @@ export function rollingUpdateRecorded(lws: LeaderWorkerSet): boolean {
   return c?.status === 'True' && c.reason === REASON_ROLLING_UPDATE;
 }
 
-/** `now`: the caller's clock (workflow time); `rolling`: the controller is steering a rolling update. */
+/**
+ * `now`: the caller's clock (workflow time); `rolling`: the controller is steering a rolling update; `nameConflict`:
+ * why the leader StatefulSet cannot be made (the condition exists only while it lasts).
+ */
 export function computeStatus(
   lws: LeaderWorkerSet,
   leaders: LeaderFacts[],
   workerSets: WorkerSetFacts[],
   now: string,
   rolling = false,
+  nameConflict?: string,
 ): LeaderWorkerSetStatus {
   const d = applyDefaults(lws);
   const wanted = d.spec.replicas;
@@ -119,6 +124,9 @@ export function computeStatus(
         now,
         generation,
       ),
+      ...(nameConflict === undefined
+        ? []
+        : [condition(CONDITION_NAME_CONFLICT, true, 'NameTaken', nameConflict, previous, now, generation)]),
     ],
   };
 }

@@ -5,6 +5,7 @@ import {
   applyDefaults,
   exclusiveTopologyKey,
   EVENT_REASONS,
+  nameConflictMessage,
   workerStatefulSetName,
   type LeaderWorkerSet,
   type ObjectIdentity,
@@ -122,6 +123,15 @@ async function createWorkers(
         timeline.add('workers created', undefined, name);
         return { workers: { namespace: ref.namespace, name, uid: result.uid }, lwsNow: lws };
       case 'blocked': {
+        // Another LWS's leader StatefulSet goes only with that LWS: the user is told, and the group waits for it.
+        if (result.takenBy !== undefined) {
+          await kube.recordEvent({
+            lws: { ...ref, uid: lws.metadata.uid ?? '' },
+            type: 'Warning',
+            reason: EVENT_REASONS.nameConflict,
+            message: `group ${groupIndex}: ${nameConflictMessage(`${ref.namespace}/${name}`, result.takenBy)}`,
+          });
+        }
         const pods = result.pods ?? [];
         const left = pods.length > 0 ? `; ${pods.length} of its pods still terminating` : '';
         timeline.add('waiting for old StatefulSet', undefined, `owned by ${result.ownerUid ?? 'unknown'}${left}`);

@@ -7,6 +7,7 @@ import {
   computeStatus,
   EVENT_REASONS,
   groupStates,
+  nameConflictMessage,
   planLeaderRollout,
   rollingUpdateRecorded,
   sameStatus,
@@ -89,6 +90,11 @@ async function reconcile({ ref, generation, rolling = false }: ReconcileInput): 
       changes.again();
       continue;
     }
+    if (typeof outcome === 'object') {
+      // Another LWS's StatefulSet has the name: told on the status until it is gone (looked at again at each resync).
+      await writeStatus(ref, live, groups, plan, outcome.nameConflict);
+      continue;
+    }
     run.applied = true;
     run.step = plan;
     await writeStatus(ref, live, groups, plan);
@@ -159,7 +165,7 @@ async function applyGeneration(
   lws: LeaderWorkerSet,
   generation: number,
   plan: LeaderRollout,
-): Promise<'applied' | 'invalid' | 'names held'> {
+): Promise<'applied' | 'invalid' | 'names held' | { nameConflict: string }> {
   const errors = validateLeaderWorkerSet(lws);
   if (errors.length > 0) {
     // The API server's schema normally stops these; objects written around it end here, loudly.
@@ -171,6 +177,11 @@ async function applyGeneration(
   const { spec } = applyDefaults(lws);
   await kube.ensureHeadlessService(lws);
   const leaders = await kube.ensureLeaderStatefulSet(lws, stepOf(plan));
+  if (typeof leaders === 'object' && leaders.outcome === 'name-taken') {
+    const nameConflict = nameConflictMessage(`${ref.namespace}/${ref.name}`, leaders.holder);
+    await kube.recordEvent(eventOf(ref, lws, EVENT_REASONS.nameConflict, nameConflict, 'Warning'));
+    return { nameConflict };
+  }
   if (typeof leaders === 'object') {
     // An older incarnation of this LWS still holds the names. A StatefulSet created over its pods would get its own
     // only after a backoff that grows to minutes: wait for them instead.
@@ -210,8 +221,15 @@ async function takeRolloutStep(
   return 'taken';
 }
 
-async function writeStatus(ref: ObjectKey, lws: LeaderWorkerSet, groups: Groups, plan: LeaderRollout): Promise<void> {
-  const status = computeStatus(lws, groups.leaders, groups.workerStatefulSets, new Date().toISOString(), plan.rolling);
+async function writeStatus(
+  ref: ObjectKey,
+  lws: LeaderWorkerSet,
+  groups: Groups,
+  plan: LeaderRollout,
+  nameConflict?: string,
+): Promise<void> {
+  const now = new Date().toISOString();
+  const status = computeStatus(lws, groups.leaders, groups.workerStatefulSets, now, plan.rolling, nameConflict);
   if (!sameStatus(lws.status, status)) await kube.updateLeaderWorkerSetStatus({ ref, status });
 }
 

@@ -25,6 +25,7 @@ import {
   API_GROUP_VERSION,
   API_VERSION,
   buildLeaderStatefulSet,
+  buildWorkerStatefulSet,
   KIND,
   LABEL_GROUP_INDEX,
   LABEL_GROUP_KEY,
@@ -318,13 +319,32 @@ describe('activities against the cluster', function () {
           },
         );
         // Owned by an LWS, as an older incarnation's would be: blocked until it and its pods are gone.
-        assert.ok(typeof result === 'object', `blocked, not ${String(result)}`);
+        assert.ok(typeof result === 'object' && result.outcome === 'blocked', `blocked, not ${JSON.stringify(result)}`);
         assert.deepEqual(result.statefulSet, { namespace, name: 'step-foreign', uid: held.metadata?.uid });
         assert.ok(
           result.pods.every((p) => /^step-foreign-[01]$/.test(p.name)),
           JSON.stringify(result.pods),
         );
         assert.equal((await readSts('step-foreign')).spec?.updateStrategy?.rollingUpdate?.partition, 2, 'untouched');
+      });
+
+      it("is name-taken, touching nothing, when another LWS's worker StatefulSet has its name (upstream #236)", async () => {
+        // LWS `clash-1` wants its leader StatefulSet `clash-1`: the worker StatefulSet of group 1 of LWS `clash`.
+        const lws = await createLws('clash-1', { replicas: 1 });
+        const leader = await createPod('clash-1', { labels: leaderLabels('clash') });
+        const workers = buildWorkerStatefulSet(await createLws('clash'), {
+          groupIndex: 1,
+          leaderPod: { name: leader.name, uid: leader.uid },
+          groupKey: 'k',
+        })!;
+        const held = await apps.createNamespacedStatefulSet({ namespace, body: workers });
+        assert.deepEqual(await act.ensureLeaderStatefulSet(lws), {
+          outcome: 'name-taken',
+          holder: 'the worker StatefulSet of group 1 of LeaderWorkerSet clash',
+        });
+        const after = await readSts('clash-1');
+        assert.deepEqual(after.metadata?.ownerReferences, held.metadata?.ownerReferences, "still the leader pod's");
+        assert.equal(after.metadata?.generation, held.metadata?.generation, 'its spec untouched');
       });
     });
 

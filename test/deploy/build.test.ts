@@ -77,6 +77,9 @@ describe('the build (npm run build, the Dockerfile build stage)', function () {
       const failed = await plainNode([join(outDir, `${entry}.js`)], {
         KUBECONFIG: join(outDir, 'no-such-kubeconfig'),
         TEMPORAL_ADDRESS: '127.0.0.1:1',
+        // As deployed: the admission process keeps its certificate in a Secret, so it needs the cluster too.
+        ADMISSION_CERT_SECRET: 'lws-temporal-admission-certs',
+        ADMISSION_NAMESPACE: 'lws-temporal-system',
       }).then(
         () => assert.fail('it started without a cluster'),
         (err: { code: number; stdout: string; stderr: string }) => err,

@@ -306,6 +306,36 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     assert.equal(fake.callsOf('getLeaderWorkerSet').length, 3);
   });
 
+  it("another LWS's StatefulSet on the leader name: a Warning Event and a NameConflict condition until it is gone", async () => {
+    const fake = t.fake();
+    await twoGroups(fake);
+    fake.leaderNameTakenBy = 'the worker StatefulSet of group 1 of LeaderWorkerSet de';
+    await t.withWorker(fake, async (run) => {
+      await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', { ref: fake.ref, generation: 3 });
+      await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
+      const conflict = statusWrites(fake)[0]!.conditions!.find((c) => c.type === 'NameConflict');
+      assert.equal(conflict?.status, 'True');
+      assert.equal(conflict?.reason, 'NameTaken');
+      assert.match(
+        conflict!.message,
+        /StatefulSet default\/demo is the worker StatefulSet of group 1 of LeaderWorkerSet de/,
+      );
+      assert.match(conflict!.message, /rename or delete one of the two/);
+      assert.deepEqual(
+        fake.events.map((e) => [e.type, e.reason]),
+        [['Warning', 'NameConflict']],
+      );
+      assert.equal(fake.leaderStatefulSet, undefined, 'nothing written over the name');
+      // The other LWS is renamed away: the next resync applies this one and the condition goes.
+      fake.leaderNameTakenBy = undefined;
+      await t.sleep(RESYNC + 1_000);
+      await eventually('the status without the conflict', () =>
+        statusWrites(fake).some((s) => s.conditions?.every((c) => c.type !== 'NameConflict')),
+      );
+      assert.ok(fake.leaderStatefulSet, 'the leader StatefulSet is written');
+    });
+  });
+
   const endings: {
     name: string;
     setup: (fake: FakeCluster) => void;
