@@ -60,5 +60,4 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
 
 export type * from './types.js';
 export { KUBERNETES_API_ERROR, TransientKubernetesError, isConflict, isNotFound } from './kube-errors.js';
-export { NAME_TAKEN } from './ownership.js';
 export { HEARTBEAT_INTERVAL_MS } from './wait-support.js';

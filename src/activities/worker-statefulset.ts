@@ -1,6 +1,5 @@
 // One group's worker StatefulSet, owned by its leader pod, plus what goes with it: the leader pod's group labels and
 // termination policy annotation, and, under UniquePerReplica, the group's own headless Service.
-import { createHash } from 'node:crypto';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import {
   controllerUid,
@@ -9,13 +8,13 @@ import {
   heldByAnotherLws,
   buildGroupService,
   buildWorkerStatefulSet,
-  groupKeyInput,
   LABEL_GROUP_INDEX,
   LABEL_NAME,
   leaderPodPatch,
   type LeaderWorkerSet,
   type ObjectIdentity,
 } from '../model/index.js';
+import { groupKey } from '../shared/group-keys.js';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
 import { podsOfNames } from './pods-of-names.js';
@@ -23,11 +22,6 @@ import { patchLeaderPod } from './leader-pods.js';
 import { ensureService } from './services.js';
 import { createOrRead } from './create-or-read.js';
 import type { EnsureWorkerStatefulSetResult } from './types.js';
-
-/** The group-key label value: sha1 hex of `<namespace>/<leaderPodName>`, as upstream computes it. */
-export function groupKey(namespace: string, leaderPodName: string): string {
-  return createHash('sha1').update(groupKeyInput(namespace, leaderPodName)).digest('hex');
-}
 
 async function createOrInspect(
   c: KubeClients,

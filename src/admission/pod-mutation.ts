@@ -1,6 +1,5 @@
 // What upstream's mutating pod webhook (Default) does to each LWS pod at creation: group and subgroup labels,
 // exclusive placement and the TPU env. The LWS_* env is not here: the StatefulSet pod templates carry it (model/env).
-import { createHash } from 'node:crypto';
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import {
   ANNOTATION_EXCLUSIVE_TOPOLOGY,
@@ -19,16 +18,15 @@ import {
   LEADER_SUBGROUP_INDEX,
   RESOURCE_TPU,
   cloneJson,
-  groupKeyInput,
   leaderInSubGroup,
   leaderPodName,
   parsePodName,
   podRequestsTpus,
   subGroupIndex,
-  subGroupKeyInput,
   withExclusiveAffinity,
   withTpuEnv,
 } from '../model/index.js';
+import { groupKey, subGroupKey } from '../shared/group-keys.js';
 
 export type PodMutationResult = V1Pod | { error: string };
 
@@ -94,10 +92,6 @@ function parseCount(ref: string, what: string, text: string): number {
   return value;
 }
 
-function sha1Hex(text: string): string {
-  return createHash('sha1').update(text, 'utf8').digest('hex');
-}
-
 function mutateLwsPod(pod: LwsPod, spec: V1PodSpec): V1PodSpec {
   const leader = pod.labels[LABEL_WORKER_INDEX] === '0';
   const placed = leader ? placeLeader(pod, spec) : placeWorker(pod, spec);
@@ -122,10 +116,10 @@ interface Placed {
 function placeLeader(pod: LwsPod, spec: V1PodSpec): Placed {
   const { labels, annotations } = pod;
   labels[LABEL_GROUP_INDEX] ??= String(parseOrdinals(pod, 'leader').groupIndex);
-  const groupKey = (labels[LABEL_GROUP_KEY] ??= sha1Hex(groupKeyInput(pod.namespace, pod.name)));
+  const key = (labels[LABEL_GROUP_KEY] ??= groupKey(pod.namespace, pod.name));
   let out = spec;
   const topologyKey = annotations[ANNOTATION_EXCLUSIVE_TOPOLOGY];
-  if (topologyKey) out = withExclusiveAffinity(out, { labelKey: LABEL_GROUP_KEY, value: groupKey, topologyKey });
+  if (topologyKey) out = withExclusiveAffinity(out, { labelKey: LABEL_GROUP_KEY, value: key, topologyKey });
   if (unlabelledSubGroupSize(pod) !== undefined && leaderInSubGroup(annotations[ANNOTATION_SUBGROUP_POLICY_TYPE])) {
     out = joinSubGroup(pod, out, LEADER_SUBGROUP_INDEX, pod.name);
   }
@@ -151,7 +145,7 @@ function unlabelledSubGroupSize(pod: LwsPod): number | undefined {
 }
 
 function joinSubGroup(pod: LwsPod, spec: V1PodSpec, index: number, leaderName: string): V1PodSpec {
-  const key = sha1Hex(subGroupKeyInput(leaderName, index));
+  const key = subGroupKey(leaderName, index);
   pod.labels[LABEL_SUBGROUP_INDEX] = String(index);
   pod.labels[LABEL_SUBGROUP_KEY] = key;
   const topologyKey = pod.annotations[ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY];

@@ -4,11 +4,8 @@ import type { DefaultedLeaderWorkerSetSpec, IntOrString } from './types.js';
 
 /** 0% to 100%, leading zeros allowed as Kubernetes allows them; the CRD's CEL rule uses it too (a unit test checks). */
 export const PERCENT_PATTERN = '^0*(100|[1-9]?[0-9])%$';
-/** A percentage that is zero whatever the number of replicas ("0%", "00%"). */
-export const ZERO_PERCENT_PATTERN = '^0+%$';
 
 const percentRe = new RegExp(PERCENT_PATTERN);
-const zeroPercentRe = new RegExp(ZERO_PERCENT_PATTERN);
 
 export function parsePercent(value: string): number | undefined {
   return percentRe.test(value) ? Number(value.slice(0, -1)) : undefined;
@@ -18,10 +15,6 @@ export function isValidIntOrPercent(value: unknown): value is IntOrString {
   if (typeof value === 'number') return Number.isInteger(value) && value >= 0;
   if (typeof value === 'string') return percentRe.test(value);
   return false;
-}
-
-export function isZeroIntOrPercent(value: IntOrString): boolean {
-  return typeof value === 'number' ? value === 0 : zeroPercentRe.test(value);
 }
 
 /** maxUnavailable rounds down, maxSurge up (Kubernetes' GetScaledValueFromIntOrPercent); throws on an invalid value. */

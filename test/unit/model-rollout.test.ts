@@ -3,7 +3,6 @@ import { describe, it } from 'mocha';
 import {
   applySpecDefaults,
   isValidIntOrPercent,
-  isZeroIntOrPercent,
   leaderStatefulSetMaxUnavailable,
   parsePercent,
   planLeaderRollout,
@@ -36,18 +35,6 @@ describe('model/rollout', () => {
     assert.equal(parsePercent('25%'), 25);
     assert.equal(parsePercent('x'), undefined);
   });
-
-  const zero: Array<[IntOrString, boolean]> = [
-    [0, true],
-    ['0%', true],
-    ['000%', true],
-    [1, false],
-    ['1%', false],
-  ];
-  for (const [value, isZero] of zero) {
-    it(`${JSON.stringify(value)} is ${isZero ? '' : 'not '}zero for any replica count`, () =>
-      assert.equal(isZeroIntOrPercent(value), isZero));
-  }
 
   // [value, total, roundUp, expected]
   const scaled: Array<[IntOrString, number, boolean, number]> = [
