@@ -2,6 +2,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet } from '../model/index.js';
 import {
+  controllerRevisionsJson,
   eventsJson,
   leaderWorkerSetsJson,
   nodesJson,
@@ -20,6 +21,7 @@ export interface KubeClients {
   events: JsonResource<EventJson>;
   leaderWorkerSets: JsonResource<LeaderWorkerSet>;
   nodes: JsonResource<k8s.V1Node>;
+  controllerRevisions: JsonResource<k8s.V1ControllerRevision>;
 }
 
 export function makeClients(kc: k8s.KubeConfig): KubeClients {
@@ -31,5 +33,6 @@ export function makeClients(kc: k8s.KubeConfig): KubeClients {
     events: eventsJson(kc),
     leaderWorkerSets: leaderWorkerSetsJson(kc),
     nodes: nodesJson(kc),
+    controllerRevisions: controllerRevisionsJson(kc),
   };
 }

@@ -3,6 +3,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { WorkerMetrics } from '../observability/metrics.js';
 import { makeClients } from './clients.js';
+import { ensureControllerRevision, pruneControllerRevisions } from './controller-revisions.js';
 import { reportTeardown } from './report.js';
 import { deletePod, deleteSeenWorkers, deleteWorkerStatefulSet, releaseForegroundDeletion } from './deletes.js';
 import { recordEvent, recordEvents } from './events.js';
@@ -32,6 +33,8 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     getPod: (key) => getPod(c, key),
     getStatefulSet: (key) => getStatefulSet(c, key),
     listGroups: (ref) => listGroups(c, ref),
+    ensureControllerRevision: (lws) => ensureControllerRevision(c, lws),
+    pruneControllerRevisions: (input) => pruneControllerRevisions(c, input),
     listGroupPods: (input) => listGroupPods(c, input),
     getNodeLabel: (input) => getNodeLabel(c, input),
     ensureHeadlessService: (lws) => ensureHeadlessService(c, lws),

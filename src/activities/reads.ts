@@ -1,6 +1,8 @@
 // Reads: the LWS as stored, one pod or StatefulSet, and the groups of an LWS. Absent objects are null, never errors.
 import {
   byName,
+  leaderStatefulSetFacts,
+  leaderStatefulSetName,
   podFacts,
   selectors,
   statefulSetFacts,
@@ -10,6 +12,7 @@ import {
   type StatefulSetFacts,
 } from '../model/index.js';
 import type { KubeClients } from './clients.js';
+import type { Groups } from './types.js';
 import { kube, orNull } from './kube-errors.js';
 
 export function getLeaderWorkerSet(c: KubeClients, ref: ObjectKey): Promise<LeaderWorkerSet | null> {
@@ -32,17 +35,17 @@ export async function getNodeLabel(c: KubeClients, input: { node: string; label:
   return node?.metadata?.labels?.[input.label] ?? null;
 }
 
-export async function listGroups(
-  c: KubeClients,
-  { namespace, name }: ObjectKey,
-): Promise<{ leaders: PodFacts[]; workerStatefulSets: StatefulSetFacts[] }> {
-  const [pods, statefulSets] = await Promise.all([
+export async function listGroups(c: KubeClients, { namespace, name }: ObjectKey): Promise<Groups> {
+  const [pods, statefulSets, leaderSts] = await Promise.all([
     kube(() => c.pods.list({ namespace, labelSelector: selectors.leadersOf(name) })),
     kube(() => c.statefulSets.list({ namespace, labelSelector: selectors.workerStatefulSetsOf(name) })),
+    orNull(() => c.statefulSets.read({ namespace, name: leaderStatefulSetName(name) })),
   ]);
+  const leaderStatefulSet = leaderSts && leaderStatefulSetFacts(leaderSts);
   return {
     leaders: pods.items.flatMap((p) => podFacts(p) ?? []).sort(byName),
     workerStatefulSets: statefulSets.items.flatMap((s) => statefulSetFacts(s) ?? []).sort(byName),
+    ...(leaderStatefulSet && { leaderStatefulSet }),
   };
 }
 

@@ -1,4 +1,4 @@
-// The headless Services: the LWS's own and, under UniquePerReplica, one per group (owned by its leader pod). The only
+// The headless Services: the LWS's own under Shared, one per group under UniquePerReplica (owned by its leader pod). The only
 // field ever brought back in line is the selector, which changes with spec.networkConfig.subdomainPolicy.
 import type { V1Service } from '@kubernetes/client-node';
 import { buildHeadlessService, canonicalJson, KIND } from '../model/index.js';
@@ -34,6 +34,9 @@ export async function ensureService(
   return 'updated';
 }
 
-export function ensureHeadlessService(c: KubeClients, lws: LeaderWorkerSet): Promise<EnsureOutcome> {
-  return ensureService(c, buildHeadlessService(lws), { kind: KIND, uid: lws.metadata.uid ?? '' });
+/** Under UniquePerReplica there is none to make (as upstream); one left from a Shared past stays, owned by the LWS. */
+export async function ensureHeadlessService(c: KubeClients, lws: LeaderWorkerSet): Promise<EnsureOutcome> {
+  const built = buildHeadlessService(lws);
+  if (built === undefined) return 'unchanged';
+  return ensureService(c, built, { kind: KIND, uid: lws.metadata.uid ?? '' });
 }

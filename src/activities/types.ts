@@ -5,6 +5,7 @@ import type {
   ObjectKey,
   PodFacts,
   StatefulSetFacts,
+  LeaderStatefulSetFacts,
   LeaderStatefulSetOptions,
   LeaderStatefulSetStep,
   LeaderWorkerSet,
@@ -14,6 +15,16 @@ import type {
 } from '../model/index.js';
 
 export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
+
+export type EnsureRevisionOutcome = 'created' | 'unchanged' | 'reused';
+
+/** What the reconcile reads of an LWS's groups each pass. */
+export interface Groups {
+  leaders: PodFacts[];
+  workerStatefulSets: StatefulSetFacts[];
+  /** Absent before it is created (and in results recorded before it was read). */
+  leaderStatefulSet?: LeaderStatefulSetFacts;
+}
 
 export type EnsureLeaderStatefulSetResult =
   | EnsureOutcome
@@ -97,8 +108,12 @@ export interface LwsActivities {
   getLeaderWorkerSet(ref: ObjectKey): Promise<LeaderWorkerSet | null>;
   getPod(key: ObjectKey): Promise<PodFacts | null>;
   getStatefulSet(key: ObjectKey): Promise<StatefulSetFacts | null>;
-  /** Leader pods and worker StatefulSets that carry the LWS's name label. */
-  listGroups(ref: ObjectKey): Promise<{ leaders: PodFacts[]; workerStatefulSets: StatefulSetFacts[] }>;
+  /** Leader pods and worker StatefulSets that carry the LWS's name label, and the leader StatefulSet. */
+  listGroups(ref: ObjectKey): Promise<Groups>;
+  /** The revision of the LWS's current spec (model/controller-revisions.ts). */
+  ensureControllerRevision(lws: LeaderWorkerSet): Promise<EnsureRevisionOutcome>;
+  /** Deletes the revisions no group uses: all but `current` and `inUse`. Returns how many went. */
+  pruneControllerRevisions(input: { ref: ObjectKey; uid: string; current: string; inUse: string[] }): Promise<number>;
 
   ensureHeadlessService(lws: LeaderWorkerSet): Promise<EnsureOutcome>;
   /** `options` (replicas with surge, partition, revision hash) default to the spec's; `from`: the step last written. */
@@ -114,6 +129,8 @@ export interface LwsActivities {
     leader: ObjectIdentity;
     /** Exclusive placement: the leader node's value of the topology key, which the workers are pinned to. */
     topology?: { key: string; value: string };
+    /** The leader's template-revision-hash: the workers are built from that revision. */
+    revision?: string;
   }): Promise<EnsureWorkerStatefulSetResult>;
   /** null when the node, or that label on it, does not exist. */
   getNodeLabel(input: { node: string; label: string }): Promise<string | null>;

@@ -11,6 +11,7 @@ import {
   LABEL_GROUP_INDEX,
   LABEL_NAME,
   leaderPodPatch,
+  templateRevisionHash,
   type LeaderWorkerSet,
   type ObjectIdentity,
 } from '../model/index.js';
@@ -21,6 +22,7 @@ import { podsOfNames } from './pods-of-names.js';
 import { patchLeaderPod } from './leader-pods.js';
 import { ensureService } from './services.js';
 import { createOrRead } from './create-or-read.js';
+import { lwsAtLeaderRevision } from './controller-revisions.js';
 import type { EnsureWorkerStatefulSetResult } from './types.js';
 
 async function createOrInspect(
@@ -76,6 +78,22 @@ async function judgedByPods(
   };
 }
 
+/**
+ * The LWS as of the leader's revision, and the hash the workers are labelled with. One revision per group: a leader
+ * kept on an older template (below the partition, or not yet rolled) gets workers of that template. With no revision
+ * left for it, the spec as it is, labelled as such (the rollout then replaces the group).
+ */
+async function groupTemplates(
+  c: KubeClients,
+  lws: LeaderWorkerSet,
+  revision: string | undefined,
+): Promise<{ source: LeaderWorkerSet; revisionHash: string }> {
+  const current = templateRevisionHash(applyDefaults(lws).spec);
+  if (revision === undefined || revision === current) return { source: lws, revisionHash: current };
+  const atRevision = await lwsAtLeaderRevision(c, lws, revision);
+  return atRevision === null ? { source: lws, revisionHash: current } : { source: atRevision, revisionHash: revision };
+}
+
 export async function ensureWorkerStatefulSet(
   c: KubeClients,
   input: {
@@ -83,9 +101,11 @@ export async function ensureWorkerStatefulSet(
     groupIndex: number;
     leader: ObjectIdentity;
     topology?: { key: string; value: string };
+    revision?: string;
   },
 ): Promise<EnsureWorkerStatefulSetResult> {
   const { lws, groupIndex, leader, topology } = input;
+  const { source, revisionHash } = await groupTemplates(c, lws, input.revision);
   const key = groupKey(leader.namespace, leader.name);
   const leaderPod = { name: leader.name, uid: leader.uid };
   // The leader first: its group labels and the termination policy are in place before any worker exists.
@@ -94,7 +114,13 @@ export async function ensureWorkerStatefulSet(
     groupKey: key,
     podTerminationPolicy: applyDefaults(lws).spec.podTerminationPolicy,
   });
-  const built = buildWorkerStatefulSet(lws, { groupIndex, leaderPod, groupKey: key, ...(topology && { topology }) });
+  const built = buildWorkerStatefulSet(source, {
+    groupIndex,
+    leaderPod,
+    groupKey: key,
+    revisionHash,
+    ...(topology && { topology }),
+  });
   // Who holds the worker pod names is read along with the leader's patch: a rebuild's provisioning pays no round trip.
   const [patched, pods] = await Promise.all([
     patchLeaderPod(c, leader, patch),
@@ -107,7 +133,7 @@ export async function ensureWorkerStatefulSet(
       : ((await judgedByPods(c, built, leader.uid, pods)) ?? (await createOrInspect(c, built, leader.uid)));
   // The group Service only once the name is ours: a blocked group's old Service is still the old leader's.
   if (result.outcome !== 'blocked') {
-    const service = buildGroupService(lws, groupIndex, leaderPod);
+    const service = buildGroupService(source, groupIndex, leaderPod);
     if (service !== undefined) await ensureService(c, service, { kind: 'Pod', uid: leader.uid });
   }
   return result;

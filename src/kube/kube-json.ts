@@ -7,6 +7,7 @@ import {
   ApiException,
   type CoreV1Event,
   type KubeConfig,
+  type V1ControllerRevision,
   type V1Namespace,
   type V1Node,
   type V1Pod,
@@ -24,6 +25,8 @@ export const statefulSetsPath = (namespace: string) =>
 // JsonResource method, and takes an exported path for one that is watched too.
 const servicesPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/services`;
 const eventsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
+const controllerRevisionsPath = (namespace: string) =>
+  `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/controllerrevisions`;
 const leaderWorkerSetsPath = (namespace: string) =>
   `/apis/${API_GROUP}/${API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}`;
 // The same collections across all namespaces: the trigger's first lists (it watches these paths too).
@@ -31,6 +34,7 @@ const allPods = '/api/v1/pods';
 const allServices = '/api/v1/services';
 const allEvents = '/api/v1/events';
 const allStatefulSets = '/apis/apps/v1/statefulsets';
+const allControllerRevisions = '/apis/apps/v1/controllerrevisions';
 const allLeaderWorkerSets = `/apis/${API_GROUP}/${API_VERSION}/${PLURAL}`;
 // Cluster-scoped: the trigger's first list of namespaces (it watches this path too).
 const namespaces = '/api/v1/namespaces';
@@ -241,4 +245,9 @@ export function nodesJson(kc: KubeConfig): JsonResource<V1Node> {
 /** As JSON, pod template fields newer than the client survive; a typed model would silently drop them. */
 export function statefulSetsJson(kc: KubeConfig): JsonResource<V1StatefulSet> {
   return resource<V1StatefulSet>(kc, statefulSetsPath, allStatefulSets);
+}
+
+/** An LWS's template revisions (model/controller-revisions.ts). */
+export function controllerRevisionsJson(kc: KubeConfig): JsonResource<V1ControllerRevision> {
+  return resource<V1ControllerRevision>(kc, controllerRevisionsPath, allControllerRevisions);
 }

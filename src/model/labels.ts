@@ -93,4 +93,6 @@ export const EVENT_REASONS = {
   groupOldStatefulSetGone: 'GroupOldStatefulSetGone',
   groupNewLeader: 'GroupNewLeader',
   groupNewGroupReady: 'GroupNewGroupReady',
+  /** A ControllerRevision made for a new template, or one reused by a rollback (upstream's reason). */
+  creatingRevision: 'CreatingRevision',
 } as const;

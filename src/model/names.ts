@@ -21,6 +21,11 @@ export function workerPodName(lwsName: string, groupIndex: number, workerIndex: 
   return `${workerStatefulSetName(lwsName, groupIndex)}-${workerIndex}`;
 }
 
+/** This project's ControllerRevision of a template revision (one per hash, so a create is idempotent). */
+export function controllerRevisionName(lwsName: string, revisionHash: string): string {
+  return `${lwsName}-${revisionHash}`;
+}
+
 /** Kubernetes' limit on a label value and a DNS-1035 label, which pod names and group Services are. */
 const MAX_LABEL = 63;
 /** The StatefulSet controller labels each pod `controller-revision-hash=<StatefulSet>-<hash of up to 10 characters>`. */

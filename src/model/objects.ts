@@ -1,6 +1,12 @@
 // The object facts decisions read, one shape for trigger, activities, workflows, CLI, bench: JSON, RFC 3339 times.
 import type { V1ObjectMeta, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { LABEL_GROUP_INDEX, LABEL_NAME, LABEL_WORKER_INDEX } from './labels.js';
+import {
+  ANNOTATION_REPLICAS,
+  LABEL_GROUP_INDEX,
+  LABEL_NAME,
+  LABEL_TEMPLATE_REVISION_HASH,
+  LABEL_WORKER_INDEX,
+} from './labels.js';
 
 export interface ObjectKey {
   namespace: string;
@@ -21,6 +27,8 @@ export interface PodFacts extends ObjectIdentity {
   deletionTimestamp?: string;
   deletionGracePeriodSeconds?: number;
   ready: boolean;
+  /** status.phase: a group with a Pending pod has not started (RecreateGroupAfterStart). */
+  phase?: string;
   /** restartCount summed over every container, init containers included. */
   restartCount: number;
   /** The controlling owner: the leader StatefulSet for a leader, the group's worker StatefulSet for a worker. */
@@ -35,6 +43,24 @@ export interface StatefulSetFacts extends ObjectIdentity {
   /** spec.replicas: for the leader StatefulSet, the groups wanted now (surge groups included). */
   replicas: number;
   readyReplicas: number;
+  /** status.availableReplicas; absent in facts recorded before it was read. */
+  availableReplicas?: number;
+  /** status.currentRevision equals status.updateRevision: no pod of it is left on an older template. */
+  rolledOut?: boolean;
+}
+
+/** What the rollout plan and the status read of the leader StatefulSet. */
+export interface LeaderStatefulSetFacts extends ObjectIdentity {
+  ownerUid?: string;
+  deletionTimestamp?: string;
+  replicas: number;
+  partition: number;
+  /** Its template-revision-hash label: the revision it was last written with. */
+  revision?: string;
+  /** Its replicas annotation: the LWS's spec.replicas when it was last written. */
+  lwsReplicas?: number;
+  /** status.replicas: the leader pods it has (upstream's status.replicas of the LWS). */
+  statusReplicas: number;
 }
 
 /** A timestamp as RFC 3339: client-node gives Dates for typed objects, strings for watch events and custom objects. */
@@ -80,6 +106,7 @@ export function podFacts(pod: V1Pod): PodFacts | undefined {
     ...(deletionTimestamp !== undefined && { deletionTimestamp }),
     ...(m?.deletionGracePeriodSeconds !== undefined && { deletionGracePeriodSeconds: m.deletionGracePeriodSeconds }),
     ready: isPodReady(pod),
+    ...(pod.status?.phase !== undefined && { phase: pod.status.phase }),
     restartCount: statuses.reduce((sum, s) => sum + (s.restartCount ?? 0), 0),
     ...(ownerUid !== undefined && { ownerUid }),
   };
@@ -98,6 +125,28 @@ export function statefulSetFacts(sts: V1StatefulSet): StatefulSetFacts | undefin
     ...(ownerUid !== undefined && { ownerUid }),
     replicas: sts.spec?.replicas ?? 1,
     readyReplicas: sts.status?.readyReplicas ?? 0,
+    availableReplicas: sts.status?.availableReplicas ?? 0,
+    rolledOut: (sts.status?.currentRevision ?? '') === (sts.status?.updateRevision ?? ''),
+  };
+}
+
+export function leaderStatefulSetFacts(sts: V1StatefulSet): LeaderStatefulSetFacts | undefined {
+  const m = sts.metadata;
+  const id = identityOf(m);
+  if (!id) return undefined;
+  const deletionTimestamp = isoTime(m?.deletionTimestamp);
+  const ownerUid = controllerUid(m);
+  const revision = m?.labels?.[LABEL_TEMPLATE_REVISION_HASH];
+  const lwsReplicas = Number(m?.annotations?.[ANNOTATION_REPLICAS] ?? NaN);
+  return {
+    ...id,
+    ...(ownerUid !== undefined && { ownerUid }),
+    ...(deletionTimestamp !== undefined && { deletionTimestamp }),
+    replicas: sts.spec?.replicas ?? 1,
+    partition: sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0,
+    ...(revision !== undefined && { revision }),
+    ...(Number.isInteger(lwsReplicas) && { lwsReplicas }),
+    statusReplicas: sts.status?.replicas ?? 0,
   };
 }
 

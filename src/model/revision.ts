@@ -32,16 +32,23 @@ export function fnv1a32Hex(text: string): string {
 }
 
 /**
- * Everything in the pod templates the controller writes, the leader template as effective (spelling it out is no
- * change). Not podTerminationPolicy: a switch applies to the next teardown without a rollout (leader pods annotated).
+ * Everything a group is built from, as upstream's revisions hold it, the leader template as effective (spelling it
+ * out is no change). Not podTerminationPolicy nor restartPolicy: controller decisions, which roll no group. The
+ * fields added later count only when set, so the hash of an LWS without them stays what it was.
  */
 export function revisionInput(spec: LeaderWorkerSetSpec | DefaultedLeaderWorkerSetSpec): unknown {
   const d = applySpecDefaults(spec);
+  const lwt = d.leaderWorkerTemplate;
   return {
-    leaderTemplate: d.leaderWorkerTemplate.leaderTemplate ?? d.leaderWorkerTemplate.workerTemplate,
-    workerTemplate: d.leaderWorkerTemplate.workerTemplate,
-    size: d.leaderWorkerTemplate.size,
+    leaderTemplate: lwt.leaderTemplate ?? lwt.workerTemplate,
+    workerTemplate: lwt.workerTemplate,
+    size: lwt.size,
     subdomainPolicy: d.networkConfig.subdomainPolicy,
+    ...(lwt.subGroupPolicy !== undefined && { subGroupPolicy: lwt.subGroupPolicy }),
+    ...(lwt.volumeClaimTemplates !== undefined && { volumeClaimTemplates: lwt.volumeClaimTemplates }),
+    ...(lwt.persistentVolumeClaimRetentionPolicy !== undefined && {
+      persistentVolumeClaimRetentionPolicy: lwt.persistentVolumeClaimRetentionPolicy,
+    }),
   };
 }
 

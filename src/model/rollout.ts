@@ -1,4 +1,5 @@
 // Rolling-update numbers (maxUnavailable, maxSurge: a count or a percentage of replicas) and a rollout's steps.
+import type { LeaderStatefulSetFacts } from './objects.js';
 import type { GroupState } from './status.js';
 import type { DefaultedLeaderWorkerSetSpec, IntOrString } from './types.js';
 
@@ -48,47 +49,92 @@ export function leaderStatefulSetMaxUnavailable(spec: DefaultedLeaderWorkerSetSp
   return Math.max(1, effectiveMaxUnavailable(spec) + effectiveMaxSurge(spec));
 }
 
-/** The leader StatefulSet's size and partition while the controller steers a rolling update. */
+/** The leader StatefulSet's size and partition for this pass of the reconcile. */
 export interface LeaderRollout {
   /** Leader pods wanted: spec.replicas, plus the surge groups while they are needed. */
   replicas: number;
   /** Ordinals from here up run the current template; the StatefulSet replaces those that do not. */
   partition: number;
-  /** A rollout is under way: the next plan may keep surge groups while the last groups become ready. */
+  /** Not yet at its end (spec.replicas groups, the user's partition): the next pass may move it on. */
   rolling: boolean;
 }
 
+/** What the plan reads of the leader StatefulSet as it stands. */
+export type LeaderStatefulSetState = Pick<
+  LeaderStatefulSetFacts,
+  'replicas' | 'partition' | 'revision' | 'lwsReplicas'
+>;
+
 /**
- * Level-triggered. A group is Ready when its leader and every worker are: a replaced leader is Ready long before its
- * workers. While an old group at or above the user's partition is left, there are `replicas + maxSurge` groups, and
- * the partition comes down over old Ready groups while `replicas - maxUnavailable` stay Ready (surge groups count).
- * Then each surge group goes once the groups in range no longer need it.
+ * Upstream's calculateRollingUpdateReplicas: surge groups stay while the groups not yet Ready on the current
+ * template exceed maxUnavailable, one fewer for each that is.
+ */
+export function rollingUpdateReplicas(spec: DefaultedLeaderWorkerSetSpec, unready: number): number {
+  const surge = effectiveMaxSurge(spec);
+  if (unready > surge) return spec.replicas + surge;
+  return spec.replicas + Math.max(0, unready - effectiveMaxUnavailable(spec));
+}
+
+type Step = Pick<GroupState, 'ready' | 'updated'>;
+
+/**
+ * Upstream's rollingUpdatePartition: up to `step` groups below the Ready-and-updated tail are replaced at once,
+ * more if groups under them are down anyway; the partition only ever comes down.
+ */
+function nextPartition(states: Step[], step: number, current: number): number {
+  const count = states.length;
+  let tail = 0;
+  for (let i = count - 1; i >= 0 && states[i]!.ready && states[i]!.updated; i--) tail++;
+  const stepPartition = Math.max(0, count - tail - step);
+  let partition = stepPartition + states.slice(0, stepPartition).filter((s) => !s.ready).length;
+  for (let i = Math.min(partition, count - 1); i >= stepPartition; i--) {
+    if (states[i]!.ready && !states[i]!.updated) break;
+    partition = i;
+  }
+  return Math.min(partition, current);
+}
+
+/**
+ * Upstream's rollingUpdateParameters, level-triggered: from the leader StatefulSet as it stands (its revision, size
+ * and partition) and the groups, each judged by its own revision. A new template first moves the partition to the
+ * top with the surge groups added; each pass then lowers it as groups become Ready, within maxUnavailable.
  */
 export function planLeaderRollout(
   spec: DefaultedLeaderWorkerSetSpec,
   groups: GroupState[],
-  rolling: boolean,
+  sts: LeaderStatefulSetState | undefined,
+  revision: string,
 ): LeaderRollout {
   const { replicas } = spec;
   const userPartition = spec.rolloutStrategy.rollingUpdateConfiguration.partition;
-  const minReady = replicas - effectiveMaxUnavailable(spec);
-  const surge = effectiveMaxSurge(spec);
-  const byIndex = new Map(groups.map((g) => [g.groupIndex, g]));
-  const oldLeft = groups.some((g) => g.groupIndex >= userPartition && g.groupIndex < replicas && !g.updated);
-  if (oldLeft) {
-    // Each old Ready group taken down costs one Ready group; old groups already down, and new ones, cost nothing.
-    let spare = groups.filter((g) => g.ready).length - minReady;
-    let partition = replicas;
-    for (let i = replicas - 1; i >= userPartition; i--) {
-      const g = byIndex.get(i);
-      const cost = g !== undefined && g.ready && !g.updated ? 1 : 0;
-      if (cost > spare) break;
-      spare -= cost;
-      partition = i;
-    }
-    return { replicas: replicas + surge, partition, rolling: true };
+  const done = (partition: number, wanted: number): LeaderRollout => {
+    const p = Math.max(partition, userPartition);
+    return { replicas: wanted, partition: p, rolling: wanted !== replicas || p !== userPartition };
+  };
+  if (sts === undefined) return done(0, replicas);
+  // A new template: scale first (upstream does too), with every group kept on the template it has.
+  if (sts.revision !== revision) {
+    const partition = Math.min(replicas, sts.replicas);
+    return done(partition, sts.replicas < replicas ? replicas : rollingUpdateReplicas(spec, replicas));
   }
-  const readyInRange = groups.filter((g) => g.groupIndex < replicas && g.ready).length;
-  const keep = rolling ? Math.min(surge, Math.max(0, minReady - readyInRange)) : 0;
-  return { replicas: replicas + keep, partition: userPartition, rolling: keep > 0 };
+  if (sts.partition === 0 && sts.replicas === replicas) return done(0, replicas);
+  if (sts.replicas < replicas) return done(sts.partition, replicas);
+
+  const byIndex = new Map(groups.filter((g) => !g.terminating).map((g) => [g.groupIndex, g]));
+  const states: Step[] = Array.from(
+    { length: sts.replicas },
+    (_, i) => byIndex.get(i) ?? { ready: false, updated: false },
+  );
+  // Counted over spec.replicas, as upstream, but from the user's partition up: upstream also counts the groups below
+  // it, kept on their template on purpose, so with a partition its surge groups never go.
+  const unready = states.slice(userPartition, replicas).filter((s) => !s.ready || !s.updated).length;
+  const wanted = rollingUpdateReplicas(spec, unready);
+  const surge = effectiveMaxSurge(spec);
+  if (sts.lwsReplicas !== undefined && sts.lwsReplicas !== replicas) {
+    // spec.replicas changed mid-rollout.
+    return done(Math.min(sts.partition, replicas + surge), wanted);
+  }
+  // Surge groups already reclaimed give their share of maxUnavailable back to the step.
+  const step = effectiveMaxUnavailable(spec) + surge - (replicas + surge - sts.replicas);
+  return done(nextPartition(states, step, sts.partition), wanted);
 }

@@ -1,134 +1,219 @@
-// The LWS status subresource, computed from what the cluster holds: pure, so the reconcile workflow can call it.
+// The LWS status subresource, computed from what the cluster holds, with upstream's semantics (its counts,
+// conditions, reasons and messages): pure, so the reconcile workflow can call it.
 import { applyDefaults } from './defaults.js';
 import { canonicalJson } from './json.js';
-import { LABEL_TEMPLATE_REVISION_HASH } from './labels.js';
+import { ANNOTATION_SIZE, LABEL_TEMPLATE_REVISION_HASH } from './labels.js';
+import { CONDITION_NAME_CONFLICT } from './name-conflicts.js';
 import { parseGroupIndex, workerStatefulSetName } from './names.js';
-import { isDeleting, selectors, type PodFacts, type StatefulSetFacts } from './objects.js';
+import { isDeleting, selectors, type LeaderStatefulSetFacts, type PodFacts, type StatefulSetFacts } from './objects.js';
 import { templateRevisionHash } from './revision.js';
 import type { Condition, LeaderWorkerSet, LeaderWorkerSetStatus } from './types.js';
-import { CONDITION_NAME_CONFLICT } from './name-conflicts.js';
 
-export type LeaderFacts = Pick<PodFacts, 'name' | 'uid' | 'labels' | 'ready' | 'deletionTimestamp'>;
+export type LeaderFacts = Pick<
+  PodFacts,
+  'name' | 'uid' | 'labels' | 'annotations' | 'ready' | 'phase' | 'deletionTimestamp'
+>;
 
-export type WorkerSetFacts = Pick<StatefulSetFacts, 'name' | 'ownerUid' | 'readyReplicas' | 'deletionTimestamp'>;
+export type WorkerSetFacts = Pick<
+  StatefulSetFacts,
+  | 'name'
+  | 'ownerUid'
+  | 'labels'
+  | 'replicas'
+  | 'readyReplicas'
+  | 'availableReplicas'
+  | 'rolledOut'
+  | 'deletionTimestamp'
+>;
 
-/** Per group index: does it exist, is it ready (leader Ready and every worker ready), is it on the current revision. */
+/** One group, judged by its own revision: a group of an older size is Ready when all of its own pods are. */
 export interface GroupState {
   groupIndex: number;
+  /** Its leader is Running and Ready and its worker StatefulSet has every replica available and rolled out. */
   ready: boolean;
+  /** Leader and worker StatefulSet both carry the current revision. */
   updated: boolean;
   terminating: boolean;
+  /** Its worker StatefulSet exists (or none is needed): upstream counts a group in the status only then. */
+  formed: boolean;
+}
+
+/** Upstream's StatefulsetReady: every replica available, and no pod left on an older StatefulSet revision. */
+function workersReady(workers: WorkerSetFacts): boolean {
+  return (workers.availableReplicas ?? workers.readyReplicas) === workers.replicas && workers.rolledOut !== false;
+}
+
+/** The group's own size: its leader's size annotation (written from its revision), else the spec's. */
+function groupSize(leader: LeaderFacts, specSize: number): number {
+  const annotated = Number(leader.annotations[ANNOTATION_SIZE]);
+  return Number.isInteger(annotated) && annotated >= 1 ? annotated : specSize;
 }
 
 export function groupStates(lws: LeaderWorkerSet, leaders: LeaderFacts[], workerSets: WorkerSetFacts[]): GroupState[] {
   const d = applyDefaults(lws);
   const name = d.metadata.name ?? '';
-  const size = d.spec.leaderWorkerTemplate.size;
   const revision = templateRevisionHash(d.spec);
   const states: GroupState[] = [];
   for (const leader of leaders) {
     const groupIndex = parseGroupIndex(name, leader.name);
     if (groupIndex === undefined) continue;
+    const solo = groupSize(leader, d.spec.leaderWorkerTemplate.size) === 1;
     const workers = workerSets.find(
       (s) => s.name === workerStatefulSetName(name, groupIndex) && s.ownerUid === leader.uid && !isDeleting(s),
     );
-    const workersReady = size === 1 || (workers !== undefined && workers.readyReplicas >= size - 1);
     const terminating = isDeleting(leader);
+    const leaderReady = leader.ready && (leader.phase ?? 'Running') === 'Running' && !terminating;
+    const leaderUpdated = leader.labels[LABEL_TEMPLATE_REVISION_HASH] === revision;
     states.push({
       groupIndex,
       terminating,
-      ready: leader.ready && workersReady && !terminating,
-      updated: leader.labels[LABEL_TEMPLATE_REVISION_HASH] === revision,
+      formed: solo || workers !== undefined,
+      ready: leaderReady && (solo || (workers !== undefined && workersReady(workers))),
+      updated: leaderUpdated && (solo || workers?.labels[LABEL_TEMPLATE_REVISION_HASH] === revision),
     });
   }
   return states.sort((a, b) => a.groupIndex - b.groupIndex);
 }
 
-function condition(
-  type: string,
-  on: boolean,
-  reason: string,
-  message: string,
-  previous: Condition[] | undefined,
-  now: string,
-  generation: number | undefined,
-): Condition {
-  const status = on ? 'True' : 'False';
-  const before = previous?.find((c) => c.type === type);
-  // lastTransitionTime moves only when the status flips, as for every Kubernetes condition.
-  const lastTransitionTime = before && before.status === status ? before.lastTransitionTime : now;
-  return { type, status, reason, message, lastTransitionTime, observedGeneration: generation };
-}
+export const CONDITION_AVAILABLE = 'Available';
+export const CONDITION_PROGRESSING = 'Progressing';
+export const CONDITION_UPDATE_IN_PROGRESS = 'UpdateInProgress';
 
-/** UpdateInProgress's reason while the controller steers a rollout: a new generation's reconcile reads it to go on. */
-export const REASON_ROLLING_UPDATE = 'RollingUpdate';
+/** Upstream's three conditions, each only ever added as True, with its reason and message. */
+const CONDITIONS = {
+  [CONDITION_AVAILABLE]: { reason: 'AllGroupsReady', message: 'All replicas are ready' },
+  [CONDITION_PROGRESSING]: { reason: 'GroupsProgressing', message: 'Replicas are progressing' },
+  [CONDITION_UPDATE_IN_PROGRESS]: { reason: 'GroupsUpdating', message: 'Rolling Upgrade is in progress' },
+} as const;
 
-export function rollingUpdateRecorded(lws: LeaderWorkerSet): boolean {
-  const c = lws.status?.conditions?.find((x) => x.type === 'UpdateInProgress');
-  return c?.status === 'True' && c.reason === REASON_ROLLING_UPDATE;
+type UpstreamCondition = keyof typeof CONDITIONS;
+
+/** Available excludes the other two: setting it True turns them False, and each of them turns it False. */
+function exclusive(a: string, b: string): boolean {
+  const pair = new Set([a, b]);
+  return pair.has(CONDITION_AVAILABLE) && (pair.has(CONDITION_PROGRESSING) || pair.has(CONDITION_UPDATE_IN_PROGRESS));
 }
 
 /**
- * `now`: the caller's clock (workflow time); `rolling`: the controller is steering a rolling update; `nameConflict`:
- * why the leader StatefulSet cannot be made (the condition exists only while it lasts).
+ * Upstream's setConditions: each wanted condition is set True, its exclusive partners False, the others stay as they
+ * were. Better than upstream: lastTransitionTime moves only when a status flips (upstream also moves it on a new
+ * generation), as the Kubernetes API conventions ask.
+ */
+function setConditions(
+  previous: readonly Condition[],
+  wanted: readonly UpstreamCondition[],
+  generation: number | undefined,
+  now: string,
+): Condition[] {
+  const out = previous.map((c) => ({ ...c }));
+  for (const type of wanted) {
+    const at = out.findIndex((c) => c.type === type);
+    const set: Condition = { type, status: 'True', ...CONDITIONS[type], lastTransitionTime: now };
+    if (at === -1) out.push(set);
+    else if (out[at]!.status !== 'True') out[at] = set;
+    else out[at] = { ...out[at]!, ...CONDITIONS[type] };
+    for (let i = 0; i < out.length; i++) {
+      const c = out[i]!;
+      if (exclusive(c.type, type) && c.status === 'True') out[i] = { ...c, status: 'False', lastTransitionTime: now };
+    }
+  }
+  return out.map((c) => ({ ...c, observedGeneration: generation }));
+}
+
+/** The counts behind the status and the conditions, as upstream's updateConditions computes them. */
+export interface StatusCounts {
+  /** Groups Ready, surge groups included. */
+  ready: number;
+  /** Groups on the current revision, leader and workers, surge groups included. */
+  updated: number;
+  /** Which conditions are set True. */
+  conditions: UpstreamCondition[];
+  /** Every group at or above the partition is updated and Ready, and the partition is 0: old revisions may go. */
+  updateDone: boolean;
+}
+
+export function statusCounts(lws: LeaderWorkerSet, groups: GroupState[]): StatusCounts {
+  const { spec } = applyDefaults(lws);
+  const { replicas } = spec;
+  const partition = spec.rolloutStrategy.rollingUpdateConfiguration.partition;
+  const counted = groups.filter((g) => g.formed && !g.terminating);
+  const inRange = counted.filter((g) => g.groupIndex < replicas && g.groupIndex >= partition);
+  const readyInSpec = counted.filter((g) => g.groupIndex < replicas && g.ready).length;
+  const updatedInRange = inRange.filter((g) => g.updated).length;
+  const updatedAndReady = inRange.filter((g) => g.updated && g.ready).length;
+  const conditions: UpstreamCondition[] =
+    updatedInRange < inRange.length
+      ? [CONDITION_UPDATE_IN_PROGRESS, CONDITION_PROGRESSING]
+      : readyInSpec === replicas && updatedAndReady === inRange.length
+        ? [CONDITION_AVAILABLE]
+        : [CONDITION_PROGRESSING];
+  return {
+    ready: counted.filter((g) => g.ready).length,
+    updated: counted.filter((g) => g.updated).length,
+    conditions,
+    updateDone: partition === 0 && updatedAndReady === replicas,
+  };
+}
+
+/**
+ * `now`: the caller's clock (workflow time); `leaderStatefulSet`: its status.replicas is the LWS's; `nameConflict`:
+ * why the leader StatefulSet cannot be made (this project's condition, present only while it lasts).
  */
 export function computeStatus(
   lws: LeaderWorkerSet,
-  leaders: LeaderFacts[],
-  workerSets: WorkerSetFacts[],
+  counts: StatusCounts,
+  leaderStatefulSet: Pick<LeaderStatefulSetFacts, 'statusReplicas'> | undefined,
   now: string,
-  rolling = false,
   nameConflict?: string,
 ): LeaderWorkerSetStatus {
   const d = applyDefaults(lws);
-  const wanted = d.spec.replicas;
-  const groups = groupStates(lws, leaders, workerSets).filter((g) => g.groupIndex < wanted && !g.terminating);
-  const readyReplicas = groups.filter((g) => g.ready).length;
-  const updatedReplicas = groups.filter((g) => g.updated).length;
   const generation = d.metadata.generation;
-  const previous = lws.status?.conditions;
-  const available = readyReplicas >= wanted;
-  const updating = updatedReplicas < wanted || rolling;
+  const previous = (lws.status?.conditions ?? []).filter((c) => c.type !== CONDITION_NAME_CONFLICT);
+  const conditions = setConditions(previous, counts.conditions, generation, now);
+  if (nameConflict !== undefined) {
+    const before = lws.status?.conditions?.find((c) => c.type === CONDITION_NAME_CONFLICT);
+    conditions.push({
+      type: CONDITION_NAME_CONFLICT,
+      status: 'True',
+      reason: 'NameTaken',
+      message: nameConflict,
+      lastTransitionTime: before?.status === 'True' ? before.lastTransitionTime : now,
+      observedGeneration: generation,
+    });
+  }
   return {
-    replicas: groups.length,
-    readyReplicas,
-    updatedReplicas,
+    replicas: leaderStatefulSet?.statusReplicas ?? 0,
+    readyReplicas: counts.ready,
+    updatedReplicas: counts.updated,
     // The scale subresource's selector, for an HPA: the leader pods.
     hpaPodSelector: selectors.leadersOf(d.metadata.name ?? ''),
     observedGeneration: generation,
-    conditions: [
-      condition(
-        'Available',
-        available,
-        available ? 'AllGroupsReady' : 'GroupsNotReady',
-        `${readyReplicas} of ${wanted} groups ready`,
-        previous,
-        now,
-        generation,
-      ),
-      condition(
-        'Progressing',
-        !available,
-        !available ? 'GroupsProgressing' : 'Done',
-        !available ? `waiting for ${wanted - readyReplicas} groups to become ready` : 'all groups ready',
-        previous,
-        now,
-        generation,
-      ),
-      condition(
-        'UpdateInProgress',
-        updating,
-        rolling ? REASON_ROLLING_UPDATE : updating ? 'GroupsUpdating' : 'Updated',
-        `${updatedReplicas} of ${wanted} groups on the current template${rolling ? ', rolling' : ''}`,
-        previous,
-        now,
-        generation,
-      ),
-      ...(nameConflict === undefined
-        ? []
-        : [condition(CONDITION_NAME_CONFLICT, true, 'NameTaken', nameConflict, previous, now, generation)]),
-    ],
+    conditions,
   };
+}
+
+/**
+ * The Event upstream records when the first condition of the pass was not True before: its reason, and its message
+ * with the count of Ready groups.
+ */
+export function conditionEvent(
+  lws: LeaderWorkerSet,
+  counts: StatusCounts,
+): { reason: string; message: string } | undefined {
+  const [first] = counts.conditions;
+  if (first === undefined || conditionIsTrue(lws, first)) return undefined;
+  const { reason, message } = CONDITIONS[first];
+  const replicas = applyDefaults(lws).spec.replicas;
+  return { reason, message: `${message}, with ${counts.ready} groups ready of total ${replicas} groups` };
+}
+
+/** A rolling update is under way, as the status says (this build's or an earlier one's): group Ready signals hurry. */
+export function rolloutUnderWay(lws: LeaderWorkerSet): boolean {
+  return conditionIsTrue(lws, CONDITION_UPDATE_IN_PROGRESS);
+}
+
+export function conditionIsTrue(lws: LeaderWorkerSet, type: string): boolean {
+  return lws.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
 }
 
 export function sameStatus(current: LeaderWorkerSetStatus | undefined, next: LeaderWorkerSetStatus): boolean {

@@ -97,15 +97,12 @@ function headless(
   };
 }
 
-/** Shared: every pod of the LWS; UniquePerReplica: only the leaders (each group's workers have buildGroupService). */
-export function buildHeadlessService(lws: LeaderWorkerSet): V1Service {
+/** Shared only: every pod of the LWS. Under UniquePerReplica each group has its own (buildGroupService), as upstream. */
+export function buildHeadlessService(lws: LeaderWorkerSet): V1Service | undefined {
   const d = applyDefaults(lws);
+  if (d.spec.networkConfig.subdomainPolicy === 'UniquePerReplica') return undefined;
   const { name, namespace } = identity(d);
-  const selector: Record<string, string> =
-    d.spec.networkConfig.subdomainPolicy === 'UniquePerReplica'
-      ? { [LABEL_NAME]: name, [LABEL_WORKER_INDEX]: '0' }
-      : { [LABEL_NAME]: name };
-  return headless(headlessServiceName(name), namespace, name, selector, lwsOwnerReference(d));
+  return headless(headlessServiceName(name), namespace, name, { [LABEL_NAME]: name }, lwsOwnerReference(d));
 }
 
 /** UniquePerReplica only: the group's Service, owned by its leader pod (as upstream), its workers' serviceName. */

@@ -9,7 +9,7 @@ import {
   parsePodName,
   predatesLws,
   resolvePodTerminationPolicy,
-  rollingUpdateRecorded,
+  rolloutUnderWay,
   workflowId,
   workflowSummary,
   type LeaderWorkerSet,
@@ -130,7 +130,7 @@ function reconcileOf(
  */
 export function groupReadyAction(lws: LeaderWorkerSet, reason: string): StartAction | undefined {
   const action = reconcileAction(lws, reason);
-  return action && rollingUpdateRecorded(lws) ? { ...action, change: { groupReady: true } } : action;
+  return action && rolloutUnderWay(lws) ? { ...action, change: { groupReady: true } } : action;
 }
 
 /**

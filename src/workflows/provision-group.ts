@@ -5,6 +5,7 @@ import {
   applyDefaults,
   exclusiveTopologyKey,
   EVENT_REASONS,
+  LABEL_TEMPLATE_REVISION_HASH,
   nameConflictMessage,
   workerStatefulSetName,
   type LeaderWorkerSet,
@@ -110,7 +111,15 @@ async function createWorkers(
   for (;;) {
     const pod = await kube.getPod(leader);
     if (pod === null || pod.uid !== leader.uid || pod.deletionTimestamp) throw new Skip('leader-gone');
-    const result = await kube.ensureWorkerStatefulSet({ lws, groupIndex, leader, ...(topology && { topology }) });
+    // Built from the leader's own revision: a leader kept on an older template gets workers of that template.
+    const revision = pod.labels[LABEL_TEMPLATE_REVISION_HASH];
+    const result = await kube.ensureWorkerStatefulSet({
+      lws,
+      groupIndex,
+      leader,
+      ...(topology && { topology }),
+      ...(revision !== undefined && { revision }),
+    });
     switch (result.outcome) {
       case 'leader-gone':
         throw new Skip('leader-gone');

@@ -1,50 +1,47 @@
-// Keeps one generation of an LWS applied: the headless Service and the leader StatefulSet, and the status as groups
-// come and go. The trigger signals it on every change of the LWS, its pods and its StatefulSets. It also steers a
-// rolling update, step by step as groups become ready (model/rollout.ts, planLeaderRollout).
-import { condition, continueAsNew, defineSignal, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+// Keeps one generation of an LWS applied: its ControllerRevision, the headless Service and the leader StatefulSet,
+// and the status as groups come and go. The trigger signals it on every change of the LWS, its pods and its
+// StatefulSets. It also steers a rolling update as upstream does, one step per pass as groups become Ready
+// (model/rollout.ts, planLeaderRollout), and prunes the revisions no group uses once it is done.
+import { continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import {
   applyDefaults,
   computeStatus,
+  conditionEvent,
   EVENT_REASONS,
   groupStates,
+  LABEL_TEMPLATE_REVISION_HASH,
   nameConflictMessage,
   planLeaderRollout,
-  rollingUpdateRecorded,
   sameStatus,
+  statusCounts,
+  templateRevisionHash,
   validateLeaderWorkerSet,
   type LeaderRollout,
+  type LeaderStatefulSetFacts,
   type LeaderWorkerSet,
   type ObjectKey,
+  type StatusCounts,
 } from '../model/index.js';
-import type { KubernetesEvent, LwsActivities } from '../activities/types.js';
 import { isNamespaceTerminating } from '../shared/failures.js';
 import { kube } from './activities.js';
 import { namesFreed } from './names-freed.js';
+import {
+  Changes,
+  describeStep,
+  eventOf,
+  stepOf,
+  takeRolloutStep,
+  whoseLws,
+  type Groups,
+  type ReconcileInput,
+  type ReconcileResult,
+} from './reconcile-parts.js';
+import { reconcileV1 } from './reconcile-v1.js';
 
-export interface ReconcileInput {
-  ref: ObjectKey;
-  generation: number;
-  /** Carried over continue-as-new: this generation's rollout is under way (see LeaderRollout.rolling). */
-  rolling?: boolean;
-}
+export { changedSignal, type Change, type ReconcileInput, type ReconcileResult } from './reconcile-parts.js';
 
-export type ReconcileResult = 'deleted' | 'superseded' | 'invalid';
-
-/** What the trigger says of a change, beyond that there was one. */
-export interface Change {
-  /** A group became Ready while a rolling update is under way: its next step waits for exactly this. */
-  groupReady?: boolean;
-}
-
-/** Something about this LWS changed; look again. Signals coalesce: many changes, one pass. */
-export const changedSignal = defineSignal<[Change?]>('changed');
-
-/** A quiet LWS is still looked at this often, in case an event was missed. */
-const resyncInterval = '5 minutes';
-/** How long changes are gathered before a pass; status lags by at most this much. */
-const batchWindow = '1 second';
-
-type Groups = Awaited<ReturnType<LwsActivities['listGroups']>>;
+/** Upstream's rollout sizing, status and ControllerRevisions (issue 26); runs started before it keep reconcile-v1. */
+export const UPSTREAM_SEMANTICS_PATCH = 'upstream-semantics';
 
 /** What this run has done so far. */
 interface Run {
@@ -53,13 +50,13 @@ interface Run {
   applied: boolean;
   /** The rollout step last written to the leader StatefulSet. */
   step?: LeaderRollout;
-  /** Before the first step: a rollout carried over continue-as-new, or recorded in the status by the generation before. */
-  carried: boolean;
+  /** The revisions no group uses were deleted (once per run, when the rollout is done). */
+  pruned: boolean;
 }
 
 export async function reconcileLeaderWorkerSet(input: ReconcileInput): Promise<ReconcileResult> {
   try {
-    return await reconcile(input);
+    return patched(UPSTREAM_SEMANTICS_PATCH) ? await reconcile(input) : await reconcileV1(input);
   } catch (err) {
     // Deleting a namespace deletes its LWS: nothing is left to keep applied.
     if (isNamespaceTerminating(err)) return 'deleted';
@@ -67,20 +64,21 @@ export async function reconcileLeaderWorkerSet(input: ReconcileInput): Promise<R
   }
 }
 
-async function reconcile({ ref, generation, rolling = false }: ReconcileInput): Promise<ReconcileResult> {
+async function reconcile({ ref, generation }: ReconcileInput): Promise<ReconcileResult> {
   const changes = new Changes();
-  const run: Run = { applied: false, carried: rolling };
+  const run: Run = { applied: false, pruned: false };
   for (;;) {
-    await changes.gathered(run.applied, isRolling(run));
+    await changes.gathered(run.applied, run.step?.rolling ?? false);
     const [lws, groups] = await Promise.all([kube.getLeaderWorkerSet(ref), kube.listGroups(ref)]);
     const live = whoseLws(lws, generation, run.uid);
     if (live === 'created-again') return continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
     if (typeof live === 'string') return live;
     run.uid = live.metadata.uid ?? '';
-    if (run.step === undefined) run.carried ||= rollingUpdateRecorded(live);
 
+    const { spec } = applyDefaults(live);
+    const revision = templateRevisionHash(spec);
     const groupsNow = groupStates(live, groups.leaders, groups.workerStatefulSets);
-    const plan = planLeaderRollout(applyDefaults(live).spec, groupsNow, isRolling(run));
+    const plan = planLeaderRollout(spec, groupsNow, leaderStatefulSetOf(live, groups), revision);
     const outcome = run.applied
       ? await takeRolloutStep(ref, live, plan, run.step)
       : await applyGeneration(ref, live, generation, plan);
@@ -90,76 +88,42 @@ async function reconcile({ ref, generation, rolling = false }: ReconcileInput): 
       changes.again();
       continue;
     }
+    const counts = statusCounts(live, groupsNow);
     if (typeof outcome === 'object') {
       // Another LWS's StatefulSet has the name: told on the status until it is gone (looked at again at each resync).
-      await writeStatus(ref, live, groups, plan, outcome.nameConflict);
+      await writeStatus(ref, live, groups, counts, outcome.nameConflict);
       continue;
     }
     run.applied = true;
     run.step = plan;
-    await writeStatus(ref, live, groups, plan);
+    await writeStatus(ref, live, groups, counts);
+    if (counts.updateDone && !run.pruned) {
+      await kube.pruneControllerRevisions({ ref, uid: run.uid, current: revision, inUse: revisionsInUse(groups) });
+      run.pruned = true;
+    }
 
     // Keep the history short for an LWS that lives for months.
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2000) {
-      await continueAsNew<typeof reconcileLeaderWorkerSet>({
-        ref,
-        generation,
-        ...(isRolling(run) && { rolling: true }),
-      });
+      await continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
     }
   }
 }
 
-const isRolling = (run: Run) => run.step?.rolling ?? run.carried;
-
-/** The trigger's signals, gathered: a group change is a burst of pod events, taken in one pass. */
-class Changes {
-  private dirty = true;
-  private groupReady = false;
-
-  constructor() {
-    setHandler(changedSignal, (change?: Change) => {
-      this.dirty = true;
-      if (change?.groupReady) this.groupReady = true;
-    });
-  }
-
-  /** Until a change (or the resync), then the batch window; while rolling, a group turned Ready ends it early. */
-  async gathered(applied: boolean, rolling: boolean): Promise<void> {
-    const signalled = await condition(() => this.dirty, resyncInterval);
-    if (signalled && applied) {
-      if (rolling) await condition(() => this.groupReady, batchWindow);
-      else await sleep(batchWindow);
-    }
-    this.dirty = false;
-    this.groupReady = false;
-  }
-
-  /** Look again at once. */
-  again(): void {
-    this.dirty = true;
-  }
+/** The leader StatefulSet the plan steers: this LWS's own, not one of another incarnation or another LWS. */
+function leaderStatefulSetOf(lws: LeaderWorkerSet, groups: Groups): LeaderStatefulSetFacts | undefined {
+  const sts = groups.leaderStatefulSet;
+  return sts !== undefined && sts.ownerUid === lws.metadata.uid && sts.deletionTimestamp === undefined
+    ? sts
+    : undefined;
 }
 
-/**
- * The LWS this run keeps applied, or why there is none. One deleted and created again under the name (another uid)
- * is another LWS: at this generation the trigger's signals still come to this workflow ID, so a fresh run takes it
- * over; at another generation they go to that generation's run.
- */
-function whoseLws(
-  lws: LeaderWorkerSet | null,
-  generation: number,
-  keptUid: string | undefined,
-): LeaderWorkerSet | 'deleted' | 'created-again' | 'superseded' {
-  if (lws === null || lws.metadata.deletionTimestamp) return 'deleted';
-  const lwsGeneration = lws.metadata.generation ?? 0;
-  if (keptUid !== undefined && lws.metadata.uid !== keptUid) {
-    return lwsGeneration === generation ? 'created-again' : 'deleted';
-  }
-  return lwsGeneration > generation ? 'superseded' : lws;
+/** The revisions on a leader pod or a worker StatefulSet: a group still built from them (one being torn down, say). */
+function revisionsInUse(groups: Groups): string[] {
+  const hashes = [...groups.leaders, ...groups.workerStatefulSets].map((o) => o.labels[LABEL_TEMPLATE_REVISION_HASH]);
+  return [...new Set(hashes.filter((h): h is string => h !== undefined))];
 }
 
-/** The generation's objects: the headless Service, the leader StatefulSet, the policy on each leader pod. */
+/** The generation's objects: its revision, the headless Service, the leader StatefulSet, the policy on each leader. */
 async function applyGeneration(
   ref: ObjectKey,
   lws: LeaderWorkerSet,
@@ -175,6 +139,15 @@ async function applyGeneration(
     return 'invalid';
   }
   const { spec } = applyDefaults(lws);
+  // Before any leader of this revision exists: its workers are built from it.
+  const revision = await kube.ensureControllerRevision(lws);
+  if (revision !== 'unchanged') {
+    const verb = revision === 'created' ? 'created' : 'current again';
+    const hash = templateRevisionHash(spec);
+    await kube.recordEvent(
+      eventOf(ref, lws, EVENT_REASONS.creatingRevision, `revision ${hash} ${verb} for generation ${generation}`),
+    );
+  }
   await kube.ensureHeadlessService(lws);
   const leaders = await kube.ensureLeaderStatefulSet(lws, stepOf(plan));
   if (typeof leaders === 'object' && leaders.outcome === 'name-taken') {
@@ -201,54 +174,18 @@ async function applyGeneration(
   return 'applied';
 }
 
-/**
- * The StatefulSet cannot roll groups by itself (it sees leaders, not workers, and never adds surge pods): each pass
- * plans the step from the groups. From the step before, while the StatefulSet is still as written then, one patch
- * moves it on.
- */
-async function takeRolloutStep(
-  ref: ObjectKey,
-  lws: LeaderWorkerSet,
-  plan: LeaderRollout,
-  written: LeaderRollout | undefined,
-): Promise<'taken' | 'leaders lost'> {
-  if (plan.replicas === written?.replicas && plan.partition === written.partition) return 'taken';
-  const step = await kube.ensureLeaderStatefulSet(lws, stepOf(plan), written && stepOf(written));
-  // Deleted under the rollout: applied again, as at the start.
-  if (typeof step === 'object') return 'leaders lost';
-  const replicas = applyDefaults(lws).spec.replicas;
-  await kube.recordEvent(eventOf(ref, lws, EVENT_REASONS.rollingUpdateStep, describeStep(replicas, plan)));
-  return 'taken';
-}
-
+/** As upstream: the status, and an Event when the pass's first condition turns True. */
 async function writeStatus(
   ref: ObjectKey,
   lws: LeaderWorkerSet,
   groups: Groups,
-  plan: LeaderRollout,
+  counts: StatusCounts,
   nameConflict?: string,
 ): Promise<void> {
   const now = new Date().toISOString();
-  const status = computeStatus(lws, groups.leaders, groups.workerStatefulSets, now, plan.rolling, nameConflict);
-  if (!sameStatus(lws.status, status)) await kube.updateLeaderWorkerSetStatus({ ref, status });
-}
-
-const stepOf = (plan: LeaderRollout) => ({ replicas: plan.replicas, partition: plan.partition });
-
-function eventOf(
-  ref: ObjectKey,
-  lws: LeaderWorkerSet,
-  reason: string,
-  message: string,
-  type: KubernetesEvent['type'] = 'Normal',
-): KubernetesEvent {
-  return { lws: { ...ref, uid: lws.metadata.uid ?? '' }, type, reason, message };
-}
-
-/** A rollout step for people: "rolling update: 4 groups (1 surge), the new template from group 2 up". */
-function describeStep(replicas: number, plan: LeaderRollout): string {
-  const surge = plan.replicas - replicas;
-  const from = `the new template from group ${plan.partition} up`;
-  if (!plan.rolling) return `rolling update done: ${plan.replicas} groups, ${from}`;
-  return `rolling update: ${surge > 0 ? `${plan.replicas} groups (${surge} surge), ` : ''}${from}`;
+  const status = computeStatus(lws, counts, groups.leaderStatefulSet, now, nameConflict);
+  if (sameStatus(lws.status, status)) return;
+  await kube.updateLeaderWorkerSetStatus({ ref, status });
+  const told = conditionEvent(lws, counts);
+  if (told !== undefined) await kube.recordEvent(eventOf(ref, lws, told.reason, told.message));
 }

@@ -141,6 +141,7 @@ export const JSON_RESOURCE_TYPES: Record<string, [group: string, resource: strin
   LeaderWorkerSet: ['leaderworkerset.x-k8s.io', 'leaderworkersets'],
   V1Namespace: ['', 'namespaces'],
   V1Node: ['', 'nodes'],
+  V1ControllerRevision: ['apps', 'controllerrevisions'],
 };
 
 /** The module whose JsonResource methods send the requests; its `kubeCall` is called only there. */

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import {
   API_GROUP,
   buildGroupService,
+  buildControllerRevision,
   buildHeadlessService,
   buildLeaderStatefulSet,
   buildWorkerStatefulSet,
@@ -98,7 +99,12 @@ function builtObjects(): {
       resource: 'statefulsets',
       obj: buildWorkerStatefulSet(lws, { groupIndex: 0, leaderPod, groupKey: 'k' }),
     },
-    { group: '', resource: 'services', obj: buildHeadlessService(lws) },
+    {
+      group: '',
+      resource: 'services',
+      obj: buildHeadlessService({ ...lws, spec: { ...lws.spec, networkConfig: {} } }),
+    },
+    { group: 'apps', resource: 'controllerrevisions', obj: buildControllerRevision(lws, 1) },
     { group: '', resource: 'services', obj: buildGroupService(lws, 0, leaderPod) },
   ];
   return objects.map(({ group, resource, obj }) => {

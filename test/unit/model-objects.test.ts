@@ -211,7 +211,7 @@ describe('model/objects', () => {
         statefulSetFacts({
           metadata: { ...base.metadata, labels: { a: 'b' }, ownerReferences: [owner('x', false), owner('l0', true)] },
           spec: { replicas: 4, selector: {}, serviceName: 'demo', template: {} },
-          status: { replicas: 3, readyReplicas: 2 },
+          status: { replicas: 3, readyReplicas: 2, availableReplicas: 1, currentRevision: 'a', updateRevision: 'b' },
         }),
         {
           namespace: 'default',
@@ -220,6 +220,8 @@ describe('model/objects', () => {
           labels: { a: 'b' },
           replicas: 4,
           readyReplicas: 2,
+          availableReplicas: 1,
+          rolledOut: false,
           ownerUid: 'l0',
         },
       );

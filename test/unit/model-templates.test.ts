@@ -23,12 +23,12 @@ describe('model/templates', () => {
   describe('headless Service', () => {
     it('is named after the LWS, headless, publishes not-ready pods, owned by the LWS', () => {
       const svc = buildHeadlessService(sampleLws());
-      assert.equal(svc.metadata?.name, 'demo');
-      assert.equal(svc.metadata?.namespace, 'default');
-      assert.equal(svc.spec?.clusterIP, 'None');
-      assert.equal(svc.spec?.publishNotReadyAddresses, true);
-      assert.deepEqual(svc.spec?.selector, { 'leaderworkerset.sigs.k8s.io/name': 'demo' });
-      assert.deepEqual(svc.metadata?.ownerReferences, [
+      assert.equal(svc?.metadata?.name, 'demo');
+      assert.equal(svc?.metadata?.namespace, 'default');
+      assert.equal(svc?.spec?.clusterIP, 'None');
+      assert.equal(svc?.spec?.publishNotReadyAddresses, true);
+      assert.deepEqual(svc?.spec?.selector, { 'leaderworkerset.sigs.k8s.io/name': 'demo' });
+      assert.deepEqual(svc?.metadata?.ownerReferences, [
         {
           apiVersion: 'leaderworkerset.x-k8s.io/v1',
           kind: 'LeaderWorkerSet',
@@ -40,12 +40,9 @@ describe('model/templates', () => {
       ]);
     });
 
-    it('selects only leaders under UniquePerReplica, where each group has its own Service', () => {
+    it('is not made under UniquePerReplica, where each group has its own Service (as upstream)', () => {
       const lws = sampleLws({ networkConfig: { subdomainPolicy: 'UniquePerReplica' } });
-      assert.deepEqual(buildHeadlessService(lws).spec?.selector, {
-        'leaderworkerset.sigs.k8s.io/name': 'demo',
-        'leaderworkerset.sigs.k8s.io/worker-index': '0',
-      });
+      assert.equal(buildHeadlessService(lws), undefined);
       const group = buildGroupService(lws, 1, leaderPod);
       assert.equal(group?.metadata?.name, 'demo-1');
       assert.equal(group?.metadata?.ownerReferences?.[0]?.uid, 'leader-uid-1');

@@ -517,7 +517,11 @@ describe('trigger/decide', () => {
     // [what, lws, the signal's change (null: no action)]
     const cases: Array<[string, LeaderWorkerSet, object | undefined | null]> = [
       ['a rolling update under way', updateInProgress('True', 'RollingUpdate'), { groupReady: true }],
-      ['groups updating, not steered', updateInProgress('True', 'GroupsUpdating'), undefined],
+      [
+        'a rolling update under way (upstream reason)',
+        updateInProgress('True', 'GroupsUpdating'),
+        { groupReady: true },
+      ],
       ['no rolling update', updateInProgress('False', 'Updated'), undefined],
       ['no status yet', lws, undefined],
       ['being deleted while rolling', deleting(updateInProgress('True', 'RollingUpdate')), null],

@@ -32,6 +32,11 @@ async function twoGroups(fake: FakeCluster) {
   return { leaders, now };
 }
 
+/** The leader StatefulSet as an earlier template left it: `replicas` groups, written with `revision`. */
+function leaderStatefulSetAt(fake: FakeCluster, revision: string, replicas = 2, partition = 0, lwsReplicas = 2) {
+  fake.leaderStatefulSet = { applied: 'earlier', writes: 0, replicas, partition, revision, lwsReplicas };
+}
+
 /** 2 groups, rolled with a surge group: maxSurge 1, maxUnavailable 0. */
 const surgeSpec = { replicas: 2, rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } } };
 
@@ -59,7 +64,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         ref: fake.ref,
         generation: 3,
       });
-      run.keepHistory(handle, 'reconcileLeaderWorkerSet-signals');
+      run.keepHistory(handle, 'reconcileLeaderWorkerSet-v2-signals');
 
       // First pass: the groups (a rollout step is planned from them), apply, then status.
       await eventually('the first status write', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
@@ -67,28 +72,38 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       const order: ActivityName[] = [
         'getLeaderWorkerSet',
         'listGroups',
+        'ensureControllerRevision',
         'ensureHeadlessService',
         'ensureLeaderStatefulSet',
         'updateLeaderWorkerSetStatus',
       ];
       assert.deepEqual(passOrder(first.filter((n) => order.includes(n))), order);
+      assert.equal(fake.completed('ensureControllerRevision')[0]?.result, 'created');
       assert.equal(fake.completed('ensureHeadlessService')[0]?.result, 'created');
       assert.equal(fake.services.get('default/demo'), 'lws-uid-1');
       assert.equal(fake.leaderStatefulSet?.writes, 1);
+      await eventually('the condition told', () => fake.events.length === 3);
       assert.deepEqual(
         fake.events.map((e) => [e.reason, e.type]),
-        [['LeaderStatefulSetCreated', 'Normal']],
+        [
+          ['CreatingRevision', 'Normal'],
+          ['LeaderStatefulSetCreated', 'Normal'],
+          ['GroupsProgressing', 'Normal'],
+        ],
       );
       // The policy is recorded on the leader pods (default Sequential), for teardowns after the LWS is gone.
       for (const leader of leaders) {
         assert.equal(leader.annotations['leaderworkerset.sigs.k8s.io/pod-termination-policy'], 'Sequential');
       }
       const [status1] = statusWrites(fake);
-      assert.equal(status1?.replicas, 2);
+      // The leader StatefulSet's status.replicas (upstream's), read before it was written in this pass.
+      assert.equal(status1?.replicas, 0);
       assert.equal(status1?.readyReplicas, 1);
       assert.equal(status1?.observedGeneration, 3);
       assert.equal(status1?.hpaPodSelector, selectors.leadersOf('demo'));
-      assert.equal(available(status1), 'False');
+      // As upstream: a condition is added only as True, so Available is not there yet.
+      assert.equal(available(status1), undefined);
+      assert.equal(status1?.conditions?.find((c) => c.type === 'Progressing')?.status, 'True');
       assert.deepEqual(fake.lws?.status, status1);
 
       // Without a signal nothing happens (the workflow waits on its condition).
@@ -100,11 +115,22 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       leaders[1]!.readyAt = await fake.now();
       await handle.signal('changed');
       await eventually('the second status write', () => fake.completed('updateLeaderWorkerSetStatus').length === 2);
+      // Every group Ready on the current revision: Available told, and the revisions no group uses pruned.
+      await eventually('the prune', () => fake.completed('pruneControllerRevisions').length === 1);
       const second = namesFrom(fake, callsAfterFirst);
-      assert.deepEqual(passOrder(second), ['getLeaderWorkerSet', 'listGroups', 'updateLeaderWorkerSetStatus']);
+      assert.deepEqual(passOrder(second), [
+        'getLeaderWorkerSet',
+        'listGroups',
+        'updateLeaderWorkerSetStatus',
+        'recordEvent',
+        'pruneControllerRevisions',
+      ]);
+      assert.ok(fake.events.some((e) => e.reason === 'AllGroupsReady'));
       const status2 = statusWrites(fake)[1];
       assert.equal(status2?.readyReplicas, 2);
+      assert.equal(status2?.replicas, 2);
       assert.equal(available(status2), 'True');
+      assert.equal(status2?.conditions?.find((c) => c.type === 'Progressing')?.status, 'False');
 
       // A signal with nothing changed: a look, and no write of the same status.
       const callsAfterSecond = fake.calls.length;
@@ -136,6 +162,12 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       return leader;
     };
     const [leader0, leader1] = [group(0, false), group(1, false)];
+    leaderStatefulSetAt(fake, 'old-revision');
+    /** A group's leader replaced on the current template: its new workers carry that revision too. */
+    const onCurrent = (groupIndex: number, leader: { labels: Record<string, string> }) => {
+      leader.labels[LABEL_TEMPLATE_REVISION_HASH] = revision;
+      fake.statefulSet(`demo-${groupIndex}`)!.labels[LABEL_TEMPLATE_REVISION_HASH] = revision;
+    };
     const writes = () => fake.callsOf('ensureLeaderStatefulSet').map((c) => c.args[1]);
     const steps = () => fake.events.filter((e) => e.reason === 'RollingUpdateStep').map((e) => e.message);
 
@@ -144,19 +176,21 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         ref: fake.ref,
         generation: 5,
       });
-      run.keepHistory(handle, 'reconcileLeaderWorkerSet-rollout-steps');
+      run.keepHistory(handle, 'reconcileLeaderWorkerSet-v2-rollout-steps');
       await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
       // The groups are listed before the leader StatefulSet is written, and once per pass.
       assert.deepEqual(passOrder(namesFrom(fake, 0).filter((n) => n !== 'recordEvent' && n !== 'annotateLeaderPods')), [
         'getLeaderWorkerSet',
         'listGroups',
+        'ensureControllerRevision',
         'ensureHeadlessService',
         'ensureLeaderStatefulSet',
         'updateLeaderWorkerSetStatus',
       ]);
       // Both old groups stay up until the surge group (index 2, on the new template) is Ready.
       assert.deepEqual(writes(), [{ replicas: 3, partition: 2 }]);
-      assert.match(fake.events[0]!.message, /rolling update: 3 groups \(1 surge\), the new template from group 2 up/);
+      const applied = fake.events.find((e) => e.reason === 'LeaderStatefulSetUpdated');
+      assert.match(applied!.message, /rolling update: 3 groups \(1 surge\), the new template from group 2 up/);
 
       /** One more pass, and the leader StatefulSet written `written` times by its end. */
       const pass = async (n: number, written: number) => {
@@ -168,11 +202,11 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       await pass(2, 2);
       assert.deepEqual(writes()[1], { replicas: 3, partition: 1 }, 'the surge group is Ready: group 1 may go');
       // Group 1 back on the new template and Ready: group 0 may go.
-      leader1.labels[LABEL_TEMPLATE_REVISION_HASH] = revision;
+      onCurrent(1, leader1);
       await pass(3, 3);
       assert.deepEqual(writes()[2], { replicas: 3, partition: 0 });
       // Group 0 replaced but not Ready yet: the surge group stays.
-      leader0.labels[LABEL_TEMPLATE_REVISION_HASH] = revision;
+      onCurrent(0, leader0);
       delete leader0.readyAt;
       await pass(4, 3);
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -209,8 +243,9 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       return leader;
     });
     delete leader0!.readyAt;
+    leaderStatefulSetAt(fake, templateRevisionHash(applyDefaults(fake.lws!).spec), 3, 0, 2);
     const writes = () => fake.callsOf('ensureLeaderStatefulSet').map((c) => c.args[1]);
-    const updateInProgress = () => fake.lws!.status?.conditions?.find((c) => c.type === 'UpdateInProgress');
+    const condition = (type: string) => fake.lws!.status?.conditions?.find((c) => c.type === type)?.status;
     const run = (input: ReconcileInput, body: (signal: () => Promise<void>) => Promise<void>, keep?: string) =>
       t.withWorker(fake, async (r) => {
         const handle = await r.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input);
@@ -220,19 +255,18 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         return handle.result();
       });
     let statuses = 0;
-    // Generation 5, carried over continue-as-new mid-rollout: the surge group stays while group 0 is not Ready, and
-    // the status says a rolling update is under way.
+    // Generation 5: the plan reads the leader StatefulSet as it stands, so the surge group stays while group 0 is
+    // not Ready (nothing is carried over continue-as-new any more: a carried `rolling` is ignored).
     const first = await run({ ref: fake.ref, generation: 5, rolling: true }, async (signal) => {
       assert.deepEqual(writes(), [{ replicas: 3, partition: 0 }]);
-      assert.equal(updateInProgress()?.status, 'True');
-      assert.equal(updateInProgress()?.reason, 'RollingUpdate');
+      assert.equal(condition('Progressing'), 'True');
       statuses = fake.completed('updateLeaderWorkerSetStatus').length;
-      fake.lws!.spec.podTerminationPolicy = 'Parallel'; // a spec change: generation 6
+      fake.lws!.spec.podTerminationPolicy = 'Parallel'; // a spec change, not a template change: generation 6
       fake.lws!.metadata.generation = 6;
       await signal();
     });
     assert.equal(first, 'superseded');
-    // Generation 6 starts with no carry-over: it learns of the rollout from the status, and keeps the surge group.
+    // Generation 6 keeps the surge group too, and lets it go once group 0 is Ready.
     const second = await run(
       { ref: fake.ref, generation: 6 },
       async (signal) => {
@@ -241,11 +275,12 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         await signal();
         await eventually('the surge group released', () => writes().length === 3);
         assert.deepEqual(writes()[2], { replicas: 2, partition: 0 });
-        await eventually('the status caught up', () => updateInProgress()?.reason === 'Updated');
+        await eventually('the status caught up', () => condition('Available') === 'True');
+        assert.equal(condition('Progressing'), 'False');
         fake.lws!.metadata.generation = 7;
         await signal();
       },
-      'reconcileLeaderWorkerSet-rollout-carried-by-status',
+      'reconcileLeaderWorkerSet-v2-surge-kept-across-generations',
     );
     assert.equal(second, 'superseded');
   });
@@ -262,14 +297,17 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       const fake = t.fake();
       const { leaders } = await twoGroups(fake);
       leaders[1]!.readyAt = await fake.now();
-      if (rolling) for (const l of leaders) l.labels[LABEL_TEMPLATE_REVISION_HASH] = 'old-revision';
+      if (rolling) {
+        for (const l of leaders) l.labels[LABEL_TEMPLATE_REVISION_HASH] = 'old-revision';
+        leaderStatefulSetAt(fake, 'old-revision');
+      }
       const looks = () => fake.callsOf('listGroups').map((c) => c.at);
       const result = await t.withWorker(fake, async (run) => {
         const handle = await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
           ref: fake.ref,
           generation: 3,
         });
-        if (rolling && change) run.keepHistory(handle, 'reconcileLeaderWorkerSet-step-at-group-ready');
+        if (rolling && change) run.keepHistory(handle, 'reconcileLeaderWorkerSet-v2-step-at-group-ready');
         await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
         const signalledAt = await fake.now();
         await (change ? handle.signal('changed', change) : handle.signal('changed'));
@@ -322,8 +360,8 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       );
       assert.match(conflict!.message, /rename or delete one of the two/);
       assert.deepEqual(
-        fake.events.map((e) => [e.type, e.reason]),
-        [['Warning', 'NameConflict']],
+        fake.events.filter((e) => e.type === 'Warning').map((e) => e.reason),
+        ['NameConflict'],
       );
       assert.equal(fake.leaderStatefulSet, undefined, 'nothing written over the name');
       // The other LWS is renamed away: the next resync applies this one and the condition goes.
@@ -397,7 +435,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
           ref: fake.ref,
           generation: 3,
         });
-        if (c.runs === 2) run.keepHistory(handle, 'reconcileLeaderWorkerSet-created-again');
+        if (c.runs === 2) run.keepHistory(handle, 'reconcileLeaderWorkerSet-v2-created-again');
         await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
         // The garbage collector took the old one's Service and leader StatefulSet with it; its leaders terminate.
         fake.setLws({}, { uid: 'lws-uid-2', generation: c.generation });
@@ -502,7 +540,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       ['created', 'updated', 'unchanged'],
     );
     assert.deepEqual(
-      fake.events.map((e) => e.reason),
+      fake.events.map((e) => e.reason).filter((r) => r.startsWith('LeaderStatefulSet')),
       ['LeaderStatefulSetCreated', 'LeaderStatefulSetUpdated'],
     );
   });
