@@ -9,6 +9,7 @@ import {
   ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY,
   ANNOTATION_SUBGROUP_POLICY_TYPE,
   ANNOTATION_SUBGROUP_SIZE,
+  ANNOTATION_SUBDOMAIN_POLICY,
   LABEL_GROUP_INDEX,
   LABEL_GROUP_KEY,
   LABEL_NAME,
@@ -117,7 +118,8 @@ function placeLeader(pod: LwsPod, spec: V1PodSpec): Placed {
   const { labels, annotations } = pod;
   labels[LABEL_GROUP_INDEX] ??= String(parseOrdinals(pod, 'leader').groupIndex);
   const key = (labels[LABEL_GROUP_KEY] ??= groupKey(pod.namespace, pod.name));
-  let out = spec;
+  // UniquePerReplica: the leader answers under its group's Service (named after it), as upstream's webhook sets it.
+  let out = annotations[ANNOTATION_SUBDOMAIN_POLICY] === 'UniquePerReplica' ? { ...spec, subdomain: pod.name } : spec;
   const topologyKey = annotations[ANNOTATION_EXCLUSIVE_TOPOLOGY];
   if (topologyKey) out = withExclusiveAffinity(out, { labelKey: LABEL_GROUP_KEY, value: key, topologyKey });
   if (unlabelledSubGroupSize(pod) !== undefined && leaderInSubGroup(annotations[ANNOTATION_SUBGROUP_POLICY_TYPE])) {

@@ -8,7 +8,8 @@ import {
   ENV_WORKER_INDEX,
   LABEL_STATEFULSET_POD_INDEX,
 } from './labels.js';
-import { headlessServiceName, leaderAddress } from './names.js';
+import { leaderAddress } from './names.js';
+import type { SubdomainPolicy } from './types.js';
 import { cloneJson } from './json.js';
 
 function fromPodLabel(name: string, label: string): V1EnvVar {
@@ -19,23 +20,31 @@ function fromPodLabel(name: string, label: string): V1EnvVar {
  * Shared by all groups: LWS_GROUP_INDEX reads the pod-index label (a leader's ordinal is its group index), and
  * LWS_LEADER_ADDRESS refers to it, unexpanded where a container sets LWS_GROUP_INDEX itself (its own comes later).
  */
-export function leaderEnvVars(lwsName: string, namespace: string, size: number): V1EnvVar[] {
+export function leaderEnvVars(
+  lwsName: string,
+  namespace: string,
+  size: number,
+  policy: SubdomainPolicy = 'Shared',
+): V1EnvVar[] {
   return [
     fromPodLabel(ENV_GROUP_INDEX, LABEL_STATEFULSET_POD_INDEX),
-    {
-      name: ENV_LEADER_ADDRESS,
-      value: `${lwsName}-$(${ENV_GROUP_INDEX}).${headlessServiceName(lwsName)}.${namespace}`,
-    },
+    { name: ENV_LEADER_ADDRESS, value: leaderAddress(lwsName, `$(${ENV_GROUP_INDEX})`, namespace, policy) },
     { name: ENV_GROUP_SIZE, value: String(size) },
     { name: ENV_WORKER_INDEX, value: '0' },
   ];
 }
 
 /** Address and group index are literals; the worker index is the pod-index label (worker ordinals start at 1). */
-export function workerEnvVars(lwsName: string, namespace: string, groupIndex: number, size: number): V1EnvVar[] {
+export function workerEnvVars(
+  lwsName: string,
+  namespace: string,
+  groupIndex: number,
+  size: number,
+  policy: SubdomainPolicy = 'Shared',
+): V1EnvVar[] {
   return [
     { name: ENV_GROUP_INDEX, value: String(groupIndex) },
-    { name: ENV_LEADER_ADDRESS, value: leaderAddress(lwsName, groupIndex, namespace) },
+    { name: ENV_LEADER_ADDRESS, value: leaderAddress(lwsName, groupIndex, namespace, policy) },
     { name: ENV_GROUP_SIZE, value: String(size) },
     fromPodLabel(ENV_WORKER_INDEX, LABEL_STATEFULSET_POD_INDEX),
   ];

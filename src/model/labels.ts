@@ -50,6 +50,9 @@ export const ANNOTATION_REPLICAS = `${PREFIX}replicas`;
 /** Worker pod annotation "true" when the leader's containers request TPUs (the TPU env then counts the leader). */
 export const ANNOTATION_LEADER_REQUESTS_TPUS = `${PREFIX}leader-requests-tpus`;
 
+/** LWS annotation (upstream's, experimental): RecreateGroupOnPodRestart then skips a group with a pod Pending. */
+export const ANNOTATION_RECREATE_GROUP_AFTER_START = `${PREFIX}experimental-recreate-group-after-start`;
+
 /** Ours. Leader StatefulSet annotation: sha1 of the pod template and update strategy as last written. */
 export const ANNOTATION_APPLIED_HASH = `${PREFIX}applied-template-hash`;
 

@@ -63,11 +63,18 @@ export function workerServiceName(lwsName: string, groupIndex: number, policy: S
 }
 
 /**
- * Under both subdomain policies: upstream's UniquePerReplica `<lws>-<i>.<lws>-<i>.<ns>` needs its webhook to set the
- * pod's subdomain; here the StatefulSet controller sets it to the LWS name, and DNS answers only for that subdomain.
+ * The DNS name of a group's leader, as upstream gives it: under Shared `<lws>-<i>.<lws>.<ns>`; under UniquePerReplica
+ * `<lws>-<i>.<lws>-<i>.<ns>`, the leader's subdomain being its own name (set by the pod webhook) and its group's
+ * Service answering for it.
  */
-export function leaderAddress(lwsName: string, groupIndex: number, namespace: string): string {
-  return `${leaderPodName(lwsName, groupIndex)}.${headlessServiceName(lwsName)}.${namespace}`;
+export function leaderAddress(
+  lwsName: string,
+  groupIndex: number | string,
+  namespace: string,
+  policy: SubdomainPolicy = 'Shared',
+): string {
+  const leader = `${lwsName}-${groupIndex}`;
+  return `${leader}.${policy === 'UniquePerReplica' ? leader : headlessServiceName(lwsName)}.${namespace}`;
 }
 
 /** The text whose sha1 hex is a group's group-key label: `<namespace>/<leaderPodName>` (as upstream). */

@@ -212,7 +212,10 @@ export function buildLeaderPodTemplate(lws: DefaultedLeaderWorkerSet, revisionHa
     { [LABEL_NAME]: name, [LABEL_WORKER_INDEX]: '0', [LABEL_TEMPLATE_REVISION_HASH]: revisionHash },
     annotations,
   );
-  template.spec = withLwsEnv(template.spec ?? { containers: [] }, leaderEnvVars(name, namespace, lwt.size));
+  template.spec = withLwsEnv(
+    template.spec ?? { containers: [] },
+    leaderEnvVars(name, namespace, lwt.size, networkConfig.subdomainPolicy),
+  );
   return template;
 }
 
@@ -300,7 +303,7 @@ export function buildWorkerPodTemplate(
   );
   template.spec = withLwsEnv(
     template.spec ?? { containers: [] },
-    workerEnvVars(name, namespace, input.groupIndex, size),
+    workerEnvVars(name, namespace, input.groupIndex, size, lws.spec.networkConfig.subdomainPolicy),
   );
   if (input.topology !== undefined) {
     template.spec.nodeSelector = { ...template.spec.nodeSelector, [input.topology.key]: input.topology.value };

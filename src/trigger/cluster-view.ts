@@ -1,10 +1,10 @@
 // What the trigger knows of the cluster: the objects its watches delivered, trimmed to what decisions need. It is
 // rebuilt from a list after every restart, so losing it loses nothing.
 import {
+  ANNOTATION_SIZE,
   applyDefaults,
   isDeleting,
   LABEL_NAME,
-  LABEL_WORKER_INDEX,
   leaderStatefulSetReplicas,
   type LeaderWorkerSet,
   type ObjectKey,
@@ -50,7 +50,6 @@ export class ClusterView implements Knowledge {
   private readonly lwsByKey = new Map<string, LeaderWorkerSet>();
   private readonly pods = new Map<string, PodFacts>();
   private readonly statefulSets = new Map<string, StatefulSetFacts>();
-  private readonly started = new Set<string>();
   private readonly podsByOwner = new OwnerIndex();
   private readonly statefulSetsByOwner = new OwnerIndex();
   /** The names of the namespaces being deleted: all that a decision needs of namespaces. */
@@ -73,8 +72,22 @@ export class ClusterView implements Knowledge {
     return sts?.ownerUid ? this.pods.get(sts.ownerUid) : undefined;
   }
 
+  /**
+   * Upstream's test for RecreateGroupAfterStart: every pod of the group exists (its own size, from the leader's size
+   * annotation) and none is Pending. Looked at when a restart is seen, not remembered.
+   */
   groupStarted(leaderUid: string): boolean {
-    return this.started.has(leaderUid);
+    const leader = this.pods.get(leaderUid);
+    const lwsName = leader?.labels[LABEL_NAME];
+    const lws = lwsName && leader ? this.lws({ namespace: leader.namespace, name: lwsName }) : undefined;
+    if (!leader || !lws) return false;
+    const annotated = Number(leader.annotations[ANNOTATION_SIZE]);
+    const size =
+      Number.isInteger(annotated) && annotated >= 1 ? annotated : applyDefaults(lws).spec.leaderWorkerTemplate.size;
+    const sts = this.workerStatefulSetOf(leaderUid);
+    const workers = sts ? this.podsByOwner.of(sts.uid).flatMap((uid) => this.pods.get(uid) ?? []) : [];
+    const pods = [leader, ...workers];
+    return pods.length === size && pods.every((p) => p.phase !== 'Pending');
   }
 
   workersOf(leaderUid: string): SeenWorkers | undefined {
@@ -135,7 +148,6 @@ export class ClusterView implements Knowledge {
     const before = this.pods.get(pod.uid);
     this.pods.set(pod.uid, pod);
     this.podsByOwner.update(pod.uid, before?.ownerUid, pod.ownerUid);
-    this.noteStarted(pod);
     return before;
   }
 
@@ -143,7 +155,6 @@ export class ClusterView implements Knowledge {
     const before = this.pods.get(uid);
     this.pods.delete(uid);
     this.podsByOwner.remove(uid, before?.ownerUid);
-    this.started.delete(uid);
     return before;
   }
 
@@ -151,8 +162,6 @@ export class ClusterView implements Knowledge {
     const before = this.statefulSets.get(sts.uid);
     this.statefulSets.set(sts.uid, sts);
     this.statefulSetsByOwner.update(sts.uid, before?.ownerUid, sts.ownerUid);
-    const leader = sts.ownerUid ? this.pods.get(sts.ownerUid) : undefined;
-    if (leader) this.noteStarted(leader);
     return before;
   }
 
@@ -161,16 +170,5 @@ export class ClusterView implements Knowledge {
     this.statefulSets.delete(uid);
     this.statefulSetsByOwner.remove(uid, before?.ownerUid);
     return before;
-  }
-
-  /** A group has started once its leader was Ready while its worker StatefulSet had every replica ready. */
-  private noteStarted(pod: PodFacts): void {
-    if (pod.labels[LABEL_WORKER_INDEX] !== '0' || !pod.ready || isDeleting(pod)) return;
-    const lwsName = pod.labels[LABEL_NAME];
-    const lws = lwsName ? this.lws({ namespace: pod.namespace, name: lwsName }) : undefined;
-    if (!lws) return;
-    const size = applyDefaults(lws).spec.leaderWorkerTemplate.size;
-    const workers = this.workerStatefulSetOf(pod.uid);
-    if (size === 1 || (workers && workers.readyReplicas >= size - 1)) this.started.add(pod.uid);
   }
 }

@@ -1,7 +1,13 @@
 // Restart policy: a container of the group restarted, or one of its pods was deleted. Under
-// RecreateGroupOnPodRestart (and RecreateGroupAfterStart once the group has fully started) the whole group is
-// rebuilt by deleting its leader pod; the teardown that follows is an ordinary group rebuild.
-import { applyDefaults, EVENT_REASONS, type ObjectIdentity, type ObjectKey } from '../model/index.js';
+// RecreateGroupOnPodRestart (and RecreateGroupAfterStart once no pod of the group is Pending or missing, as upstream)
+// the whole group is rebuilt by deleting its leader pod; the teardown that follows is an ordinary group rebuild.
+import {
+  ANNOTATION_RECREATE_GROUP_AFTER_START,
+  applyDefaults,
+  EVENT_REASONS,
+  type ObjectIdentity,
+  type ObjectKey,
+} from '../model/index.js';
 import { kube } from './activities.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
 
@@ -11,7 +17,7 @@ export interface RecreateGroupInput {
   leader: ObjectIdentity;
   /** What the trigger saw, for the timeline and the Event: e.g. "container worker of demo-0-2 restarted". */
   reason: string;
-  /** The group had been fully ready before (all pods Ready), as RecreateGroupAfterStart requires. */
+  /** Every pod of the group exists and none is Pending, when the restart was seen (upstream's RecreateGroupAfterStart). */
   groupHadStarted: boolean;
 }
 
@@ -31,8 +37,10 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
   if (lws === null || lws.metadata.deletionTimestamp) return ignore('the LWS is gone');
   const restartPolicy = applyDefaults(lws).spec.leaderWorkerTemplate.restartPolicy;
   if (restartPolicy === 'None') return ignore('restartPolicy None: only the pod restarts');
-  if (restartPolicy === 'RecreateGroupAfterStart' && !input.groupHadStarted) {
-    return ignore('restartPolicy RecreateGroupAfterStart: the group had not fully started');
+  const afterStart =
+    restartPolicy === 'RecreateGroupAfterStart' || lws.metadata.annotations?.[ANNOTATION_RECREATE_GROUP_AFTER_START];
+  if (afterStart && !input.groupHadStarted) {
+    return ignore(`${restartPolicy} after start: a pod of the group is Pending or not created yet`);
   }
   const outcome = await kube.deletePod(leader);
   if (outcome !== 'deleted') return ignore(`leader pod ${outcome}`);

@@ -38,6 +38,8 @@ interface Row {
   podName?: string;
   /** spec.subdomain, as the StatefulSet controller sets it from serviceName; default lws. */
   subdomain?: string;
+  /** spec.subdomain after the mutation; default: as it was. */
+  subdomainAfter?: string;
   /** Merged into the usual labels and annotations; undefined removes one. */
   labels?: Strings;
   annotations?: Strings;
@@ -214,10 +216,20 @@ const rows: Row[] = [
     labelled: { [LABEL_GROUP_INDEX]: '0', [LABEL_GROUP_KEY]: GROUP_KEY },
   },
   {
-    name: 'leader under UniquePerReplica: its subdomain stays',
+    name: 'leader under UniquePerReplica: its subdomain becomes its own name (its group Service), as upstream',
     role: 'leader',
     annotations: { [ANNOTATION_SUBDOMAIN_POLICY]: 'UniquePerReplica' },
     labelled: { [LABEL_GROUP_INDEX]: '0', [LABEL_GROUP_KEY]: GROUP_KEY },
+    subdomainAfter: 'lws-0',
+  },
+  {
+    name: 'leader requesting TPUs under UniquePerReplica: the hostnames under the group Service',
+    role: 'leader',
+    containers: [tpu],
+    annotations: { [ANNOTATION_SUBDOMAIN_POLICY]: 'UniquePerReplica' },
+    labelled: { [LABEL_GROUP_INDEX]: '0', [LABEL_GROUP_KEY]: GROUP_KEY },
+    subdomainAfter: 'lws-0',
+    env: tpuEnv(['lws-0', 'lws-0-1', 'lws-0-2', 'lws-0-3'], 0, 'lws-0', 'lws-0'),
   },
   {
     name: 'leader requesting TPUs',
@@ -454,7 +466,7 @@ describe('admission/pod-mutation', () => {
       assert.deepEqual(out.metadata?.labels, { ...before.metadata?.labels, ...row.labelled }, 'labels');
       assert.deepEqual(out.metadata?.annotations, before.metadata?.annotations, 'annotations');
       assert.deepEqual(out.spec?.affinity, affinityOf(row.placed), 'affinity');
-      assert.equal(out.spec?.subdomain, row.subdomain ?? 'lws', 'subdomain');
+      assert.equal(out.spec?.subdomain, row.subdomainAfter ?? row.subdomain ?? 'lws', 'subdomain');
       const envOf = (p: V1Pod) => Object.fromEntries((p.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
       assert.deepEqual(envOf(out), row.env ?? envOf(before), 'env');
       assert.deepEqual(mutatePod(out), out, 'a second call changes nothing');

@@ -33,6 +33,11 @@ describe('model/names', () => {
     ['worker subdomain, Shared', workerServiceName('demo', 2, 'Shared'), 'demo'],
     ['worker subdomain, UniquePerReplica', workerServiceName('demo', 2, 'UniquePerReplica'), 'demo-2'],
     ['leader address', leaderAddress('demo', 1, 'team-a'), 'demo-1.demo.team-a'],
+    [
+      'leader address, UniquePerReplica',
+      leaderAddress('demo', 1, 'team-a', 'UniquePerReplica'),
+      'demo-1.demo-1.team-a',
+    ],
     ['group key input', groupKeyInput('team-a', 'demo-1'), 'team-a/demo-1'],
   ];
   for (const [what, actual, expected] of objectNames) {

@@ -223,14 +223,19 @@ describe('model/templates', () => {
       ]);
     });
 
-    it('uses the per-group Service under UniquePerReplica; the leader address stays on the shared one', () => {
+    it('uses the per-group Service under UniquePerReplica, and the leader address under it (as upstream)', () => {
       const s = buildWorkerStatefulSet(sampleLws({ networkConfig: { subdomainPolicy: 'UniquePerReplica' } }), {
         groupIndex: 1,
         leaderPod,
         groupKey,
       });
       assert.equal(s?.spec?.serviceName, 'demo-1');
-      assert.equal(envOf(s).find((e) => e.name === 'LWS_LEADER_ADDRESS')?.value, 'demo-1.demo.default');
+      assert.equal(envOf(s).find((e) => e.name === 'LWS_LEADER_ADDRESS')?.value, 'demo-1.demo-1.default');
+      const leaders = buildLeaderStatefulSet(sampleLws({ networkConfig: { subdomainPolicy: 'UniquePerReplica' } }));
+      assert.equal(
+        envOf(leaders).find((e) => e.name === 'LWS_LEADER_ADDRESS')?.value,
+        'demo-$(LWS_GROUP_INDEX).demo-$(LWS_GROUP_INDEX).default',
+      );
     });
 
     it('does not exist for size 1 (a group is then its leader alone)', () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {
+  ANNOTATION_SIZE,
   LABEL_NAME,
   LABEL_WORKER_INDEX,
   type LeaderWorkerSet,
@@ -165,7 +166,7 @@ describe('trigger/cluster-view', () => {
       view.setStatefulSet(workerSet(0, 3));
       view.setPod(leader(0));
       const restarted = worker(0, 2, { restartCount: 1 });
-      view.setPod(restarted);
+      for (const w of [worker(0, 1), restarted, worker(0, 3)]) view.setPod(w);
       assert.deepEqual(
         podActions(restarted, view, false).map((a) => a.workflowId),
         ['lws/default/demo/group-0/recreate/leader-0'],
@@ -229,82 +230,55 @@ describe('trigger/cluster-view', () => {
     }
   });
 
-  describe('ClusterView: groupStarted', () => {
-    // [what, lws, leader, worker StatefulSets, expected]
-    const cases: Array<[string, LeaderWorkerSet | null, PodFacts, StatefulSetFacts[], boolean]> = [
-      ['leader Ready, 3 of 3 workers ready', lws, leader(0), [workerSet(0, 3)], true],
-      ['leader Ready, more workers ready than needed', lws, leader(0), [workerSet(0, 4)], true],
-      ['leader Ready, 2 of 3 workers ready', lws, leader(0), [workerSet(0, 2)], false],
-      ['leader not Ready, 3 of 3 workers ready', lws, leader(0, { ready: false }), [workerSet(0, 3)], false],
-      ['leader Ready, no worker StatefulSet', lws, leader(0), [], false],
-      ['leader terminating', lws, leader(0, TERMINATING), [workerSet(0, 3)], false],
-      ['ready workers owned by another leader', lws, leader(0), [workerSet(0, 3, { ownerUid: 'leader-0-old' })], false],
-      ['LWS unknown', null, leader(0), [workerSet(0, 3)], false],
-      ['a worker pod, not a leader', lws, worker(0, 1, { uid: 'leader-0' }), [workerSet(0, 3)], false],
-      ['size 1: leader Ready is enough', lwsOfSize(1), leader(0), [], true],
-      ['size defaulted (1): leader Ready is enough', lwsOfSize(undefined), leader(0), [], true],
-      ['size 1, leader not Ready', lwsOfSize(1), leader(0, { ready: false }), [], false],
-      ['size 2: 1 ready worker is enough', lwsOfSize(2), leader(0), [workerSet(0, 1)], true],
-      ['size 8: 3 ready workers are not', lwsOfSize(8), leader(0), [workerSet(0, 3)], false],
+  describe('ClusterView: groupStarted (upstream: every pod there, none Pending)', () => {
+    const running = { phase: 'Running' };
+    const pending = { phase: 'Pending' };
+    const workers = (n: number, over: Partial<PodFacts> = running) =>
+      Array.from({ length: n }, (_, i) => worker(0, i + 1, over));
+    // [what, lws, leader, worker StatefulSets, worker pods, expected]
+    const cases: Array<[string, LeaderWorkerSet | null, PodFacts, StatefulSetFacts[], PodFacts[], boolean]> = [
+      ['all 4 pods Running', lws, leader(0, running), [workerSet(0, 3)], workers(3), true],
+      [
+        'all 4 pods there, not Ready yet (Running)',
+        lws,
+        leader(0, { ...running, ready: false }),
+        [workerSet(0, 0)],
+        workers(3, { ...running, ready: false }),
+        true,
+      ],
+      ['a worker Pending', lws, leader(0, running), [workerSet(0, 2)], [...workers(2), worker(0, 3, pending)], false],
+      ['the leader Pending', lws, leader(0, pending), [workerSet(0, 3)], workers(3), false],
+      ['a worker missing', lws, leader(0, running), [workerSet(0, 2)], workers(2), false],
+      ['no worker StatefulSet yet', lws, leader(0, running), [], [], false],
+      [
+        'workers of another leader',
+        lws,
+        leader(0, running),
+        [workerSet(0, 3, { ownerUid: 'leader-0-old' })],
+        workers(3),
+        false,
+      ],
+      ['LWS unknown', null, leader(0, running), [workerSet(0, 3)], workers(3), false],
+      ['size 1: the leader Running', lwsOfSize(1), leader(0, running), [], [], true],
+      ['size 1: the leader Pending', lwsOfSize(1), leader(0, pending), [], [], false],
+      [
+        'its own size (annotation 2) under spec size 4',
+        lws,
+        leader(0, { ...running, annotations: { [ANNOTATION_SIZE]: '2' } }),
+        [workerSet(0, 1, { replicas: 1 })],
+        workers(1),
+        true,
+      ],
     ];
-    for (const [what, l, pod, sets, expected] of cases) {
-      it(`${what}: ${expected ? 'started' : 'not started'} (leader first)`, () => {
+    for (const [what, l, pod, sets, pods, expected] of cases) {
+      it(`${what}: ${expected ? 'started' : 'not started'}`, () => {
         const view = viewWith(l);
         view.setPod(pod);
         for (const s of sets) view.setStatefulSet(s);
-        assert.equal(view.groupStarted('leader-0'), expected);
-      });
-      it(`${what}: ${expected ? 'started' : 'not started'} (StatefulSet first)`, () => {
-        const view = viewWith(l);
-        for (const s of sets) view.setStatefulSet(s);
-        view.setPod(pod);
+        for (const p of pods) view.setPod(p);
         assert.equal(view.groupStarted('leader-0'), expected);
       });
     }
-
-    it('becomes true only once leader and workers are ready, stays true, and is forgotten with the leader', () => {
-      const view = viewWith();
-      const steps: Array<[string, (v: ClusterView) => void, boolean]> = [
-        ['leader created, not Ready', (v) => v.setPod(leader(0, { ready: false })), false],
-        ['worker StatefulSet created', (v) => v.setStatefulSet(workerSet(0, 0)), false],
-        ['2 workers ready', (v) => v.setStatefulSet(workerSet(0, 2)), false],
-        ['leader Ready', (v) => v.setPod(leader(0)), false],
-        ['3 workers ready', (v) => v.setStatefulSet(workerSet(0, 3)), true],
-        ['a worker goes unready', (v) => v.setStatefulSet(workerSet(0, 2)), true],
-        ['the leader goes unready', (v) => v.setPod(leader(0, { ready: false })), true],
-        ['the leader terminates', (v) => v.setPod(leader(0, { ...TERMINATING, ready: false })), true],
-        ['the leader pod is deleted', (v) => v.deletePod('leader-0'), false],
-        ['a replacement leader, Ready', (v) => v.setPod(leader(0, { uid: 'leader-0-new' })), false],
-      ];
-      for (const [what, step, expected] of steps) {
-        step(view);
-        assert.equal(view.groupStarted('leader-0'), expected, what);
-      }
-      assert.equal(view.groupStarted('leader-0-new'), false);
-      view.setStatefulSet(workerSet(0, 3, { uid: 'sts-0-new', ownerUid: 'leader-0-new' }));
-      assert.equal(view.groupStarted('leader-0-new'), true);
-      assert.equal(view.groupStarted('leader-0'), false);
-    });
-
-    it('tracks groups independently', () => {
-      const view = viewWith();
-      view.setPod(leader(0));
-      view.setPod(leader(1));
-      view.setStatefulSet(workerSet(0, 3));
-      view.setStatefulSet(workerSet(1, 1));
-      assert.equal(view.groupStarted('leader-0'), true);
-      assert.equal(view.groupStarted('leader-1'), false);
-      view.deletePod('leader-1');
-      assert.equal(view.groupStarted('leader-0'), true);
-    });
-
-    it('is what podActions passes to recreateGroup as groupHadStarted', () => {
-      const view = viewWith();
-      view.setPod(leader(0));
-      view.setStatefulSet(workerSet(0, 3));
-      const [action] = podActions(worker(0, 1, { restartCount: 1 }), view, false);
-      assert.deepEqual((action?.args[0] as { groupHadStarted: boolean }).groupHadStarted, true);
-    });
   });
 
   describe('ClusterView: bookkeeping', () => {
