@@ -66,6 +66,21 @@ describe('model/revision', () => {
     ['size', variant((s) => (s.leaderWorkerTemplate.size = 5))],
     ['dropping the leader template', variant((s) => delete s.leaderWorkerTemplate.leaderTemplate)],
     ['subdomainPolicy', variant((s) => (s.networkConfig = { subdomainPolicy: 'UniquePerReplica' }))],
+    ['a subGroupPolicy', variant((s) => (s.leaderWorkerTemplate.subGroupPolicy = { subGroupSize: 2 }))],
+    [
+      'volume claims',
+      variant((s) => (s.leaderWorkerTemplate.volumeClaimTemplates = [{ metadata: { name: 'data' }, spec: {} }])),
+    ],
+    [
+      'the claims retention',
+      variant(
+        (s) =>
+          (s.leaderWorkerTemplate.persistentVolumeClaimRetentionPolicy = {
+            whenDeleted: 'Delete',
+            whenScaled: 'Retain',
+          }),
+      ),
+    ],
   ];
   for (const [name, spec] of changed) {
     it(`changes the hash for ${name}`, () => assert.notEqual(templateRevisionHash(spec), baseHash));
