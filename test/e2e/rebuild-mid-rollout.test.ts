@@ -1,0 +1,158 @@
+// A group rebuilt in the middle of a rolling update keeps one template across its leader and its workers (upstream
+// #280, fixed upstream by building workers from the leader's ControllerRevision), under both termination policies,
+// on the real stack. The user's partition holds group 0 on the old template while group 1 rolls; group 0's leader is
+// then deleted: the leader StatefulSet brings it back on the old template, and its new workers must be the old ones
+// too. Lowering the partition then finishes the rollout, and the revisions no group uses are pruned.
+import assert from 'node:assert/strict';
+import * as k8s from '@kubernetes/client-node';
+import {
+  LABEL_NAME,
+  LABEL_TEMPLATE_REVISION_HASH,
+  type LeaderWorkerSet,
+  type PodTerminationPolicy,
+} from '../../src/model/index.js';
+import { waitFor } from '../../src/stack/processes.js';
+import { startController, type Controller } from '../fixtures/controller.js';
+import { isReady, LwsClient } from '../fixtures/lws.js';
+import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+
+const template = (version: string) => ({
+  spec: {
+    terminationGracePeriodSeconds: 2,
+    containers: [{ name: 'main', image: 'registry.invalid/ai:1', env: [{ name: 'MODEL_VERSION', value: version }] }],
+  },
+});
+
+function lwsOf(name: string, policy: PodTerminationPolicy): LeaderWorkerSet {
+  return {
+    apiVersion: 'leaderworkerset.x-k8s.io/v1',
+    kind: 'LeaderWorkerSet',
+    metadata: { name },
+    spec: {
+      replicas: 2,
+      podTerminationPolicy: policy,
+      rolloutStrategy: { rollingUpdateConfiguration: { partition: 1 } },
+      leaderWorkerTemplate: { size: 3, workerTemplate: template('v1') },
+    },
+  };
+}
+
+const hashOf = (o: { metadata?: k8s.V1ObjectMeta } | undefined) => o?.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH];
+const versionOf = (spec: k8s.V1PodSpec | undefined) =>
+  spec?.containers[0]?.env?.find((e) => e.name === 'MODEL_VERSION')?.value;
+
+describe('controller: a group rebuilt mid-rollout keeps one template (ControllerRevisions)', function () {
+  this.timeout(300_000);
+  let controller: Controller;
+  let namespace: string;
+  let lws: LwsClient;
+  let apps: k8s.AppsV1Api;
+
+  before(async function () {
+    this.timeout(300_000);
+    controller = await startController();
+    namespace = await createTestNamespace(controller.kc, 'e2e-mid-rollout');
+    lws = new LwsClient(controller.kc, namespace);
+    apps = controller.kc.makeApiClient(k8s.AppsV1Api);
+  });
+
+  after(async () => {
+    await deleteTestNamespace(controller?.kc, namespace);
+    await controller?.stop();
+  });
+
+  /** The LWS's own: the StatefulSet controller keeps revisions of its own, with the pod template's labels. */
+  const revisions = async (name: string) =>
+    (await apps.listNamespacedControllerRevision({ namespace, labelSelector: `${LABEL_NAME}=${name}` })).items.filter(
+      (r) => r.metadata?.ownerReferences?.some((o) => o.controller && o.kind === 'LeaderWorkerSet'),
+    );
+
+  for (const policy of ['Sequential', 'Parallel'] as const) {
+    it(`${policy}: the rebuilt group's workers come from its leader's revision, not the new template`, async () => {
+      const name = `mid-${policy.toLowerCase()}`;
+      await lws.create(lwsOf(name, policy));
+      await lws.waitForGroups(name, 2, 3);
+      const v1 = hashOf(await lws.statefulSet(name));
+      assert.ok(v1);
+      assert.deepEqual(
+        (await revisions(name)).map((r) => r.metadata?.name),
+        [`${name}-${v1}`],
+        'one ControllerRevision, named after the hash',
+      );
+
+      // A new template: group 1 (above the partition) rolls, group 0 stays on v1.
+      await lws.patchSpec(name, { leaderWorkerTemplate: { size: 3, workerTemplate: template('v2') } });
+      const v2 = await waitFor(
+        `group 1 of ${name} on the new template`,
+        async () => {
+          const hash = hashOf(await lws.statefulSet(name));
+          const workers = await lws.statefulSet(`${name}-1`);
+          return hash !== v1 && hashOf(await lws.pod(`${name}-1`)) === hash && hashOf(workers) === hash
+            ? hash
+            : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      assert.ok(v2);
+      await lws.waitForGroups(name, 2, 3);
+      assert.equal(versionOf((await lws.statefulSet(`${name}-1`))?.spec?.template.spec), 'v2');
+      const before = (await lws.pod(`${name}-0`))!;
+      assert.equal(hashOf(before), v1, 'group 0 is below the partition');
+      assert.deepEqual(
+        (await revisions(name)).map((r) => r.metadata?.name).sort(),
+        [`${name}-${v1}`, `${name}-${v2}`].sort(),
+      );
+
+      // Group 0 rebuilt mid-rollout.
+      await lws.core.deleteNamespacedPod({ namespace, name: `${name}-0` });
+      const rebuilt = await waitFor(
+        `group 0 of ${name} rebuilt`,
+        async () => {
+          const leader = await lws.pod(`${name}-0`);
+          const workers = await lws.statefulSet(`${name}-0`);
+          const ownedByNew = workers?.metadata?.ownerReferences?.[0]?.uid === leader?.metadata?.uid;
+          return leader && leader.metadata?.uid !== before.metadata?.uid && isReady(leader) && ownedByNew
+            ? { leader, workers: workers! }
+            : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      assert.equal(hashOf(rebuilt.leader), v1, 'the leader StatefulSet recreates it on the old template');
+      assert.equal(versionOf(rebuilt.leader.spec), 'v1');
+      assert.equal(hashOf(rebuilt.workers), v1, "the workers carry the leader's revision");
+      assert.equal(versionOf(rebuilt.workers.spec?.template.spec), 'v1', "and run the leader's template");
+      assert.equal(hashOf(rebuilt.workers.spec?.template), v1);
+      const pods = await lws.waitForGroups(name, 2, 3);
+      for (const pod of pods.filter((p) => p.metadata?.name?.startsWith(`${name}-0`))) {
+        assert.equal(hashOf(pod), v1, pod.metadata?.name);
+        assert.equal(versionOf(pod.spec), 'v1', pod.metadata?.name);
+      }
+
+      // The partition down to 0: group 0 rolls too, and only the current revision is left.
+      await lws.patchSpec(name, { rolloutStrategy: { rollingUpdateConfiguration: { partition: 0 } } });
+      await waitFor(
+        `${name} rolled out, the old revision pruned`,
+        async () => {
+          const l = await lws.get(name);
+          const available = l?.status?.conditions?.find((c) => c.type === 'Available');
+          const left = (await revisions(name)).map((r) => r.metadata?.name);
+          return available?.status === 'True' &&
+            l?.status?.updatedReplicas === 2 &&
+            left.length === 1 &&
+            left[0] === `${name}-${v2}`
+            ? true
+            : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      const final = await lws.waitForGroups(name, 2, 3);
+      for (const pod of final) {
+        assert.equal(hashOf(pod), v2, pod.metadata?.name);
+        assert.equal(versionOf(pod.spec), 'v2', pod.metadata?.name);
+      }
+      const owner = (await revisions(name))[0]?.metadata?.ownerReferences?.[0];
+      assert.equal(owner?.kind, 'LeaderWorkerSet');
+      assert.equal(owner?.uid, (await lws.get(name))?.metadata?.uid);
+    });
+  }
+});
