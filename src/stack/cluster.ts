@@ -16,6 +16,7 @@ import {
 import { ensureStorageClass } from './volume-provisioner.js';
 import { binPath, clusterDir, kubeconfigPath, repoRoot } from './paths.js';
 import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
+import { fakeNode } from './fake-nodes.js';
 
 /**
  * A local Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager (every default
@@ -398,24 +399,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
 
 async function createFakeNode(core: k8s.CoreV1Api, name: string): Promise<void> {
   try {
-    await core.createNode({
-      body: {
-        metadata: {
-          name,
-          labels: {
-            type: 'kwok',
-            'kubernetes.io/hostname': name,
-            'kubernetes.io/os': 'linux',
-            'kubernetes.io/arch': 'amd64',
-          },
-          annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-        },
-        status: {
-          allocatable: { cpu: '1000', memory: '4Ti', pods: '5000' },
-          capacity: { cpu: '1000', memory: '4Ti', pods: '5000' },
-        },
-      },
-    });
+    await core.createNode({ body: fakeNode(name) });
   } catch (err) {
     if ((err as { code?: number }).code !== 409) throw err;
   }

@@ -1,15 +1,19 @@
 // What both reconcile loops share (reconcile.ts, and reconcile-v1.ts for runs started before patch
-// upstream-semantics): the input, the trigger's signals, who the LWS is, and one rollout step on the leader StatefulSet.
+// upstream-semantics): the input, the trigger's signals, who the LWS is, the generation's leader objects, and one
+// rollout step on the leader StatefulSet.
 import { condition, defineSignal, setHandler, sleep } from '@temporalio/workflow';
 import {
   applyDefaults,
   EVENT_REASONS,
+  nameConflictMessage,
+  validateLeaderWorkerSet,
   type LeaderRollout,
   type LeaderWorkerSet,
   type ObjectKey,
 } from '../model/index.js';
 import type { KubernetesEvent, LwsActivities } from '../activities/types.js';
 import { kube } from './activities.js';
+import { namesFreed } from './names-freed.js';
 
 export interface ReconcileInput {
   ref: ObjectKey;
@@ -121,4 +125,51 @@ export function describeStep(replicas: number, plan: LeaderRollout): string {
   const from = `the new template from group ${plan.partition} up`;
   if (!plan.rolling) return `rolling update done: ${plan.replicas} groups, ${from}`;
   return `rolling update: ${surge > 0 ? `${plan.replicas} groups (${surge} surge), ` : ''}${from}`;
+}
+
+/** A spec the API server's schema would refuse, written around it: told as a Warning Event. True when so. */
+export async function refusedAsInvalid(ref: ObjectKey, lws: LeaderWorkerSet): Promise<boolean> {
+  const errors = validateLeaderWorkerSet(lws);
+  if (errors.length > 0) {
+    // The API server's schema normally stops these; objects written around it end here, loudly.
+    await kube.recordEvent(
+      eventOf(ref, lws, EVENT_REASONS.invalidSpec, errors.map((e) => e.message).join('; '), 'Warning'),
+    );
+    return true;
+  }
+  return false;
+}
+
+/** The generation's headless Service, its leader StatefulSet at this step, and the policy on each leader pod. */
+export async function applyLeaderObjects(
+  ref: ObjectKey,
+  lws: LeaderWorkerSet,
+  generation: number,
+  plan: LeaderRollout,
+): Promise<'applied' | 'names held' | { nameConflict: string }> {
+  const { spec } = applyDefaults(lws);
+  await kube.ensureHeadlessService(lws);
+  const leaders = await kube.ensureLeaderStatefulSet(lws, stepOf(plan));
+  if (typeof leaders === 'object' && leaders.outcome === 'name-taken') {
+    const nameConflict = nameConflictMessage(`${ref.namespace}/${ref.name}`, leaders.holder);
+    await kube.recordEvent(eventOf(ref, lws, EVENT_REASONS.nameConflict, nameConflict, 'Warning'));
+    return { nameConflict };
+  }
+  if (typeof leaders === 'object') {
+    // An older incarnation of this LWS still holds the names. A StatefulSet created over its pods would get its own
+    // only after a backoff that grows to minutes: wait for them instead.
+    await namesFreed(leaders);
+    return 'names held';
+  }
+  if (leaders !== 'unchanged') {
+    const reason =
+      leaders === 'created' ? EVENT_REASONS.leaderStatefulSetCreated : EVENT_REASONS.leaderStatefulSetUpdated;
+    const step = plan.rolling ? `; ${describeStep(spec.replicas, plan)}` : '';
+    await kube.recordEvent(
+      eventOf(ref, lws, reason, `leader StatefulSet ${ref.name} ${leaders} for generation ${generation}${step}`),
+    );
+  }
+  // The policy lives on each leader pod, so a switch applies to the next teardown without rolling any group.
+  await kube.annotateLeaderPods({ ref, podTerminationPolicy: spec.podTerminationPolicy });
+  return 'applied';
 }

@@ -5,24 +5,19 @@ import { continueAsNew, workflowInfo } from '@temporalio/workflow';
 import {
   applyDefaults,
   computeStatusV1,
-  EVENT_REASONS,
   groupStatesV1,
-  nameConflictMessage,
   planLeaderRolloutV1,
   rollingUpdateRecordedV1,
   sameStatus,
-  validateLeaderWorkerSet,
   type LeaderRolloutV1 as LeaderRollout,
   type LeaderWorkerSet,
   type ObjectKey,
 } from '../model/index.js';
 import { kube } from './activities.js';
-import { namesFreed } from './names-freed.js';
 import {
+  applyLeaderObjects,
   Changes,
-  describeStep,
-  eventOf,
-  stepOf,
+  refusedAsInvalid,
   takeRolloutStep,
   whoseLws,
   type Groups,
@@ -92,39 +87,8 @@ async function applyGeneration(
   generation: number,
   plan: LeaderRollout,
 ): Promise<'applied' | 'invalid' | 'names held' | { nameConflict: string }> {
-  const errors = validateLeaderWorkerSet(lws);
-  if (errors.length > 0) {
-    // The API server's schema normally stops these; objects written around it end here, loudly.
-    await kube.recordEvent(
-      eventOf(ref, lws, EVENT_REASONS.invalidSpec, errors.map((e) => e.message).join('; '), 'Warning'),
-    );
-    return 'invalid';
-  }
-  const { spec } = applyDefaults(lws);
-  await kube.ensureHeadlessService(lws);
-  const leaders = await kube.ensureLeaderStatefulSet(lws, stepOf(plan));
-  if (typeof leaders === 'object' && leaders.outcome === 'name-taken') {
-    const nameConflict = nameConflictMessage(`${ref.namespace}/${ref.name}`, leaders.holder);
-    await kube.recordEvent(eventOf(ref, lws, EVENT_REASONS.nameConflict, nameConflict, 'Warning'));
-    return { nameConflict };
-  }
-  if (typeof leaders === 'object') {
-    // An older incarnation of this LWS still holds the names. A StatefulSet created over its pods would get its own
-    // only after a backoff that grows to minutes: wait for them instead.
-    await namesFreed(leaders);
-    return 'names held';
-  }
-  if (leaders !== 'unchanged') {
-    const reason =
-      leaders === 'created' ? EVENT_REASONS.leaderStatefulSetCreated : EVENT_REASONS.leaderStatefulSetUpdated;
-    const step = plan.rolling ? `; ${describeStep(spec.replicas, plan)}` : '';
-    await kube.recordEvent(
-      eventOf(ref, lws, reason, `leader StatefulSet ${ref.name} ${leaders} for generation ${generation}${step}`),
-    );
-  }
-  // The policy lives on each leader pod, so a switch applies to the next teardown without rolling any group.
-  await kube.annotateLeaderPods({ ref, podTerminationPolicy: spec.podTerminationPolicy });
-  return 'applied';
+  if (await refusedAsInvalid(ref, lws)) return 'invalid';
+  return applyLeaderObjects(ref, lws, generation, plan);
 }
 
 async function writeStatus(

@@ -10,12 +10,10 @@ import {
   EVENT_REASONS,
   groupStates,
   LABEL_TEMPLATE_REVISION_HASH,
-  nameConflictMessage,
   planLeaderRollout,
   sameStatus,
   statusCounts,
   templateRevisionHash,
-  validateLeaderWorkerSet,
   type LeaderRollout,
   type LeaderStatefulSetFacts,
   type LeaderWorkerSet,
@@ -24,12 +22,11 @@ import {
 } from '../model/index.js';
 import { isNamespaceTerminating } from '../shared/failures.js';
 import { kube } from './activities.js';
-import { namesFreed } from './names-freed.js';
 import {
+  applyLeaderObjects,
   Changes,
-  describeStep,
   eventOf,
-  stepOf,
+  refusedAsInvalid,
   takeRolloutStep,
   whoseLws,
   type Groups,
@@ -130,48 +127,17 @@ async function applyGeneration(
   generation: number,
   plan: LeaderRollout,
 ): Promise<'applied' | 'invalid' | 'names held' | { nameConflict: string }> {
-  const errors = validateLeaderWorkerSet(lws);
-  if (errors.length > 0) {
-    // The API server's schema normally stops these; objects written around it end here, loudly.
-    await kube.recordEvent(
-      eventOf(ref, lws, EVENT_REASONS.invalidSpec, errors.map((e) => e.message).join('; '), 'Warning'),
-    );
-    return 'invalid';
-  }
-  const { spec } = applyDefaults(lws);
+  if (await refusedAsInvalid(ref, lws)) return 'invalid';
   // Before any leader of this revision exists: its workers are built from it.
   const revision = await kube.ensureControllerRevision(lws);
   if (revision !== 'unchanged') {
+    const hash = templateRevisionHash(applyDefaults(lws).spec);
     const verb = revision === 'created' ? 'created' : 'current again';
-    const hash = templateRevisionHash(spec);
     await kube.recordEvent(
       eventOf(ref, lws, EVENT_REASONS.creatingRevision, `revision ${hash} ${verb} for generation ${generation}`),
     );
   }
-  await kube.ensureHeadlessService(lws);
-  const leaders = await kube.ensureLeaderStatefulSet(lws, stepOf(plan));
-  if (typeof leaders === 'object' && leaders.outcome === 'name-taken') {
-    const nameConflict = nameConflictMessage(`${ref.namespace}/${ref.name}`, leaders.holder);
-    await kube.recordEvent(eventOf(ref, lws, EVENT_REASONS.nameConflict, nameConflict, 'Warning'));
-    return { nameConflict };
-  }
-  if (typeof leaders === 'object') {
-    // An older incarnation of this LWS still holds the names. A StatefulSet created over its pods would get its own
-    // only after a backoff that grows to minutes: wait for them instead.
-    await namesFreed(leaders);
-    return 'names held';
-  }
-  if (leaders !== 'unchanged') {
-    const reason =
-      leaders === 'created' ? EVENT_REASONS.leaderStatefulSetCreated : EVENT_REASONS.leaderStatefulSetUpdated;
-    const step = plan.rolling ? `; ${describeStep(spec.replicas, plan)}` : '';
-    await kube.recordEvent(
-      eventOf(ref, lws, reason, `leader StatefulSet ${ref.name} ${leaders} for generation ${generation}${step}`),
-    );
-  }
-  // The policy lives on each leader pod, so a switch applies to the next teardown without rolling any group.
-  await kube.annotateLeaderPods({ ref, podTerminationPolicy: spec.podTerminationPolicy });
-  return 'applied';
+  return applyLeaderObjects(ref, lws, generation, plan);
 }
 
 /** As upstream: the status, and an Event when the pass's first condition turns True. */
@@ -183,7 +149,7 @@ async function writeStatus(
   nameConflict?: string,
 ): Promise<void> {
   const now = new Date().toISOString();
-  const status = computeStatus(lws, counts, groups.leaderStatefulSet, now, nameConflict);
+  const status = computeStatus(lws, counts, leaderStatefulSetOf(lws, groups), now, nameConflict);
   if (sameStatus(lws.status, status)) return;
   await kube.updateLeaderWorkerSetStatus({ ref, status });
   const told = conditionEvent(lws, counts);

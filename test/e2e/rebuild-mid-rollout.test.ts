@@ -155,4 +155,38 @@ describe('controller: a group rebuilt mid-rollout keeps one template (Controller
       assert.equal(owner?.uid, (await lws.get(name))?.metadata?.uid);
     });
   }
+
+  it('a rollback mid-rollout reuses the old revision (the same object, numbered above the newer one)', async () => {
+    const name = 'mid-rollback';
+    await lws.create(lwsOf(name, 'Parallel'));
+    await lws.waitForGroups(name, 2, 3);
+    const v1 = hashOf(await lws.statefulSet(name))!;
+    const first = (await revisions(name))[0]!;
+    await lws.patchSpec(name, { leaderWorkerTemplate: { size: 3, workerTemplate: template('v2') } });
+    const v2 = await waitFor(
+      `group 1 of ${name} on v2`,
+      async () => {
+        const hash = hashOf(await lws.pod(`${name}-1`));
+        return hash !== undefined && hash !== v1 ? hash : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    await lws.waitForGroups(name, 2, 3);
+
+    await lws.patchSpec(name, { leaderWorkerTemplate: { size: 3, workerTemplate: template('v1') } });
+    await waitFor(
+      `group 1 of ${name} back on v1`,
+      async () =>
+        hashOf(await lws.pod(`${name}-1`)) === v1 && hashOf(await lws.statefulSet(`${name}-1`)) === v1
+          ? true
+          : undefined,
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const byHash = new Map((await revisions(name)).map((r) => [hashOf(r), r]));
+    const reused = byHash.get(v1);
+    assert.equal(reused?.metadata?.uid, first.metadata?.uid, 'the same ControllerRevision object');
+    // The partition (1) keeps the rollout from being done, so v2's revision is not pruned yet.
+    assert.deepEqual([first.revision, byHash.get(v2)?.revision, reused?.revision], [1, 2, 3]);
+    assert.equal(versionOf((await lws.statefulSet(`${name}-1`))?.spec?.template.spec), 'v1');
+  });
 });

@@ -21,33 +21,17 @@ import yaml from 'js-yaml';
 import type { LeaderWorkerSet } from '../../src/model/index.js';
 import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
 import { waitFor } from '../../src/stack/processes.js';
+import { ExtraFakeNodes } from '../../src/stack/fake-nodes.js';
 import { PROVISIONER_NAME } from '../../src/stack/volume-provisioner.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';
+import { ANNOTATION, LABEL, TPU } from '../fixtures/upstream-e2e.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
 const fixturesDir = fileURLToPath(new URL('../fixtures/upstream/', import.meta.url));
-const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 
-const P = 'leaderworkerset.sigs.k8s.io/';
-const L = {
-  name: `${P}name`,
-  groupIndex: `${P}group-index`,
-  workerIndex: `${P}worker-index`,
-  groupKey: `${P}group-key`,
-  revision: `${P}template-revision-hash`,
-  subGroupIndex: `${P}subgroup-index`,
-  subGroupKey: `${P}subgroup-key`,
-};
-const A = {
-  size: `${P}size`,
-  leaderName: `${P}leader-name`,
-  replicas: `${P}replicas`,
-  exclusive: `${P}exclusive-topology`,
-  leaderRequestsTpus: `${P}leader-requests-tpus`,
-  subGroupSize: `${P}subgroup-size`,
-};
-const TPU = 'google.com/tpu';
+const L = LABEL;
+const A = ANNOTATION;
 const GPU = 'nvidia.com/gpu';
 const NODE_POOL = 'cloud.google.com/gke-nodepool';
 
@@ -235,80 +219,15 @@ describe('upstream LeaderWorkerSet manifests on the real stack (kubectl apply --
   let apps: k8s.AppsV1Api;
   const suffix = randomBytes(3).toString('hex');
   // Named like the cluster's own fake nodes: a test that checks its pods landed on a kwok-node-* stays right.
-  const ownNodes = Array.from({ length: OWN_NODE_COUNT }, (_, i) => `kwok-node-upstream-${suffix}-${i}`);
+  let ownNodes: ExtraFakeNodes;
   let ownNodesSchedulable = true;
   /** The StorageClass the volume-claim sample names ("default"), when this suite made it. */
   let createdStorageClass: string | undefined;
 
   async function setOwnNodesSchedulable(schedulable: boolean): Promise<void> {
     if (ownNodesSchedulable === schedulable) return;
-    for (const name of ownNodes)
-      await core.patchNode({ name, body: { spec: { unschedulable: !schedulable } } }, mergePatch);
+    await ownNodes.setSchedulable(schedulable);
     ownNodesSchedulable = schedulable;
-  }
-
-  async function createOwnNodes(): Promise<void> {
-    for (const [i, name] of ownNodes.entries()) {
-      await core.createNode({
-        body: {
-          metadata: {
-            name,
-            labels: {
-              type: 'kwok',
-              'kubernetes.io/hostname': name,
-              'kubernetes.io/os': 'linux',
-              'kubernetes.io/arch': 'amd64',
-              [NODE_POOL]: `upstream-${suffix}-pool-${i}`,
-              'cloud.google.com/gke-tpu-accelerator': 'tpu-v5-lite-podslice',
-              'cloud.google.com/gke-tpu-topology': '4x4',
-            },
-            annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-          },
-          status: { capacity: ownNodeCapacity, allocatable: ownNodeCapacity },
-        },
-      });
-    }
-    // KWOK's node stage writes cpu, memory and pods when it makes a node Ready; the rest is set again after it.
-    await waitFor(
-      `${OWN_NODE_COUNT} own nodes Ready with GPU and TPU capacity`,
-      async () => {
-        for (const name of ownNodes) {
-          const node = await core.readNode({ name });
-          if (!node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return undefined;
-          if (node.status.allocatable?.[TPU] !== ownNodeCapacity[TPU]) {
-            await core.patchNodeStatus(
-              { name, body: { status: { capacity: ownNodeCapacity, allocatable: ownNodeCapacity } } },
-              mergePatch,
-            );
-            return undefined;
-          }
-        }
-        return true;
-      },
-      { timeoutMs: 60_000, intervalMs: 500 },
-    );
-  }
-
-  async function removeOwnNodes(): Promise<void> {
-    await setOwnNodesSchedulable(false).catch(() => undefined);
-    // Another suite's pods may have landed on them while they were schedulable: deleting a node would take its pods
-    // with it, so the nodes stay (cordoned) until they are empty.
-    const empty = await waitFor(
-      'no pod left on the own nodes',
-      async () => {
-        for (const node of ownNodes) {
-          const pods = await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` });
-          if (pods.items.length > 0) return undefined;
-        }
-        return true;
-      },
-      { timeoutMs: 120_000, intervalMs: 1000 },
-    ).catch(() => false);
-    if (!empty) {
-      console.warn(`[upstream-manifests] left cordoned nodes with other suites' pods: ${ownNodes.join(', ')}`);
-      return;
-    }
-    for (const name of ownNodes) await core.deleteNode({ name }).catch(() => undefined);
   }
 
   before(async function () {
@@ -316,7 +235,19 @@ describe('upstream LeaderWorkerSet manifests on the real stack (kubectl apply --
     controller = await startController();
     core = controller.kc.makeApiClient(k8s.CoreV1Api);
     apps = controller.kc.makeApiClient(k8s.AppsV1Api);
-    await createOwnNodes();
+    ownNodes = new ExtraFakeNodes(
+      controller.kc,
+      Array.from({ length: OWN_NODE_COUNT }, (_, i) => ({
+        name: `kwok-node-upstream-${suffix}-${i}`,
+        labels: {
+          [NODE_POOL]: `upstream-${suffix}-pool-${i}`,
+          'cloud.google.com/gke-tpu-accelerator': 'tpu-v5-lite-podslice',
+          'cloud.google.com/gke-tpu-topology': '4x4',
+        },
+      })),
+      ownNodeCapacity,
+    );
+    await ownNodes.create();
     // lws-volume-claim-templates.yaml asks for storageClassName "default"; the cluster's class is another one. This
     // one names the cluster's provisioner, without being the default class.
     const storage = controller.kc.makeApiClient(k8s.StorageV1Api);
@@ -338,7 +269,7 @@ describe('upstream LeaderWorkerSet manifests on the real stack (kubectl apply --
   });
 
   after(async () => {
-    if (core) await removeOwnNodes();
+    await ownNodes?.remove();
     if (createdStorageClass) {
       await controller.kc
         .makeApiClient(k8s.StorageV1Api)
