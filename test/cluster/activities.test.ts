@@ -165,7 +165,7 @@ describe('activities against the cluster', function () {
   });
 
   describe('ensureHeadlessService', () => {
-    it('creates once, then confirms; follows a subdomain policy change of the selector', async () => {
+    it('creates once, then confirms; under UniquePerReplica makes none and leaves one from a Shared past (as upstream)', async () => {
       const lws = await createLws('svc');
       assert.equal(await act.ensureHeadlessService(lws), 'created');
       assert.equal(await act.ensureHeadlessService(lws), 'unchanged');
@@ -176,11 +176,14 @@ describe('activities against the cluster', function () {
       assert.equal(svc.metadata?.ownerReferences?.[0]?.uid, lws.metadata.uid);
 
       const unique = { ...lws, spec: { ...lws.spec, networkConfig: { subdomainPolicy: 'UniquePerReplica' as const } } };
-      assert.equal(await act.ensureHeadlessService(unique), 'updated');
-      const after = await core.readNamespacedService({ namespace, name: 'svc' });
-      assert.deepEqual(after.spec?.selector, leaderLabels('svc'));
-      assert.equal(after.metadata?.uid, svc.metadata?.uid, 'updated in place, not re-created');
       assert.equal(await act.ensureHeadlessService(unique), 'unchanged');
+      const after = await core.readNamespacedService({ namespace, name: 'svc' });
+      assert.deepEqual(after.spec?.selector, { [LABEL_NAME]: 'svc' }, 'left as it was');
+
+      const fresh = await createLws('svc-unique', { networkConfig: { subdomainPolicy: 'UniquePerReplica' } });
+      assert.equal(await act.ensureHeadlessService(fresh), 'unchanged');
+      const none = await core.readNamespacedService({ namespace, name: 'svc-unique' }).catch((err: unknown) => err);
+      assert.equal((none as { code?: number }).code, 404, 'no shared Service under UniquePerReplica');
     });
   });
 
