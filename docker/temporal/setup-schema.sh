@@ -8,7 +8,7 @@ set -eu
 : "${POSTGRES_USER:?set POSTGRES_USER}"
 : "${SQL_PASSWORD:?set SQL_PASSWORD (read by temporal-sql-tool)}"
 DB_PORT=${DB_PORT:-5432}
-SCHEMA_DIR=/etc/temporal/schema/postgresql/v12
+SCHEMA_DIR=${SCHEMA_DIR:-/etc/temporal/schema/postgresql/v12}
 
 sql() {
   temporal-sql-tool --plugin postgres12 --ep "$POSTGRES_SEEDS" -p "$DB_PORT" -u "$POSTGRES_USER" "$@"

@@ -54,13 +54,26 @@ export async function stopProcessGroup(pid: number, graceMs = 5000): Promise<voi
   }
 }
 
-/** A TCP port on 127.0.0.1 that nobody listens on right now. */
-export function freePort(): Promise<number> {
+/**
+ * A TCP port on 127.0.0.1 that nobody listens on right now: any the kernel picks, or one in `range` (Temporal stores
+ * its membership ports as a signed 16-bit integer, so they must be below 32768).
+ */
+export async function freePort(range?: { from: number; to: number }): Promise<number> {
+  if (range === undefined) return listenOnce(0);
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = range.from + Math.floor(Math.random() * (range.to - range.from + 1));
+    const got = await listenOnce(port).catch(() => undefined);
+    if (got !== undefined) return got;
+  }
+  throw new Error(`no free port between ${range.from} and ${range.to} on 127.0.0.1`);
+}
+
+function listenOnce(port: number): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.unref();
     server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       server.close(() =>
         typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),

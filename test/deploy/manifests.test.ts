@@ -11,6 +11,8 @@ import type * as k8s from '@kubernetes/client-node';
 import { MUTATE_POD_PATH } from '../../src/admission/server.js';
 import { podWebhook } from '../../src/stack/admission.js';
 import { memorySettings } from '../../src/stack/controller-processes.js';
+import { parseEnvFile } from '../../src/stack/temporal-cluster.js';
+import { versions } from '../../src/stack/versions.js';
 import { repoRoot } from '../../src/stack/paths.js';
 import { workflowBundleFile } from '../../src/worker/run.js';
 import { allSearchAttributes } from '../../src/workflows/search-attributes.js';
@@ -298,6 +300,21 @@ describe('deployment files', function () {
       assert.equal(version('temporal-schema'), version('temporal'), 'admin-tools matches the server');
       assert.equal(version('temporal-setup'), version('temporal'), 'admin-tools matches the server');
       assert.equal(defaults(services.worker?.image ?? ''), `ghcr.io/lws-temporal/lws-temporal:${pkg.version}`);
+    });
+
+    it('runs the server and its schema setup from docker/temporal/temporal.env, the settings temporal:up reads', () => {
+      const env = parseEnvFile(readFileSync(join(repoRoot, 'docker', 'temporal', 'temporal.env'), 'utf8'));
+      for (const name of ['temporal', 'temporal-schema']) {
+        assert.equal((services[name] as { env_file?: string }).env_file, 'docker/temporal/temporal.env', name);
+      }
+      assert.equal(env['DB'], 'postgres12');
+      assert.equal(services.temporal?.image, `temporalio/server:${versions.temporalServer}`);
+      assert.equal(services['temporal-ui']?.image, `temporalio/ui:${versions.temporalUi}`);
+      // The dynamic config the server's template requires: the mounted folder holds the file the env file names.
+      const mount = services.temporal?.volumes?.find((v) => v.startsWith('./docker/temporal:'))?.split(':')[1];
+      assert.ok(mount && env['DYNAMIC_CONFIG_FILE_PATH']?.startsWith(`${mount}/`), 'the dynamic config is mounted');
+      const file = env['DYNAMIC_CONFIG_FILE_PATH']!.slice(mount.length + 1);
+      assert.ok(existsSync(join(repoRoot, 'docker', 'temporal', file)), `docker/temporal/${file} exists`);
     });
 
     it('builds the worker and the trigger from the Dockerfile and runs the compiled entry points', () => {

@@ -29,6 +29,9 @@ describe('npm run provision (with the cache filled by the run before the tests)'
     ['etcd', ['--version'], `etcd Version: ${versions.etcd}`],
     ['kwok', ['--version'], `kwok version v${versions.kwok}`],
     ['temporal', ['--version'], `temporal version ${versions.temporalCli}`],
+    ['temporal-server', ['--version'], `temporal version ${versions.temporalServer}`],
+    ['temporal-sql-tool', ['--version'], `temporal-sql-tool version ${versions.temporalServer}`],
+    ['temporal-ui-server', ['--version'], `Temporal UI version ${versions.temporalUi}`],
   ];
   for (const [binary, args, expected] of versionChecks) {
     it(`${binary} reports the pinned version`, () => {
