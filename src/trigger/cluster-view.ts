@@ -5,6 +5,7 @@ import {
   applyDefaults,
   isDeleting,
   LABEL_NAME,
+  LABEL_WORKER_INDEX,
   leaderStatefulSetReplicas,
   type LeaderWorkerSet,
   type ObjectKey,
@@ -72,18 +73,35 @@ export class ClusterView implements Knowledge {
     return sts?.ownerUid ? this.pods.get(sts.ownerUid) : undefined;
   }
 
+  /** The group of this leader is Ready now: the leader Ready, and every worker of its own StatefulSet ready. */
+  groupReady(leaderUid: string): boolean {
+    const leader = this.pods.get(leaderUid);
+    if (!leader || leader.labels[LABEL_WORKER_INDEX] !== '0' || !leader.ready || isDeleting(leader)) return false;
+    const size = this.groupSize(leader);
+    if (size === undefined) return false;
+    const workers = this.workerStatefulSetOf(leaderUid);
+    return size === 1 || (workers !== undefined && workers.readyReplicas >= size - 1);
+  }
+
+  /** A group's own size (its leader's size annotation, written from its revision), else its LWS's. */
+  private groupSize(leader: PodFacts): number | undefined {
+    const lwsName = leader.labels[LABEL_NAME];
+    const lws = lwsName ? this.lws({ namespace: leader.namespace, name: lwsName }) : undefined;
+    if (!lws) return undefined;
+    const annotated = Number(leader.annotations[ANNOTATION_SIZE]);
+    return Number.isInteger(annotated) && annotated >= 1
+      ? annotated
+      : applyDefaults(lws).spec.leaderWorkerTemplate.size;
+  }
+
   /**
    * Upstream's test for RecreateGroupAfterStart: every pod of the group exists (its own size, from the leader's size
    * annotation) and none is Pending. Looked at when a restart is seen, not remembered.
    */
   groupStarted(leaderUid: string): boolean {
     const leader = this.pods.get(leaderUid);
-    const lwsName = leader?.labels[LABEL_NAME];
-    const lws = lwsName && leader ? this.lws({ namespace: leader.namespace, name: lwsName }) : undefined;
-    if (!leader || !lws) return false;
-    const annotated = Number(leader.annotations[ANNOTATION_SIZE]);
-    const size =
-      Number.isInteger(annotated) && annotated >= 1 ? annotated : applyDefaults(lws).spec.leaderWorkerTemplate.size;
+    const size = leader && this.groupSize(leader);
+    if (!leader || size === undefined) return false;
     const sts = this.workerStatefulSetOf(leaderUid);
     const workers = sts ? this.podsByOwner.of(sts.uid).flatMap((uid) => this.pods.get(uid) ?? []) : [];
     const pods = [leader, ...workers];

@@ -80,9 +80,9 @@ export class Trigger {
     return groupReady ? groupReadyAction(lws, `${reason}: a group is Ready`) : reconcileAction(lws, reason);
   }
 
-  /** Whether the group of this leader uid has been Ready since the leader was created (false without a uid). */
-  private started(leaderUid: string | undefined): boolean {
-    return leaderUid !== undefined && this.view.groupStarted(leaderUid);
+  /** Whether the group of this leader uid is Ready now (false without a uid). */
+  private groupReadyNow(leaderUid: string | undefined): boolean {
+    return leaderUid !== undefined && this.view.groupReady(leaderUid);
   }
 
   /** Only whether it is being deleted matters, for the pods deleted with it (decide.ts). */
@@ -116,10 +116,10 @@ export class Trigger {
     const now = Date.now();
     const view = podFacts(pod);
     if (!view) return;
-    const wasStarted = this.started(view.uid);
+    const wasReady = this.groupReadyNow(view.uid);
     const before = removed ? this.view.deletePod(view.uid) : this.view.setPod(view);
     // A change of a pod already known: after a restart, the first list finds every Ready group at once.
-    const groupReady = before !== undefined && !wasStarted && this.started(view.uid);
+    const groupReady = before !== undefined && !wasReady && this.groupReadyNow(view.uid);
     const actions = removed ? [] : podActions(view, this.view, this.opts.searchAttributes, now);
     if (statusRelevant(before, removed ? undefined : view)) {
       const reconcile = this.reconcileFor(
@@ -137,9 +137,9 @@ export class Trigger {
     const now = Date.now();
     const view = statefulSetFacts(sts);
     if (!view) return;
-    const wasStarted = this.started(view.ownerUid);
+    const wasReady = this.groupReadyNow(view.ownerUid);
     const before = removed ? this.view.deleteStatefulSet(view.uid) : this.view.setStatefulSet(view);
-    const groupReady = before !== undefined && !wasStarted && this.started(view.ownerUid);
+    const groupReady = before !== undefined && !wasReady && this.groupReadyNow(view.ownerUid);
     if (removed || !before || before.readyReplicas !== view.readyReplicas) {
       const reason = `StatefulSet ${view.name} changed`;
       this.submit([this.reconcileFor(view.namespace, view.labels[LABEL_NAME], reason, groupReady)], now);

@@ -230,6 +230,36 @@ describe('trigger/cluster-view', () => {
     }
   });
 
+  describe('ClusterView: groupReady (the change a rollout step waits for)', () => {
+    // [what, lws, leader, worker StatefulSets, expected]
+    const cases: Array<[string, LeaderWorkerSet | null, PodFacts, StatefulSetFacts[], boolean]> = [
+      ['leader Ready, 3 of 3 workers ready', lws, leader(0), [workerSet(0, 3)], true],
+      ['leader Ready, 2 of 3 workers ready', lws, leader(0), [workerSet(0, 2)], false],
+      ['leader not Ready, 3 of 3 workers ready', lws, leader(0, { ready: false }), [workerSet(0, 3)], false],
+      ['leader Ready, no worker StatefulSet', lws, leader(0), [], false],
+      ['leader terminating', lws, leader(0, TERMINATING), [workerSet(0, 3)], false],
+      ['ready workers owned by another leader', lws, leader(0), [workerSet(0, 3, { ownerUid: 'leader-0-old' })], false],
+      ['LWS unknown', null, leader(0), [workerSet(0, 3)], false],
+      ['a worker pod, not a leader', lws, worker(0, 1, { uid: 'leader-0' }), [workerSet(0, 3)], false],
+      ['size 1: leader Ready is enough', lwsOfSize(1), leader(0), [], true],
+      [
+        'its own size (annotation 2) under spec size 4: 1 ready worker',
+        lws,
+        leader(0, { annotations: { [ANNOTATION_SIZE]: '2' } }),
+        [workerSet(0, 1)],
+        true,
+      ],
+    ];
+    for (const [what, l, pod, sets, expected] of cases) {
+      it(`${what}: ${expected ? 'Ready' : 'not Ready'}`, () => {
+        const view = viewWith(l);
+        for (const s of sets) view.setStatefulSet(s);
+        view.setPod(pod);
+        assert.equal(view.groupReady('leader-0'), expected);
+      });
+    }
+  });
+
   describe('ClusterView: groupStarted (upstream: every pod there, none Pending)', () => {
     const running = { phase: 'Running' };
     const pending = { phase: 'Pending' };
