@@ -6,10 +6,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { formatDuration, type Logger } from '../log.js';
 import { binPath, repoRoot, stateDir } from './paths.js';
-import { freePort, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
+import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
 import { temporalSchemaDir, temporalUiDir } from './provision.js';
 import { runCommand, StepError } from './run.js';
 
@@ -71,8 +72,11 @@ async function readState(): Promise<TemporalClusterState | undefined> {
   }
 }
 
-function running(state: TemporalClusterState): boolean {
-  return Object.values(state.pids).every((pid) => isAlive(pid));
+/** The processes of `state` that are gone (empty: the cluster is running). */
+function gone(state: TemporalClusterState): string[] {
+  return Object.entries(state.pids)
+    .filter(([, pid]) => !isAlive(pid))
+    .map(([name]) => name);
 }
 
 async function startPostgres(log: Logger, pgBin: string, port: number): Promise<number> {
@@ -114,6 +118,17 @@ async function startPostgres(log: Logger, pgBin: string, port: number): Promise<
   return pid;
 }
 
+/** Something accepts TCP connections on 127.0.0.1:port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
 function psql(pgBin: string, port: number, sql: string): void {
   execFileSync(
     join(pgBin, 'psql'),
@@ -142,11 +157,15 @@ function ensureRole(pgBin: string, port: number, user: string, password: string)
 export async function temporalClusterUp(log: Logger, opts: { shards?: number } = {}): Promise<TemporalClusterState> {
   const started = Date.now();
   const before = await readState();
-  if (before && running(before)) {
+  const stopped = before && gone(before);
+  if (before && stopped?.length === 0) {
     log.info('Temporal cluster is already up', { address: before.address, ui: before.uiUrl });
     return before;
   }
-  if (before) await temporalClusterDown(log);
+  if (before) {
+    log.warn('Temporal cluster found with processes gone; starting it again', { gone: stopped?.join(', ') });
+    await temporalClusterDown(log);
+  }
   await mkdir(temporalClusterDir, { recursive: true });
   const shared = parseEnvFile(await readFile(join(repoRoot, 'docker', 'temporal', 'temporal.env'), 'utf8'));
   const pgBin = postgresBinDir();
@@ -206,6 +225,8 @@ export async function temporalClusterUp(log: Logger, opts: { shards?: number } =
       WORKER_MEMBERSHIP_PORT: String(p['worker-membership']),
       PUBLIC_FRONTEND_ADDRESS: `127.0.0.1:${p['frontend-grpc']}`,
     };
+    // One after the other: each service writes the cluster's metadata at its start, and concurrent writers lose
+    // the optimistic version check and exit.
     for (const service of SERVICES) {
       log.info(`starting the ${service} service`, { elapsed: formatDuration(Date.now() - started) });
       pids[service] = spawnDaemon(
@@ -214,6 +235,17 @@ export async function temporalClusterUp(log: Logger, opts: { shards?: number } =
         join(temporalClusterDir, `${service}.log`),
         serverEnv,
         temporalClusterDir,
+      );
+      await writeFile(statePath, JSON.stringify(state, null, 2));
+      const pid = pids[service];
+      await waitFor(
+        `the ${service} service listening on 127.0.0.1:${p[`${service}-grpc`]}`,
+        async () => {
+          if (!isAlive(pid))
+            throw new GiveUp(`the ${service} service exited; see ${temporalClusterDir}/${service}.log`);
+          return (await listening(p[`${service}-grpc`]!)) ? true : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 100 },
       );
     }
     state.address = `127.0.0.1:${p['frontend-grpc']}`;

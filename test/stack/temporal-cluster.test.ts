@@ -12,6 +12,7 @@ import { startControllerProcess, type ControllerProcess } from '../../src/stack/
 import { binPath, kubeconfigPath, stateDir } from '../../src/stack/paths.js';
 import { isAlive, waitFor } from '../../src/stack/processes.js';
 import {
+  postgresBinDir,
   readTemporalClusterState,
   temporalClusterDown,
   temporalClusterUp,
@@ -135,6 +136,24 @@ describe('stack: the production-shaped Temporal (temporal:up, PostgreSQL, four s
       assert.deepEqual([result.lifecycle, result.policy], ['rebuild', 'Parallel']);
     }
     await lws.waitForGroups('pg', 2, 2, 120_000);
+    // The histories are in PostgreSQL, in the server's `temporal` database.
+    const rows = execFileSync(
+      join(postgresBinDir(), 'psql'),
+      [
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(state.postgresPort),
+        '-U',
+        'postgres',
+        '-d',
+        'temporal',
+        '-Atc',
+        'SELECT count(*) FROM executions',
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.ok(Number(rows.trim()) >= 6, `executions in PostgreSQL: ${rows.trim()}`);
   });
 
   it('temporal:down leaves no process behind', async () => {
