@@ -15,7 +15,7 @@ import {
 } from './admission.js';
 import { ensureStorageClass } from './volume-provisioner.js';
 import { binPath, clusterDir, kubeconfigPath, repoRoot } from './paths.js';
-import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
+import { freePort, GiveUp, isAlive, SERVER_PORTS, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
 import { fakeNode } from './fake-nodes.js';
 
 /**
@@ -178,13 +178,13 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
     await mkdir(pkiDir, { recursive: true });
 
     const ports = {
-      etcdClient: await freePort(),
-      etcdPeer: await freePort(),
-      apiserver: await freePort(),
-      controllerManager: await freePort(),
-      scheduler: await freePort(),
-      kwok: await freePort(),
-      admission: await freePort(),
+      etcdClient: await freePort(SERVER_PORTS),
+      etcdPeer: await freePort(SERVER_PORTS),
+      apiserver: await freePort(SERVER_PORTS),
+      controllerManager: await freePort(SERVER_PORTS),
+      scheduler: await freePort(SERVER_PORTS),
+      kwok: await freePort(SERVER_PORTS),
+      admission: await freePort(SERVER_PORTS),
     };
     const server = `https://127.0.0.1:${ports.apiserver}`;
     const state: ClusterState = {

@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { allSearchAttributes } from '../workflows/search-attributes.js';
 import { binPath, stateDir } from './paths.js';
-import { freePort, GiveUp, startRetrying, waitFor } from './processes.js';
+import { freePort, GiveUp, SERVER_PORTS, startRetrying, waitFor } from './processes.js';
 
 /** Where `npm start` keeps the embedded dev server's SQLite file. */
 export const devServerDbPath = join(stateDir, 'temporal', 'dev-server.sqlite');
@@ -45,8 +45,8 @@ export function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> 
 }
 
 async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
-  const port = opts.port ?? (await freePort());
-  const uiPort = opts.uiPort ?? (await freePort());
+  const port = opts.port ?? (await freePort(SERVER_PORTS));
+  const uiPort = opts.uiPort ?? (await freePort(SERVER_PORTS));
   const args = [
     'server',
     'start-dev',

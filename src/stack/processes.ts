@@ -55,15 +55,25 @@ export async function stopProcessGroup(pid: number, graceMs = 5000): Promise<voi
 }
 
 /**
- * A TCP port on 127.0.0.1 that nobody listens on right now: any the kernel picks, or one in `range` (Temporal stores
- * its membership ports as a signed 16-bit integer, so they must be below 32768).
+ * Below Linux's ephemeral range (32768-60999): a port the kernel gives out as a client's source port can be taken by
+ * any outgoing connection between our check and the server's bind. Temporal also stores its membership ports as a
+ * signed 16-bit integer.
  */
+export const SERVER_PORTS = { from: 20000, to: 32767 };
+/** Handed out by this process already: a server may not have bound its port yet. */
+const handedOut = new Set<number>();
+
+/** A TCP port on 127.0.0.1 that nobody listens on right now: any the kernel picks, or one in `range`. */
 export async function freePort(range?: { from: number; to: number }): Promise<number> {
   if (range === undefined) return listenOnce(0);
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = range.from + Math.floor(Math.random() * (range.to - range.from + 1));
+    if (handedOut.has(port)) continue;
     const got = await listenOnce(port).catch(() => undefined);
-    if (got !== undefined) return got;
+    if (got !== undefined) {
+      handedOut.add(got);
+      return got;
+    }
   }
   throw new Error(`no free port between ${range.from} and ${range.to} on 127.0.0.1`);
 }

@@ -10,15 +10,13 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { formatDuration, type Logger } from '../log.js';
 import { binPath, repoRoot, stateDir } from './paths.js';
-import { freePort, GiveUp, isAlive, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
+import { freePort, GiveUp, isAlive, SERVER_PORTS, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
 import { temporalSchemaDir, temporalUiDir } from './provision.js';
 import { runCommand, StepError } from './run.js';
 
 export const temporalClusterDir = join(stateDir, 'temporal-cluster');
 const statePath = join(temporalClusterDir, 'state.json');
 const SERVICES = ['history', 'matching', 'frontend', 'worker'] as const;
-/** The server stores membership ports as smallint: every port it is given stays below 32768. */
-const SERVICE_PORTS = { from: 20000, to: 32767 };
 
 export interface TemporalClusterState {
   /** host:port of the frontend, for TEMPORAL_ADDRESS. */
@@ -169,7 +167,7 @@ export async function temporalClusterUp(log: Logger, opts: { shards?: number } =
   await mkdir(temporalClusterDir, { recursive: true });
   const shared = parseEnvFile(await readFile(join(repoRoot, 'docker', 'temporal', 'temporal.env'), 'utf8'));
   const pgBin = postgresBinDir();
-  const postgresPort = await freePort();
+  const postgresPort = await freePort(SERVER_PORTS);
   const pids: Record<string, number> = {};
   const state: TemporalClusterState = {
     address: '',
@@ -202,7 +200,7 @@ export async function temporalClusterUp(log: Logger, opts: { shards?: number } =
     });
 
     for (const name of [...SERVICES.flatMap((s) => [`${s}-grpc`, `${s}-membership`]), 'frontend-http', 'ui']) {
-      state.ports[name] = await freePort(SERVICE_PORTS);
+      state.ports[name] = await freePort(SERVER_PORTS);
     }
     const p = state.ports;
     const serverEnv: NodeJS.ProcessEnv = {

@@ -38,7 +38,7 @@ import {
 } from '../../src/model/index.js';
 import { localKubeConfig } from '../../src/stack/cluster.js';
 import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
-import { freePort, waitFor } from '../../src/stack/processes.js';
+import { freePort, SERVER_PORTS, waitFor } from '../../src/stack/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { identityOf } from '../fixtures/fake-activities.js';
 import { installCrd } from '../../src/stack/crd.js';
@@ -1116,7 +1116,7 @@ describe('activities against the cluster', function () {
     });
 
     it('an unreachable API server is an ordinary, retryable error', async () => {
-      const port = await freePort(); // free, so nothing listens there
+      const port = await freePort(SERVER_PORTS); // free, so nothing listens there
       const offline = new k8s.KubeConfig();
       offline.loadFromOptions({
         clusters: [{ name: 'offline', server: `https://127.0.0.1:${port}`, skipTLSVerify: true }],

@@ -20,7 +20,7 @@ import {
 import { localKubeConfig } from '../../src/stack/cluster.js';
 import { podWebhook, POD_WEBHOOK_NAME } from '../../src/stack/admission.js';
 import { kubeconfigPath, repoRoot } from '../../src/stack/paths.js';
-import { freePort, waitFor } from '../../src/stack/processes.js';
+import { freePort, SERVER_PORTS, waitFor } from '../../src/stack/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
@@ -245,7 +245,7 @@ describe('the admission process in Secret mode (the deploy/ configuration), on t
   });
 
   it('two replicas started together share one Secret, set the caBundle, and serve for the Service name', async () => {
-    const ports = [await freePort(), await freePort()];
+    const ports = [await freePort(SERVER_PORTS), await freePort(SERVER_PORTS)];
     for (const port of ports) {
       const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src', 'admission', 'main.ts')], {
         cwd: repoRoot,

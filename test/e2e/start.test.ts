@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { memorySettings } from '../../src/stack/controller-processes.js';
 import { kubeconfigPath, repoRoot } from '../../src/stack/paths.js';
-import { freePort, isAlive, waitFor } from '../../src/stack/processes.js';
+import { freePort, SERVER_PORTS, isAlive, waitFor } from '../../src/stack/processes.js';
 import { installCrd } from '../../src/stack/crd.js';
 import { localKubeConfig } from '../../src/stack/cluster.js';
 import { ensureCluster } from '../fixtures/cluster.js';
@@ -46,7 +46,7 @@ describe('npm start (worker and trigger in one process)', function () {
 
   it('an unreachable cluster is a clear error that says how to start one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lws-start-'));
-    const port = await freePort();
+    const port = await freePort(SERVER_PORTS);
     const kubeconfig = join(dir, 'kubeconfig');
     writeFileSync(
       kubeconfig,

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startControllerProcess, type ControllerProcess } from '../../src/stack/controller-processes.js';
 import { kubeconfigPath, stateDir } from '../../src/stack/paths.js';
-import { freePort, waitFor } from '../../src/stack/processes.js';
+import { freePort, SERVER_PORTS, waitFor } from '../../src/stack/processes.js';
 import { startDevServerEnvironment } from '../../src/stack/temporal.js';
 import { allSearchAttributes } from '../../src/workflows/search-attributes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
@@ -26,7 +26,7 @@ describe('worker process: workflow task polls', function () {
     const env = await startDevServerEnvironment({ searchAttributes: allSearchAttributes });
     let worker: ControllerProcess | undefined;
     try {
-      const metricsPort = await freePort();
+      const metricsPort = await freePort(SERVER_PORTS);
       worker = await startControllerProcess(
         'worker',
         {

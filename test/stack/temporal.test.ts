@@ -8,7 +8,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { startDevServerEnvironment, startTimeSkippingEnvironment } from '../../src/stack/temporal.js';
 import { binPath } from '../../src/stack/paths.js';
-import { freePort } from '../../src/stack/processes.js';
+import { freePort, SERVER_PORTS } from '../../src/stack/processes.js';
 
 const workflowsPath = fileURLToPath(new URL('../fixtures/stack-workflows.ts', import.meta.url));
 
@@ -61,8 +61,8 @@ describe('Temporal servers from the provisioned binaries', function () {
   });
 
   it('dev server: a workflow runs, and the Web UI answers HTTP 200', async () => {
-    const port = await freePort();
-    const uiPort = await freePort();
+    const port = await freePort(SERVER_PORTS);
+    const uiPort = await freePort(SERVER_PORTS);
     const env = await startDevServerEnvironment({ port, uiPort });
     try {
       const result = await runOnWorker(env, (taskQueue) =>
