@@ -4,9 +4,11 @@
 // attributes (docker/temporal/setup-namespace.sh: the commands the README gives production users). Settings come
 // from docker/temporal/temporal.env, which the compose file reads too. Idempotent; `down` leaves no process behind.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatDuration, type Logger } from '../log.js';
 import { binPath, repoRoot, stateDir } from './paths.js';
@@ -77,15 +79,25 @@ function gone(state: TemporalClusterState): string[] {
     .map(([name]) => name);
 }
 
+/**
+ * As root, PostgreSQL runs as `postgres`, which may not be able to enter the checkout (a folder of mode 0700, say):
+ * its data then lives under the system's temporary folder, one per checkout, owned by it.
+ */
+export function postgresDataDir(): string {
+  if (process.getuid?.() !== 0) return join(temporalClusterDir, 'postgres');
+  const checkout = createHash('sha1').update(temporalClusterDir).digest('hex').slice(0, 12);
+  return join(tmpdir(), `lws-temporal-postgres-${checkout}`);
+}
+
 async function startPostgres(log: Logger, pgBin: string, port: number): Promise<number> {
-  const data = join(temporalClusterDir, 'postgres');
+  const data = postgresDataDir();
   const logFile = join(temporalClusterDir, 'postgres.log');
   if (!existsSync(join(data, 'PG_VERSION'))) {
     log.info('initialising PostgreSQL', { data });
-    await mkdir(data, { recursive: true });
-    if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres:', temporalClusterDir]);
+    await mkdir(data, { recursive: true, mode: 0o700 });
+    if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres:', data]);
     const [cmd, args] = asPostgres(join(pgBin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
-    await runCommand(cmd, args, { step: 'initdb', hint: `see ${logFile}; delete ${data} to start over` });
+    await runCommand(cmd, args, { cwd: data, step: 'initdb', hint: `see ${logFile}; delete ${data} to start over` });
   }
   const [cmd, args] = asPostgres(join(pgBin, 'postgres'), [
     '-D',
@@ -99,8 +111,7 @@ async function startPostgres(log: Logger, pgBin: string, port: number): Promise<
     '-c',
     'max_connections=300',
   ]);
-  if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres:', temporalClusterDir]);
-  const pid = spawnDaemon(cmd, args, logFile);
+  const pid = spawnDaemon(cmd, args, logFile, process.env, data);
   await waitFor(
     `PostgreSQL on 127.0.0.1:${port}`,
     async () => {
@@ -298,7 +309,10 @@ export async function temporalClusterDown(log: Logger, opts: { wipe?: boolean } 
     await rm(statePath, { force: true });
     log.info('Temporal cluster stopped');
   }
-  if (opts.wipe) await rm(temporalClusterDir, { recursive: true, force: true });
+  if (opts.wipe) {
+    await rm(postgresDataDir(), { recursive: true, force: true });
+    await rm(temporalClusterDir, { recursive: true, force: true });
+  }
 }
 
 export function readTemporalClusterState(): Promise<TemporalClusterState | undefined> {
