@@ -1,5 +1,13 @@
 // docs/benchmarks.md and the timeline chart (SVG) from a BenchResult.
-import { percentile, type BenchResult, type ScenarioResult } from './results.js';
+import {
+  isTemporalProcess,
+  percentile,
+  temporalCpuPerLifecycle,
+  temporalCpuSeconds,
+  temporalTarget,
+  type BenchResult,
+  type ScenarioResult,
+} from './results.js';
 
 const s = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(2)} s`);
 
@@ -49,23 +57,44 @@ export function targets(result: BenchResult): { target: string; measured: string
   ];
 }
 
-/** CPU per scenario: how busy the machine was, and which process of the stack used it. */
+/** `7.2` CPU seconds, `-` when not measured. */
+const cpu = (seconds: number | undefined) => (seconds === undefined ? '-' : `${Math.round(seconds * 100) / 100}`);
+
+/**
+ * CPU per scenario: how busy the machine was, and which process of the stack used it. Temporal is one column, all of
+ * its processes together (a cluster's are split in a table of their own), so the dev server and a cluster compare;
+ * and that figure over the scenario's group lifecycles.
+ */
 function loadTable(result: BenchResult): string {
   const order = ['kube-apiserver', 'etcd', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'pod-finisher'];
-  const names = [...new Set(Object.values(result.load).flatMap((l) => Object.keys(l.cpuSeconds)))].sort(
+  const all = [...new Set(Object.values(result.load).flatMap((l) => Object.keys(l.cpuSeconds)))];
+  // Temporal's processes as one column, where its first one was.
+  const names = [...new Set(all.map((n) => (isTemporalProcess(n) ? 'temporal' : n)))].sort(
     (a, b) => (order.indexOf(a) + 1 || order.length + 1) - (order.indexOf(b) + 1 || order.length + 1),
   );
-  const rows = ids(result)
-    .filter((id) => result.load[id])
-    .map((id) => {
-      const l = result.load[id]!;
-      const title = result.scenarios.find((r) => r.id === id)?.title ?? id;
-      const cells = names.map((n) => (l.cpuSeconds[n] === undefined ? '-' : `${l.cpuSeconds[n]}`));
-      return `| ${title} | ${l.seconds} s | ${l.machineBusyPercent} % | ${cells.join(' | ')} |`;
-    });
-  return `| scenario | wall time | machine busy (${result.machine.cpus} cores) | ${names.join(' | ')} |
-|---|---|---|${names.map(() => '---|').join('')}
+  const loaded = ids(result).filter((id) => result.load[id]);
+  const title = (id: string) => result.scenarios.find((r) => r.id === id)?.title ?? id;
+  const rows = loaded.map((id) => {
+    const l = result.load[id]!;
+    const cells = names.map((n) => cpu(n === 'temporal' ? temporalCpuSeconds(l) : l.cpuSeconds[n]));
+    const perLifecycle = temporalCpuPerLifecycle(result, id);
+    return `| ${title(id)} | ${l.seconds} s | ${l.machineBusyPercent} % | ${cells.join(' | ')} | ${perLifecycle === undefined ? '-' : `${perLifecycle.toFixed(3)} s`} |`;
+  });
+  const table = `| scenario | wall time | machine busy (${result.machine.cpus} cores) | ${names.join(' | ')} | temporal per group lifecycle |
+|---|---|---|${names.map(() => '---|').join('')}---|
 ${rows.join('\n')}`;
+  const own = all.filter((n) => isTemporalProcess(n) && n !== 'temporal');
+  if (own.length === 0) return table;
+  const split = loaded.map(
+    (id) => `| ${title(id)} | ${own.map((n) => cpu(result.load[id]!.cpuSeconds[n])).join(' | ')} |`,
+  );
+  return `${table}
+
+Temporal's processes, each with its descendants (PostgreSQL's backends, one per connection):
+
+| scenario | ${own.join(' | ')} |
+|---|${own.map(() => '---|').join('')}
+${split.join('\n')}`;
 }
 
 /**
@@ -129,8 +158,17 @@ function processLayout(result: BenchResult): string {
     : `Worker and trigger ran as two processes (\`${run('worker/main')}\`, \`${run('trigger/main')}\`), as the Deployments run them.`;
 }
 
+/** The Temporal a run measured, as the report's first paragraph names it. */
+function temporalLabel(result: BenchResult): string {
+  const t = result.temporal;
+  if (temporalTarget(result) === 'dev-server')
+    return `Temporal CLI dev server ${t?.version ?? result.versions.temporalCli}`;
+  return `Temporal server ${t?.version ?? result.versions.temporalServer} as a cluster (\`--temporal cluster\`: the four services and the Web UI server of \`npm run temporal:up\`, on ${t?.database ?? 'PostgreSQL'}${t && t.namespace !== 'default' ? `, namespace ${t.namespace}` : ''})`;
+}
+
 export function markdown(result: BenchResult, chartFile: string): string {
   const G = result.graceSeconds * 1000;
+  const cluster = temporalTarget(result) === 'cluster';
   const rows = ids(result).map((id) => {
     const { seq, par } = pair(result.scenarios, id);
     const ratio = seq && par ? (par.teardownP50Ms / seq.teardownP50Ms).toFixed(2) : '-';
@@ -161,8 +199,8 @@ export function markdown(result: BenchResult, chartFile: string): string {
   return `# Benchmarks
 
 Measured by \`${result.command}\` on ${result.date.slice(0, 10)}: ${result.machine.cpus} cores (${result.machine.model}),
-${result.machine.memoryGiB} GiB; Node ${v.node}, Temporal TypeScript SDK ${v.temporalSdk}, Temporal CLI dev server
-${v.temporalCli}, Kubernetes ${v.kubernetes} (kube-apiserver, kube-controller-manager, kube-scheduler), etcd ${v.etcd},
+${result.machine.memoryGiB} GiB; Node ${v.node}, Temporal TypeScript SDK ${v.temporalSdk},
+${temporalLabel(result)}, Kubernetes ${v.kubernetes} (kube-apiserver, kube-controller-manager, kube-scheduler), etcd ${v.etcd},
 KWOK ${v.kwok}. Grace period G = ${result.graceSeconds} s${result.quick ? ' (quick mode: fewer rounds and groups)' : ''}; the run took
 ${(result.durationMs / 60000).toFixed(1)} min.
 
@@ -198,17 +236,19 @@ p99 ${result.trigger.reactionP99Ms} ms.${
     result.oneProcess
       ? ` ${result.trigger.eagerStarts ?? 0} of the starts were eager: the server handed the new workflow's first task back with the start, to the worker in the same process.`
       : ''
-  } The floor under it, the same Temporal dev server idle before the scenarios (no
+  } The floor under it, the same Temporal ${cluster ? 'cluster' : 'dev server'} idle before the scenarios (no
 worker, no cluster load): one start at a time takes ${floor.singleP50Ms} ms (p50); ${floor.burst} starts sent at once (twice
 the largest scenario's groups) take ${floor.burstP50Ms} ms p50 and ${floor.burstP99Ms} ms p99 each.${
     floor.burstServerCpuMs !== undefined
-      ? ` The server used ${floor.burstServerCpuMs} ms of CPU to answer that burst (${(floor.burstServerCpuMs / floor.burst).toFixed(1)} ms per start): on ${result.machine.cpus} cores with nothing else running, its last start cannot be answered sooner than ${Math.round(floor.burstServerCpuMs / result.machine.cpus)} ms after the first was sent.`
+      ? ` The server${cluster ? "'s processes" : ''} used ${floor.burstServerCpuMs} ms of CPU to answer that burst (${(floor.burstServerCpuMs / floor.burst).toFixed(1)} ms per start): on ${result.machine.cpus} cores with nothing else running, its last start cannot be answered sooner than ${Math.round(floor.burstServerCpuMs / result.machine.cpus)} ms after the first was sent.`
       : ''
   }
 
 CPU while each scenario's rounds ran (from the first deletion until every group's samples were in), in CPU seconds
 per process of the stack, from \`/proc\`. Everything runs on this one machine; a machine busy near 100 % means every
-process, the controller's among them, waited for a CPU.
+process, the controller's among them, waited for a CPU. **temporal** is all of Temporal's processes together;
+**per group lifecycle** divides it by the scenario's samples of both policies (each one group's teardown, and its
+return in a rebuild or rolling update).
 
 ${loadTable(result)}
 
@@ -276,5 +316,70 @@ ${legend}
 ${ticks.join('\n')}
 ${parts.join('\n')}
 </svg>
+`;
+}
+
+/** `a / b` of each pair, `-` where either is missing or zero. */
+function ratios(a: (number | undefined)[], b: (number | undefined)[]): string {
+  const each = a.map((x, i) => (x && b[i] ? (b[i]! / x).toFixed(2) : '-'));
+  return each.every((r) => r === '-') ? '-' : each.join(' / ');
+}
+
+/**
+ * Two runs side by side, as a Markdown table: the first (the dev server, say) against the second (the cluster), with
+ * the second's figures over the first's. The trigger's reaction, Parallel teardown and recovery at 10 and 50 groups,
+ * and Temporal's own CPU per group lifecycle in every scenario both ran. Columns are named by the Temporal each
+ * result says it measured.
+ */
+export function compareTemporal(first: BenchResult, second: BenchResult): string {
+  const runs = [first, second];
+  const target = (r: BenchResult) => (temporalTarget(r) === 'cluster' ? 'cluster' : 'dev server');
+  // Two runs on the same Temporal (before and after a change, say) are told apart by their order.
+  const same = target(first) === target(second);
+  const label = (r: BenchResult) => (same ? `${target(r)} (${r === first ? 1 : 2})` : target(r));
+  const rows: string[] = [];
+  const row = (what: string, values: (r: BenchResult) => (number | undefined)[], show: (v: number) => string) => {
+    const [a, b] = runs.map(values) as [(number | undefined)[], (number | undefined)[]];
+    const cell = (v: (number | undefined)[]) =>
+      v.every((x) => x === undefined) ? '-' : v.map((x) => (x === undefined ? '-' : show(x))).join(' / ');
+    rows.push(`| ${what} | ${cell(a)} | ${cell(b)} | ${ratios(a, b)} |`);
+  };
+  const ms = (v: number) => `${v} ms`;
+  row('trigger reaction p50 / p99', (r) => [r.trigger.reactionP50Ms, r.trigger.reactionP99Ms], ms);
+  const parallel = (r: BenchResult, id: string) => pair(r.scenarios, id).par;
+  for (const id of ['rebuild-10', 'rebuild-50']) {
+    const groups = [...new Set(runs.map((r) => parallel(r, id)?.groups).filter((g) => g !== undefined))];
+    const name = groups.length === 0 ? id : `${groups.join(' vs ')} groups`;
+    row(
+      `Parallel teardown p50 / p95, ${name}`,
+      (r) => [parallel(r, id)?.teardownP50Ms, parallel(r, id)?.teardownP95Ms],
+      s,
+    );
+    row(
+      `Parallel recovery p50 / p95, ${name}`,
+      (r) => [parallel(r, id)?.recoveryP50Ms, parallel(r, id)?.recoveryP95Ms],
+      s,
+    );
+  }
+  for (const id of ids(first).filter((id) => ids(second).includes(id))) {
+    const title = first.scenarios.find((r) => r.id === id)!.title;
+    row(
+      `Temporal CPU per group lifecycle, ${title}`,
+      (r) => [temporalCpuPerLifecycle(r, id)],
+      (v) => `${v.toFixed(3)} s`,
+    );
+  }
+  const source = (r: BenchResult) =>
+    `${label(r)}: \`${r.command}\` on ${r.date.slice(0, 10)}, ${r.temporal?.version ?? r.versions.temporalCli} on ${r.temporal?.database ?? 'SQLite'}`;
+  const caveats = [
+    first.graceSeconds !== second.graceSeconds &&
+      `the grace periods differ (${first.graceSeconds} s and ${second.graceSeconds} s)`,
+    first.quick !== second.quick && 'one run is quick mode (fewer rounds and groups)',
+  ].filter((c): c is string => typeof c === 'string');
+  return `${runs.map((r) => `- ${source(r)}`).join('\n')}
+${caveats.length ? `\nNot like for like: ${caveats.join('; ')}.\n` : ''}
+| | ${label(first)} | ${label(second)} | ${label(second)} / ${label(first)} |
+|---|---|---|---|
+${rows.join('\n')}
 `;
 }

@@ -1,4 +1,5 @@
 // The benchmark's result document (docs/benchmarks.json) and the statistics it uses.
+import type { TemporalTarget } from '../stack/temporal-target.js';
 import type { StartFloor } from './temporal-floor.js';
 
 export interface GroupSample {
@@ -59,7 +60,11 @@ export interface ScenarioLoad {
   seconds: number;
   /** Share of all CPUs' time that was busy (not idle, not waiting for I/O). */
   machineBusyPercent: number;
-  /** CPU seconds of each process of the stack (kube-apiserver, etcd, ..., temporal, worker, trigger, bench). */
+  /**
+   * CPU seconds of each process of the stack (kube-apiserver, etcd, ..., worker, trigger, bench), and of Temporal's:
+   * `temporal` for the dev server, `temporal-<service>` for the cluster's (PostgreSQL, the UI server), each with its
+   * descendants.
+   */
   cpuSeconds: Record<string, number>;
 }
 
@@ -83,6 +88,17 @@ export interface BenchResult {
   oneProcess: boolean;
   /** Both policies' groups rebuilt at the same moment (`--together`); otherwise each policy's round runs alone. */
   together?: boolean;
+  /** Which Temporal the run measured (`--temporal`); absent in results from before the flag: the dev server. */
+  temporal?: {
+    target: TemporalTarget;
+    namespace: string;
+    /** The Temporal CLI's (dev server) or temporal-server's (cluster). */
+    version: string;
+    /** Where its history lives: `SQLite`, or PostgreSQL and its version. */
+    database: string;
+    /** The names its processes' CPU has in `load`. */
+    processes: string[];
+  };
   durationMs: number;
   scenarios: ScenarioResult[];
   trigger: {
@@ -106,4 +122,32 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
   return sorted[rank - 1]!;
+}
+
+/** The Temporal a result measured: runs from before `--temporal` had the dev server. */
+export function temporalTarget(result: BenchResult): TemporalTarget {
+  return result.temporal?.target ?? 'dev-server';
+}
+
+/** A process of Temporal in `ScenarioLoad.cpuSeconds`: the dev server's `temporal`, or one of a cluster's. */
+export function isTemporalProcess(name: string): boolean {
+  return name === 'temporal' || name.startsWith('temporal-');
+}
+
+/** Temporal's CPU seconds in a scenario, all of its processes together: one figure for the dev server and a cluster. */
+export function temporalCpuSeconds(load: ScenarioLoad): number | undefined {
+  const own = Object.entries(load.cpuSeconds).filter(([name]) => isTemporalProcess(name));
+  if (own.length === 0) return undefined;
+  return Math.round(own.reduce((sum, [, seconds]) => sum + seconds, 0) * 100) / 100;
+}
+
+/**
+ * Temporal's CPU seconds per group lifecycle of a scenario: its CPU while the rounds ran, over the groups' samples of
+ * both policies (each one group's teardown, and its rebuild where the scenario has one), which the same window holds.
+ */
+export function temporalCpuPerLifecycle(result: BenchResult, id: string): number | undefined {
+  const load = result.load[id];
+  const cpu = load && temporalCpuSeconds(load);
+  const lifecycles = result.scenarios.filter((r) => r.id === id).reduce((n, r) => n + r.samples.length, 0);
+  return cpu === undefined || lifecycles === 0 ? undefined : cpu / lifecycles;
 }

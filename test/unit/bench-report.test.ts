@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { rolloutTable, roundsTable } from '../../src/bench/report.js';
-import type { BenchResult, GroupSample, ScenarioResult } from '../../src/bench/results.js';
+import { compareTemporal, markdown, rolloutTable, roundsTable } from '../../src/bench/report.js';
+import {
+  temporalCpuPerLifecycle,
+  temporalCpuSeconds,
+  type BenchResult,
+  type GroupSample,
+  type ScenarioResult,
+} from '../../src/bench/results.js';
 
 /** A scenario whose samples are `[round start, teardown ms]`. */
 function scenario(groups: number, policy: ScenarioResult['policy'], samples: [number, number][]): ScenarioResult {
@@ -141,4 +147,162 @@ describe('bench report: rolling updates', () => {
     ['one policy only: no row', [rollout('Parallel', one, [[44_000, 3]])], undefined],
   ];
   rendersRows(cases, rolloutTable);
+});
+
+/** A rebuild of `groups` groups, one round: `samples` samples, these Parallel teardown and recovery percentiles. */
+function rebuild(
+  groups: number,
+  policy: ScenarioResult['policy'],
+  [teardownP50Ms, teardownP95Ms, recoveryP50Ms, recoveryP95Ms]: number[],
+): ScenarioResult {
+  return {
+    ...scenario(
+      groups,
+      policy,
+      Array.from({ length: groups }, (): [number, number] => [1, teardownP50Ms!]),
+    ),
+    teardownP50Ms: teardownP50Ms!,
+    teardownP95Ms: teardownP95Ms!,
+    recoveryP50Ms,
+    recoveryP95Ms,
+  };
+}
+
+/** A whole run on one Temporal: rebuilds of 10 and 50 groups, with Temporal's CPU in each (by process). */
+function run(
+  target: 'dev-server' | 'cluster' | undefined,
+  reaction: [number, number],
+  parallel: Record<'rebuild-10' | 'rebuild-50', number[]>,
+  temporalCpu: Record<'rebuild-10' | 'rebuild-50', Record<string, number>>,
+): BenchResult {
+  const cluster = target === 'cluster';
+  return {
+    command: `npm run bench -- --grace 10${cluster ? ' --temporal cluster' : ''}`,
+    date: '2026-12-02T10:00:00.000Z',
+    machine: { cpus: 2, model: 'test', memoryGiB: 24 },
+    versions: { node: 'v20', temporalSdk: '1.24.0', temporalCli: '1.9.1', temporalServer: '1.32.0' },
+    graceSeconds: 10,
+    quick: false,
+    compiled: true,
+    oneProcess: false,
+    together: false,
+    ...(target && {
+      temporal: {
+        target,
+        namespace: 'default',
+        version: cluster ? '1.32.0' : '1.9.1',
+        database: cluster ? 'PostgreSQL 15.14' : 'SQLite',
+        processes: cluster ? ['temporal-history', 'temporal-postgres'] : ['temporal'],
+      },
+    }),
+    durationMs: 60_000,
+    scenarios: (['rebuild-10', 'rebuild-50'] as const).flatMap((id) => {
+      const groups = id === 'rebuild-10' ? 10 : 50;
+      return [
+        { ...rebuild(groups, 'Sequential', [20_000, 21_000, 22_000, 23_000]), id },
+        { ...rebuild(groups, 'Parallel', parallel[id]), id },
+      ];
+    }),
+    trigger: { reactions: 120, reactionP50Ms: reaction[0], reactionP99Ms: reaction[1] },
+    temporalStartFloor: { singleP50Ms: 5, burst: 100, burstP50Ms: 50, burstP99Ms: 90 },
+    processes: { worker: { peakRssMb: 200, cpuSeconds: 10 }, trigger: { peakRssMb: 80, cpuSeconds: 2 } },
+    load: Object.fromEntries(
+      Object.entries(temporalCpu).map(([id, cpu]) => [
+        id,
+        { seconds: 30, machineBusyPercent: 40, cpuSeconds: { 'kube-apiserver': 9, ...cpu, worker: 8 } },
+      ]),
+    ),
+  };
+}
+
+const dev = run(
+  'dev-server',
+  [80, 700],
+  { 'rebuild-10': [10_700, 11_100, 12_200, 13_100], 'rebuild-50': [14_900, 17_000, 20_800, 23_000] },
+  { 'rebuild-10': { temporal: 8 }, 'rebuild-50': { temporal: 26 } },
+);
+const cluster = run(
+  'cluster',
+  [120, 1_400],
+  { 'rebuild-10': [10_500, 11_000, 12_000, 12_600], 'rebuild-50': [13_000, 15_300, 18_000, 20_700] },
+  {
+    'rebuild-10': { 'temporal-history': 6.5, 'temporal-postgres': 5.5 },
+    'rebuild-50': { 'temporal-history': 30.25, 'temporal-postgres': 19.75 },
+  },
+);
+
+describe("bench report: Temporal's CPU, all of its processes together", () => {
+  it('sums the dev server alone, or every process of the cluster; none measured: undefined', () => {
+    assert.equal(temporalCpuSeconds(dev.load['rebuild-10']!), 8);
+    assert.equal(temporalCpuSeconds(cluster.load['rebuild-50']!), 50);
+    assert.equal(temporalCpuSeconds({ seconds: 1, machineBusyPercent: 1, cpuSeconds: { worker: 3 } }), undefined);
+  });
+
+  it("per group lifecycle: over both policies' samples of the scenario", () => {
+    assert.equal(temporalCpuPerLifecycle(dev, 'rebuild-10'), 8 / 20);
+    assert.equal(temporalCpuPerLifecycle(cluster, 'rebuild-50'), 50 / 100);
+    assert.equal(temporalCpuPerLifecycle(cluster, 'rebuild-1'), undefined);
+  });
+
+  it("the report's CPU table has one Temporal column, and the cluster's processes apart", () => {
+    const md = markdown(cluster, 'chart.svg');
+    assert.match(md, /\| kube-apiserver \| temporal \| worker \| temporal per group lifecycle \|/);
+    assert.match(md, /\| 10 groups rebuilt at once \| 30 s \| 40 % \| 9 \| 12 \| 8 \| 0\.600 s \|/);
+    assert.match(
+      md,
+      /\| scenario \| temporal-history \| temporal-postgres \|\n\|---\|---\|---\|\n\| 10 groups rebuilt at once \| 6\.5 \| 5\.5 \|/,
+    );
+    assert.match(md, /Temporal server 1\.32\.0 as a cluster .* on PostgreSQL 15\.14\)/s);
+    const devMd = markdown(dev, 'chart.svg');
+    assert.match(devMd, /Temporal CLI dev server 1\.9\.1, Kubernetes/);
+    assert.doesNotMatch(devMd, /Temporal's processes, each/);
+  });
+});
+
+describe('bench report: the dev server and the cluster side by side', () => {
+  const rows = (table: string) => table.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| |'));
+
+  it('reaction, Parallel teardown and recovery at 10 and 50 groups, Temporal CPU per lifecycle, and the ratios', () => {
+    const table = compareTemporal(dev, cluster);
+    assert.match(table, /^\| \| dev server \| cluster \| cluster \/ dev server \|$/m);
+    assert.deepEqual(rows(table), [
+      '| trigger reaction p50 / p99 | 80 ms / 700 ms | 120 ms / 1400 ms | 1.50 / 2.00 |',
+      '| Parallel teardown p50 / p95, 10 groups | 10.70 s / 11.10 s | 10.50 s / 11.00 s | 0.98 / 0.99 |',
+      '| Parallel recovery p50 / p95, 10 groups | 12.20 s / 13.10 s | 12.00 s / 12.60 s | 0.98 / 0.96 |',
+      '| Parallel teardown p50 / p95, 50 groups | 14.90 s / 17.00 s | 13.00 s / 15.30 s | 0.87 / 0.90 |',
+      '| Parallel recovery p50 / p95, 50 groups | 20.80 s / 23.00 s | 18.00 s / 20.70 s | 0.87 / 0.90 |',
+      '| Temporal CPU per group lifecycle, 10 groups rebuilt at once | 0.400 s | 0.600 s | 1.50 |',
+      '| Temporal CPU per group lifecycle, 50 groups rebuilt at once | 0.260 s | 0.500 s | 1.92 |',
+    ]);
+    assert.match(
+      table,
+      /- cluster: `npm run bench -- --grace 10 --temporal cluster` on 2026-12-02, 1\.32\.0 on PostgreSQL/,
+    );
+    assert.doesNotMatch(table, /Not like for like/);
+  });
+
+  it('a result from before --temporal is the dev server; a scenario one run lacks is a dash', () => {
+    const old = {
+      ...run(
+        undefined,
+        [80, 700],
+        { 'rebuild-10': [1, 2, 3, 4], 'rebuild-50': [1, 2, 3, 4] },
+        {
+          'rebuild-10': { temporal: 8 },
+          'rebuild-50': { temporal: 26 },
+        },
+      ),
+    };
+    old.scenarios = old.scenarios.filter((r) => r.id === 'rebuild-10');
+    const table = compareTemporal(old, cluster);
+    assert.match(table, /^\| \| dev server \| cluster \|/m);
+    assert.ok(rows(table).includes('| Parallel teardown p50 / p95, 50 groups | - | 13.00 s / 15.30 s | - |'));
+    assert.ok(!rows(table).some((r) => r.includes('per group lifecycle, 50 groups')));
+  });
+
+  it('says when the runs are not like for like, and tells two runs on one Temporal apart', () => {
+    const table = compareTemporal(dev, { ...dev, graceSeconds: 5, quick: true });
+    assert.match(table, /Not like for like: the grace periods differ \(10 s and 5 s\); one run is quick mode/);
+    assert.match(table, /^\| \| dev server \(1\) \| dev server \(2\) \|/m);
+  });
 });
