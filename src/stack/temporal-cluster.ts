@@ -19,6 +19,7 @@ import { runCommand, StepError } from './run.js';
 export const temporalClusterDir = join(stateDir, 'temporal-cluster');
 const statePath = join(temporalClusterDir, 'state.json');
 const SERVICES = ['history', 'matching', 'frontend', 'worker'] as const;
+export type TemporalService = (typeof SERVICES)[number];
 
 export interface TemporalClusterState {
   /** host:port of the frontend, for TEMPORAL_ADDRESS. */
@@ -26,6 +27,8 @@ export interface TemporalClusterState {
   uiUrl: string;
   namespace: string;
   postgresPort: number;
+  /** History shards: fixed once the cluster's data exists. */
+  shards: number;
   ports: Record<string, number>;
   pids: Record<string, number>;
 }
@@ -162,6 +165,87 @@ function ensureRole(pgBin: string, port: number, user: string, password: string)
   );
 }
 
+/** docker/temporal/temporal.env: the settings docker-compose.yml reads too. */
+async function sharedSettings(): Promise<Record<string, string>> {
+  return parseEnvFile(await readFile(join(repoRoot, 'docker', 'temporal', 'temporal.env'), 'utf8'));
+}
+
+/** What `temporal-server start` reads for one service of this cluster: the shared settings, then loopback ports. */
+function serviceEnv(state: TemporalClusterState, shared: Record<string, string>): NodeJS.ProcessEnv {
+  const p = state.ports;
+  const ports = Object.fromEntries(
+    SERVICES.flatMap((s) => [
+      [`${s.toUpperCase()}_GRPC_PORT`, String(p[`${s}-grpc`])],
+      [`${s.toUpperCase()}_MEMBERSHIP_PORT`, String(p[`${s}-membership`])],
+    ]),
+  );
+  return {
+    ...process.env,
+    ...shared,
+    ...ports,
+    POSTGRES_SEEDS: '127.0.0.1',
+    DB_PORT: String(state.postgresPort),
+    BIND_ON_IP: '127.0.0.1',
+    TEMPORAL_BROADCAST_ADDRESS: '127.0.0.1',
+    // A state file from before the count was recorded: the cluster was started with the shared one.
+    NUM_HISTORY_SHARDS: String(state.shards ?? shared['NUM_HISTORY_SHARDS']),
+    DYNAMIC_CONFIG_FILE_PATH: join(repoRoot, 'docker', 'temporal', 'dynamicconfig.yaml'),
+    FRONTEND_HTTP_PORT: String(p['frontend-http']),
+    PUBLIC_FRONTEND_ADDRESS: `127.0.0.1:${p['frontend-grpc']}`,
+  };
+}
+
+/** Starts one service (its log appended to) and waits until it listens. */
+async function startService(
+  state: TemporalClusterState,
+  service: TemporalService,
+  shared: Record<string, string>,
+): Promise<void> {
+  const pid = spawnDaemon(
+    binPath('temporal-server'),
+    ['start', '--service', service],
+    join(temporalClusterDir, `${service}.log`),
+    serviceEnv(state, shared),
+    temporalClusterDir,
+  );
+  state.pids[service] = pid;
+  await writeFile(statePath, JSON.stringify(state, null, 2));
+  const port = state.ports[`${service}-grpc`]!;
+  await waitFor(
+    `the ${service} service listening on 127.0.0.1:${port}`,
+    async () => {
+      if (!isAlive(pid)) throw new GiveUp(`the ${service} service exited; see ${temporalClusterDir}/${service}.log`);
+      return (await listening(port)) ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
+}
+
+function runningState(state: TemporalClusterState | undefined): TemporalClusterState {
+  if (!state) throw new Error('no Temporal cluster is running here: start it with `npm run temporal:up`');
+  return state;
+}
+
+/** kill -9 of one service of the running cluster, as a crashed node: no drain, no goodbye to its peers. */
+export async function killTemporalService(service: TemporalService): Promise<void> {
+  const state = runningState(await readState());
+  const pid = state.pids[service];
+  if (pid === undefined || !isAlive(pid)) return;
+  process.kill(pid, 'SIGKILL');
+  await waitFor(`the ${service} service (pid ${pid}) gone`, async () => (isAlive(pid) ? undefined : true), {
+    timeoutMs: 10_000,
+    intervalMs: 20,
+  });
+}
+
+/** Starts one service of the running cluster again, on its ports (after killTemporalService). */
+export async function startTemporalService(service: TemporalService): Promise<void> {
+  const state = runningState(await readState());
+  const pid = state.pids[service];
+  if (pid !== undefined && isAlive(pid)) return;
+  await startService(state, service, await sharedSettings());
+}
+
 /** Brings the cluster up, or confirms the one running. */
 export async function temporalClusterUp(log: Logger, opts: { shards?: number } = {}): Promise<TemporalClusterState> {
   const started = Date.now();
@@ -176,7 +260,7 @@ export async function temporalClusterUp(log: Logger, opts: { shards?: number } =
     await temporalClusterDown(log);
   }
   await mkdir(temporalClusterDir, { recursive: true });
-  const shared = parseEnvFile(await readFile(join(repoRoot, 'docker', 'temporal', 'temporal.env'), 'utf8'));
+  const shared = await sharedSettings();
   const pgBin = postgresBinDir();
   const postgresPort = await freePort(SERVER_PORTS);
   const pids: Record<string, number> = {};
@@ -185,6 +269,7 @@ export async function temporalClusterUp(log: Logger, opts: { shards?: number } =
     uiUrl: '',
     namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
     postgresPort,
+    shards: opts.shards ?? Number(shared['NUM_HISTORY_SHARDS'] ?? 4),
     ports: {},
     pids,
   };
@@ -213,51 +298,13 @@ export async function temporalClusterUp(log: Logger, opts: { shards?: number } =
     for (const name of [...SERVICES.flatMap((s) => [`${s}-grpc`, `${s}-membership`]), 'frontend-http', 'ui']) {
       state.ports[name] = await freePort(SERVER_PORTS);
     }
-    const p = state.ports;
-    const serverEnv: NodeJS.ProcessEnv = {
-      ...process.env,
-      ...shared,
-      POSTGRES_SEEDS: '127.0.0.1',
-      DB_PORT: String(postgresPort),
-      BIND_ON_IP: '127.0.0.1',
-      TEMPORAL_BROADCAST_ADDRESS: '127.0.0.1',
-      NUM_HISTORY_SHARDS: String(opts.shards ?? Number(shared['NUM_HISTORY_SHARDS'] ?? 4)),
-      DYNAMIC_CONFIG_FILE_PATH: join(repoRoot, 'docker', 'temporal', 'dynamicconfig.yaml'),
-      FRONTEND_GRPC_PORT: String(p['frontend-grpc']),
-      FRONTEND_MEMBERSHIP_PORT: String(p['frontend-membership']),
-      FRONTEND_HTTP_PORT: String(p['frontend-http']),
-      HISTORY_GRPC_PORT: String(p['history-grpc']),
-      HISTORY_MEMBERSHIP_PORT: String(p['history-membership']),
-      MATCHING_GRPC_PORT: String(p['matching-grpc']),
-      MATCHING_MEMBERSHIP_PORT: String(p['matching-membership']),
-      WORKER_GRPC_PORT: String(p['worker-grpc']),
-      WORKER_MEMBERSHIP_PORT: String(p['worker-membership']),
-      PUBLIC_FRONTEND_ADDRESS: `127.0.0.1:${p['frontend-grpc']}`,
-    };
     // One after the other: each service writes the cluster's metadata at its start, and concurrent writers lose
     // the optimistic version check and exit.
     for (const service of SERVICES) {
       log.info(`starting the ${service} service`, { elapsed: formatDuration(Date.now() - started) });
-      pids[service] = spawnDaemon(
-        binPath('temporal-server'),
-        ['start', '--service', service],
-        join(temporalClusterDir, `${service}.log`),
-        serverEnv,
-        temporalClusterDir,
-      );
-      await writeFile(statePath, JSON.stringify(state, null, 2));
-      const pid = pids[service];
-      await waitFor(
-        `the ${service} service listening on 127.0.0.1:${p[`${service}-grpc`]}`,
-        async () => {
-          if (!isAlive(pid))
-            throw new GiveUp(`the ${service} service exited; see ${temporalClusterDir}/${service}.log`);
-          return (await listening(p[`${service}-grpc`]!)) ? true : undefined;
-        },
-        { timeoutMs: 60_000, intervalMs: 100 },
-      );
+      await startService(state, service, shared);
     }
-    state.address = `127.0.0.1:${p['frontend-grpc']}`;
+    state.address = `127.0.0.1:${state.ports['frontend-grpc']}`;
     await writeFile(statePath, JSON.stringify(state, null, 2));
 
     log.info('registering the namespace and search attributes', { address: state.address });
@@ -274,12 +321,12 @@ export async function temporalClusterUp(log: Logger, opts: { shards?: number } =
       {
         ...process.env,
         TEMPORAL_ADDRESS: state.address,
-        TEMPORAL_UI_PORT: String(p['ui']),
+        TEMPORAL_UI_PORT: String(state.ports['ui']),
         TEMPORAL_BIND_ON_IP: '127.0.0.1',
       },
       temporalClusterDir,
     );
-    state.uiUrl = `http://127.0.0.1:${p['ui']}`;
+    state.uiUrl = `http://127.0.0.1:${state.ports['ui']}`;
     await writeFile(statePath, JSON.stringify(state, null, 2));
     await waitFor(
       `the Web UI at ${state.uiUrl}`,

@@ -188,6 +188,8 @@ describe('deploy/ on the local API server', function () {
       'MutatingWebhookConfiguration/lws-temporal-pods',
       'Namespace/lws-temporal-system',
       'PodDisruptionBudget/lws-temporal-admission',
+      'PodDisruptionBudget/lws-temporal-trigger',
+      'PodDisruptionBudget/lws-temporal-worker',
       'Role/lws-temporal-admission',
       'RoleBinding/lws-temporal-admission',
       'Service/lws-temporal-admission',

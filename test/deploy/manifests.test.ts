@@ -497,6 +497,32 @@ describe('deployment files', function () {
           assert.equal(mount?.mountPath, '/etc/lws-temporal/tls');
         });
 
+        it(`${name}: two replicas, spread over nodes, one kept through a drain and a rollout`, () => {
+          const deployment = findObject(objects, 'Deployment', `lws-temporal-${name}`) as unknown as {
+            spec: {
+              replicas: number;
+              strategy: { rollingUpdate: object };
+              template: {
+                metadata: { labels: Record<string, string> };
+                spec: { topologySpreadConstraints?: { topologyKey: string }[] };
+              };
+            };
+          };
+          assert.equal(deployment.spec.replicas, 2);
+          assert.deepEqual(deployment.spec.strategy.rollingUpdate, { maxUnavailable: 0, maxSurge: 1 });
+          assert.equal(
+            deployment.spec.template.spec.topologySpreadConstraints?.[0]?.topologyKey,
+            'kubernetes.io/hostname',
+          );
+          const pdb = findObject(objects, 'PodDisruptionBudget', `lws-temporal-${name}`) as unknown as {
+            spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } };
+          };
+          assert.equal(pdb.spec.minAvailable, 1);
+          for (const [key, value] of Object.entries(pdb.spec.selector.matchLabels)) {
+            assert.equal(deployment.spec.template.metadata.labels[key], value, `the budget selects the pods by ${key}`);
+          }
+        });
+
         it(`${name}: probes GET /healthz on METRICS_PORT 9464`, () => {
           const c = container(name);
           const port = c.ports?.find((p) => p.name === 'metrics');

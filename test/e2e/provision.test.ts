@@ -132,7 +132,7 @@ describe('controller: LeaderWorkerSet provisioning (real cluster, dev server, wo
     const name = 'leaderworkerset-parallel-termination';
     const leader0 = (await lws.pod(`${name}-0`))!;
     const id = `lws/${namespace}/${name}/group-0/provision/${leader0.metadata!.uid}`;
-    const handle = controller.env.client.workflow.getHandle(id);
+    const handle = controller.client.workflow.getHandle(id);
     const result = (await handle.result()) as { outcome: string };
     assert.equal(result.outcome, 'provisioned');
     const description = await handle.describe();
