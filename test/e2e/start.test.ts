@@ -3,11 +3,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { memorySettings } from '../../src/stack/controller-processes.js';
 import { kubeconfigPath, repoRoot } from '../../src/stack/paths.js';
 import { freePort, SERVER_PORTS, isAlive, waitFor } from '../../src/stack/processes.js';
 import { installCrd } from '../../src/stack/crd.js';
 import { localKubeConfig } from '../../src/stack/cluster.js';
+import { readTemporalClusterState } from '../../src/stack/temporal-cluster.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { exampleLws, LwsClient } from '../fixtures/lws.js';
@@ -26,6 +28,17 @@ function start(
   child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
   return { child, output: () => text, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+}
+
+/** `npm <args>` in the checkout; its exit code and output. */
+function runNpm(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('npm', args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('exit', (code) => resolve({ code, output }));
+  });
 }
 
 describe('npm start (worker and trigger in one process)', function () {
@@ -112,6 +125,50 @@ describe('npm start (worker and trigger in one process)', function () {
     } finally {
       run.child.kill('SIGKILL');
       await deleteTestNamespace(kc, namespace);
+    }
+  });
+
+  it('the production recipe: `npm run temporal:up`, then npm start with its TEMPORAL_ADDRESS, runs on the cluster', async () => {
+    await ensureCluster();
+    const kc = localKubeConfig();
+    await installCrd(kc);
+    const wasUp = await readTemporalClusterState();
+    const up = await runNpm(['run', '-s', 'temporal:up']);
+    assert.equal(up.code, 0, up.output);
+    const exported = /export TEMPORAL_ADDRESS=(\S+) TEMPORAL_NAMESPACE=(\S+)/.exec(up.output);
+    assert.ok(exported, up.output);
+    const [, address, temporalNamespace] = exported;
+    const namespace = await createTestNamespace(kc, 'e2e-start-cluster');
+    const run = start({ KUBECONFIG: kubeconfigPath, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: temporalNamespace });
+    const connection = await Connection.connect({ address: address! });
+    try {
+      await waitFor(
+        'worker and trigger running',
+        async () =>
+          /\[worker\] running/.test(run.output()) && /\[trigger\] watching/.test(run.output()) ? true : undefined,
+        { timeoutMs: 90_000 },
+      );
+      assert.doesNotMatch(run.output(), /embedded Temporal dev server/);
+      const lws = new LwsClient(kc, namespace);
+      const base = exampleLws('parallel');
+      await lws.create({
+        ...base,
+        spec: { ...base.spec, replicas: 1, leaderWorkerTemplate: { ...base.spec.leaderWorkerTemplate, size: 2 } },
+      });
+      await lws.waitForGroups(base.metadata.name!, 1, 2);
+      const client = new Client({ connection, namespace: temporalNamespace });
+      const types = new Set<string>();
+      for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${namespace}/"` })) {
+        types.add(wf.type);
+      }
+      assert.deepEqual([...types].sort(), ['provisionGroup', 'reconcileLeaderWorkerSet']);
+      run.child.kill('SIGTERM');
+      assert.equal(await run.exit, 0, run.output());
+    } finally {
+      run.child.kill('SIGKILL');
+      await connection.close();
+      await deleteTestNamespace(kc, namespace);
+      if (!wasUp) assert.equal((await runNpm(['run', '-s', 'temporal:down'])).code, 0);
     }
   });
 });
