@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { repoRoot } from '../../src/stack/paths.js';
+import { stateDir } from '../../src/stack/paths.js';
 import { waitFor } from '../../src/stack/processes.js';
 import { startController, testTemporalTargets, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';
@@ -102,7 +102,8 @@ for (const target of testTemporalTargets()) {
         },
         { timeoutMs: 30_000 },
       );
-      await page.screenshot({ path: join(repoRoot, 'docs', 'web-ui-rebuild.png') });
+      // Kept with the test logs (docs/web-ui-rebuild.png is one of them, copied by hand), not over a tracked file.
+      await page.screenshot({ path: join(stateDir, 'test-logs', `web-ui-rebuild-${target}.png`) });
     });
   });
 }
