@@ -4,6 +4,7 @@ import * as k8s from '@kubernetes/client-node';
 import { loadKubeConfig } from './config/kubernetes.js';
 import { temporalConfigFromEnv, workerVersioningFromEnv } from './config/temporal.js';
 import { createLogger } from './log.js';
+import { defaultMetricsPorts } from './observability/metrics.js';
 import { devServerDbPath, startDevServer, type DevServer } from './stack/dev-server.js';
 import { runTrigger } from './trigger/run.js';
 import { connectWorker, runWorker } from './worker/run.js';
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
   }
   const temporal = temporalConfigFromEnv();
   // One process, two metrics servers: the worker's on METRICS_PORT, the trigger's on the next port.
-  const metricsPort = Number(process.env.METRICS_PORT ?? 9464);
+  const metricsPort = Number(process.env.METRICS_PORT ?? defaultMetricsPorts.worker);
   const triggerEnv = { ...process.env, METRICS_PORT: String(metricsPort === 0 ? 0 : metricsPort + 1) };
   // One connection for both: the trigger's starts then ask the server for eager workflow start, and the first task
   // of a teardown comes back with its start, to this process's worker, instead of through the task queue.

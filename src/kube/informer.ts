@@ -3,6 +3,7 @@
 // reports the difference as add / update / delete.
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '../log.js';
+import { RestartBackoff } from './restart-backoff.js';
 
 export interface WatchHandlers<T> {
   upsert(obj: T, verb: 'add' | 'update'): void;
@@ -26,17 +27,20 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
   onRestart?: () => void;
 }): RunningWatch {
   const { log, what } = opts;
-  const informer = k8s.makeInformer<T>(opts.kc, opts.path, opts.list, opts.labelSelector);
+  const backoff = new RestartBackoff();
+  const list = async () => {
+    const items = await opts.list();
+    backoff.listed(Date.now());
+    return items;
+  };
+  const informer = k8s.makeInformer<T>(opts.kc, opts.path, list, opts.labelSelector);
   let stopped = false;
-  let restartDelay = 500;
   informer.on('add', (obj) => opts.handlers.upsert(obj, 'add'));
   informer.on('update', (obj) => opts.handlers.upsert(obj, 'update'));
   informer.on('delete', (obj) => opts.handlers.remove(obj));
-  informer.on('connect', () => {
-    restartDelay = 500;
-  });
   informer.on('error', (err) => {
     if (stopped) return;
+    const restartDelay = backoff.next(Date.now());
     log.warn('watch ended; listing again', {
       what,
       error: err instanceof Error ? err.message : String(err),
@@ -46,7 +50,6 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
     setTimeout(() => {
       if (!stopped) informer.start().catch((e: unknown) => log.warn('restart failed', { what, error: String(e) }));
     }, restartDelay);
-    restartDelay = Math.min(restartDelay * 2, 30_000);
   });
   const synced = informer.start();
   return {

@@ -1,5 +1,5 @@
 // Prometheus metrics and the health endpoint of the worker and the trigger: one small HTTP server per process on
-// METRICS_PORT (default 9464; 0 picks a free port, which local stacks use so that several processes fit one host).
+// METRICS_PORT (default 9464 for the worker, 9465 for the trigger, so both fit one host; 0 picks a free port).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
@@ -78,14 +78,18 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+/** Each role's default METRICS_PORT: `npm run worker` and `npm run trigger` on one machine must not collide. */
+export const defaultMetricsPorts = { worker: 9464, trigger: 9465 } as const;
+
 /** GET /metrics (Prometheus text) and GET /healthz (200 while `healthy()`, else 503). */
 export async function serveMetrics(opts: {
   registry: Registry;
+  role: keyof typeof defaultMetricsPorts;
   healthy: () => boolean;
   log: Logger;
   env?: NodeJS.ProcessEnv;
 }): Promise<MetricsServer> {
-  const raw = (opts.env ?? process.env).METRICS_PORT ?? '9464';
+  const raw = (opts.env ?? process.env).METRICS_PORT ?? String(defaultMetricsPorts[opts.role]);
   const port = Number(raw);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new Error(`METRICS_PORT=${raw}: expected a port from 0 to 65535 (0 picks a free one)`);
@@ -104,7 +108,15 @@ export async function serveMetrics(opts: {
     }
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `METRICS_PORT=${port} is in use by another process: set METRICS_PORT to a free port (0 picks one)`,
+            )
+          : err,
+      ),
+    );
     server.listen(port, resolve);
   });
   const actual = (server.address() as AddressInfo).port;

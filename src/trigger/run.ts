@@ -33,7 +33,7 @@ export async function runTrigger(
   const searchAttributes = await registeredSearchAttributes(client, temporal.namespace, log);
   const metrics = new TriggerMetrics();
   let ready = false;
-  const server = await serveMetrics({ registry: metrics.registry, healthy: () => ready, log, env });
+  const server = await serveMetrics({ registry: metrics.registry, role: 'trigger', healthy: () => ready, log, env });
   const trigger = new Trigger({
     kc,
     client,

@@ -102,6 +102,7 @@ export async function runWorker(
   });
   const server = await serveMetrics({
     registry: metrics.registry,
+    role: 'worker',
     healthy: () => worker.getState() === 'RUNNING',
     log,
   });
