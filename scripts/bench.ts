@@ -1,16 +1,27 @@
 // npm run bench [-- --quick] [--grace <seconds>] [--only <scenario,...>] [--out <dir>] [--one-process] [--together]
-//   [--dev]
-import { writeFileSync, mkdirSync } from 'node:fs';
+//   [--dev] [--temporal dev-server|cluster]
+// npm run bench -- --compare <first> <second>: prints a Markdown table of two runs side by side (each a
+//   benchmarks.json or the --out folder holding one), e.g. the dev server's against the cluster's; runs nothing.
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { markdown, targets, timelineSvg } from '../src/bench/report.js';
+import { compareTemporal, markdown, targets, timelineSvg } from '../src/bench/report.js';
+import type { BenchResult } from '../src/bench/results.js';
 import { runBench } from '../src/bench/run.js';
 import { createLogger } from '../src/log.js';
 import { repoRoot } from '../src/stack/paths.js';
+import { parseTemporalTarget } from '../src/stack/temporal-target.js';
+
+/** A result file, or the benchmarks.json of an --out folder. */
+function readResult(path: string): BenchResult {
+  const file = existsSync(path) && statSync(path).isDirectory() ? join(path, 'benchmarks.json') : path;
+  return JSON.parse(readFileSync(file, 'utf8')) as BenchResult;
+}
 
 const log = createLogger('bench');
 try {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
     options: {
       quick: { type: 'boolean', default: false },
       grace: { type: 'string', default: '10' },
@@ -19,8 +30,18 @@ try {
       dev: { type: 'boolean', default: false },
       'one-process': { type: 'boolean', default: false },
       together: { type: 'boolean', default: false },
+      temporal: { type: 'string', default: 'dev-server' },
+      compare: { type: 'boolean', default: false },
     },
   });
+  if (values.compare) {
+    if (positionals.length !== 2)
+      throw new Error('--compare: expected two results, e.g. --compare dev.json cluster.json');
+    process.stdout.write(compareTemporal(readResult(positionals[0]!), readResult(positionals[1]!)));
+    process.exit(0);
+  }
+  if (positionals.length > 0) throw new Error(`unexpected argument ${positionals[0]} (results go with --compare)`);
+  const temporal = parseTemporalTarget(values.temporal);
   const graceSeconds = Number(values.grace);
   if (!Number.isInteger(graceSeconds) || graceSeconds < 1 || graceSeconds > 300) {
     throw new Error(`--grace ${values.grace}: expected whole seconds from 1 to 300`);
@@ -34,6 +55,7 @@ try {
     compiled: !values.dev,
     oneProcess: values['one-process'],
     together: values.together,
+    temporal,
     progress: (line) => process.stdout.write(line + '\n'),
   });
   writeFileSync(join(out, 'benchmarks.json'), JSON.stringify(result, null, 2) + '\n');

@@ -12,14 +12,16 @@ import { API_GROUP, API_VERSION, PLURAL, type PodTerminationPolicy } from '../mo
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
 import { startControllerProcess, type ControllerProcess } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
-import { startDevServer } from '../stack/dev-server.js';
 import { sampleLeaderWorkerSet } from '../stack/sample-lws.js';
 import { kubeconfigPath, repoRoot, stateDir } from '../stack/paths.js';
 import { waitFor } from '../stack/processes.js';
 import { isProvisioned, provision } from '../stack/provision.js';
+import { postgresBinDir } from '../stack/temporal-cluster.js';
+import { startTemporal, type RunningTemporal, type TemporalTarget } from '../stack/temporal-target.js';
 import { createLogger } from '../log.js';
 import { PodTracker } from './pod-tracker.js';
 import {
+  isTemporalProcess,
   percentile,
   type BenchResult,
   type GroupSample,
@@ -133,6 +135,8 @@ export interface BenchOptions {
    * (a scenario of N groups then puts 2N on the machine at once).
    */
   together: boolean;
+  /** The Temporal the controller runs on: a fresh dev server, or the cluster of `npm run temporal:up`. */
+  temporal: TemporalTarget;
   progress: (line: string) => void;
 }
 
@@ -339,7 +343,7 @@ async function runScenario(
         await opts.settle();
         if (Date.now() - settling >= 1000)
           progress(`  the controller's group workflows finished in ${since(settling)}`);
-        cpuFrom ??= cpuSnapshot(pids);
+        cpuFrom ??= cpuSnapshot(pids, isTemporalProcess);
         await runRound(batch, round);
       }
       const p50 = (p: PodTerminationPolicy) =>
@@ -353,7 +357,7 @@ async function runScenario(
         `  ${scenario.id} round ${round}/${scenario.rounds}: teardown p50 Sequential ${p50('Sequential')}, Parallel ${p50('Parallel')}`,
       );
     }
-    cpuTo = cpuSnapshot(pids);
+    cpuTo = cpuSnapshot(pids, isTemporalProcess);
   } finally {
     tracker.stop();
     // A namespace still tearing down hundreds of pods in the background loaded the API server during the next
@@ -443,42 +447,57 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const cluster = await startCluster({ log: createLogger('cluster') });
   const kc = localKubeConfig();
   await installCrd(kc);
-  const server = await startDevServer();
-  const list = scenarios(opts.quick).filter((s) => opts.only.length === 0 || opts.only.includes(s.id));
-  const largestBurst = 2 * Math.max(...list.map((s) => s.groups));
-  opts.progress(`measuring workflow starts on the idle Temporal server (one at a time, then ${largestBurst} at once)`);
-  const temporalStartFloor = await measureStartFloor(server.address, largestBurst, server.child.pid);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    KUBECONFIG: kubeconfigPath,
-    TEMPORAL_ADDRESS: server.address,
-    LOG_FORMAT: 'json',
-  };
-  if (opts.compiled) {
-    opts.progress('building dist/ and the workflow bundle (npm run build)');
-    // Without the caller's NODE_OPTIONS: those are for the processes measured (a small heap would fail tsc).
-    const { NODE_OPTIONS: _measured, ...buildEnv } = process.env;
-    execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore', env: buildEnv });
-  }
-  const logDir = join(stateDir, 'bench-logs');
-  const controllers = await Promise.all(
-    (opts.oneProcess ? (['main'] as const) : (['worker', 'trigger'] as const)).map((role) =>
-      startControllerProcess(role, env, logDir, opts.compiled),
-    ),
-  );
-  // The process whose log has the trigger's starts.
-  const trigger = controllers.find((c) => c.role !== 'worker')!;
-  const pids: Record<string, number | undefined> = {
-    ...cluster.pids,
-    temporal: server.child.pid,
-    ...Object.fromEntries(controllers.map((c) => [processName(c), c.child.pid])),
-    bench: process.pid,
-  };
-  const results: ScenarioResult[] = [];
-  const load: Record<string, ScenarioLoad> = {};
-  const connection = await Connection.connect({ address: server.address });
-  const temporal = { client: new Client({ connection }), taskQueue: temporalConfigFromEnv(env).taskQueue };
+  const server = await startTemporal(opts.temporal, createLogger('temporal'));
+  // Set as they start: whatever fails later, the finally below stops what did (Temporal too, if this run started it).
+  let controllers: ControllerProcess[] = [];
+  let connection: Connection | undefined;
   try {
+    const list = scenarios(opts.quick).filter((s) => opts.only.length === 0 || opts.only.includes(s.id));
+    const largestBurst = 2 * Math.max(...list.map((s) => s.groups));
+    opts.progress(
+      `measuring workflow starts on the idle Temporal server (one at a time, then ${largestBurst} at once)`,
+    );
+    const temporalStartFloor = await measureStartFloor(server.address, largestBurst, {
+      namespace: server.namespace,
+      serverPids: Object.values(server.pids),
+    });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      KUBECONFIG: kubeconfigPath,
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_NAMESPACE: server.namespace,
+      // The cluster outlives a run (and may serve others): a task queue of its own keeps earlier runs' unfinished
+      // workflows off this worker and out of the count the rounds wait on (settle).
+      ...(server.target === 'cluster' && { TEMPORAL_TASK_QUEUE: `lws-bench-${Date.now().toString(36)}` }),
+      LOG_FORMAT: 'json',
+    };
+    if (opts.compiled) {
+      opts.progress('building dist/ and the workflow bundle (npm run build)');
+      // Without the caller's NODE_OPTIONS: those are for the processes measured (a small heap would fail tsc).
+      const { NODE_OPTIONS: _measured, ...buildEnv } = process.env;
+      execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore', env: buildEnv });
+    }
+    const logDir = join(stateDir, 'bench-logs');
+    controllers = await Promise.all(
+      (opts.oneProcess ? (['main'] as const) : (['worker', 'trigger'] as const)).map((role) =>
+        startControllerProcess(role, env, logDir, opts.compiled),
+      ),
+    );
+    // The process whose log has the trigger's starts.
+    const trigger = controllers.find((c) => c.role !== 'worker')!;
+    const pids: Record<string, number | undefined> = {
+      ...cluster.pids,
+      ...server.pids,
+      ...Object.fromEntries(controllers.map((c) => [processName(c), c.child.pid])),
+      bench: process.pid,
+    };
+    const results: ScenarioResult[] = [];
+    const load: Record<string, ScenarioLoad> = {};
+    connection = await Connection.connect({ address: server.address });
+    const temporal = {
+      client: new Client({ connection, namespace: server.namespace }),
+      taskQueue: temporalConfigFromEnv(env).taskQueue,
+    };
     for (const [i, scenario] of list.entries()) {
       opts.progress(
         `[${i + 1}/${list.length}] ${scenario.title} (groups ${scenario.groups}, size ${scenario.size}, G ${opts.graceSeconds}s, elapsed ${formatDuration(Date.now() - started)})`,
@@ -496,10 +515,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     };
     const { versions } = await import('../stack/versions.js');
     return {
-      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}${opts.oneProcess ? ' --one-process' : ''}${opts.together ? ' --together' : ''}`,
+      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}${opts.oneProcess ? ' --one-process' : ''}${opts.together ? ' --together' : ''}${opts.temporal === 'cluster' ? ' --temporal cluster' : ''}`,
       compiled: opts.compiled,
       oneProcess: opts.oneProcess,
       together: opts.together,
+      temporal: temporalInfo(server, versions),
       date: new Date().toISOString(),
       machine: machineInfo(),
       versions: { node: process.version, temporalSdk: pkg.dependencies['@temporalio/worker'] ?? '?', ...versions },
@@ -518,10 +538,35 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       load,
     };
   } finally {
-    await connection.close();
+    await connection?.close();
     await Promise.all(controllers.map((c) => c.stop()));
     await server.stop();
     if (!clusterWasRunning) await stopCluster({ log: createLogger('cluster') });
+  }
+}
+
+/** What the result records of the Temporal it ran on. */
+function temporalInfo(
+  server: RunningTemporal,
+  versions: { temporalCli: string; temporalServer: string },
+): NonNullable<BenchResult['temporal']> {
+  const cluster = server.target === 'cluster';
+  return {
+    target: server.target,
+    namespace: server.namespace,
+    version: cluster ? versions.temporalServer : versions.temporalCli,
+    database: cluster ? postgresVersion() : 'SQLite',
+    processes: Object.keys(server.pids),
+  };
+}
+
+/** `PostgreSQL 15.14`, from the binaries the cluster runs. */
+function postgresVersion(): string {
+  try {
+    const out = execFileSync(join(postgresBinDir(), 'postgres'), ['--version'], { encoding: 'utf8' });
+    return `PostgreSQL ${/\d+(\.\d+)*/.exec(out)?.[0] ?? '?'}`;
+  } catch {
+    return 'PostgreSQL';
   }
 }
 

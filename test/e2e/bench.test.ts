@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scenarios } from '../../src/bench/run.js';
-import type { BenchResult } from '../../src/bench/results.js';
+import { temporalCpuSeconds, type BenchResult } from '../../src/bench/results.js';
 import { repoRoot } from '../../src/stack/paths.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
@@ -185,5 +185,36 @@ describe('npm run bench -- --quick', function () {
       assert.ok(r!.reactionsMs.length > 0, `${policy}: the trigger's starts are read from the one process's log`);
     }
     assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /ran in one process \(`node dist\/main\.js`/);
+  });
+
+  it('--temporal cluster measures the same round on the production-shaped Temporal, its CPU over all of its processes', async () => {
+    const { out, result } = await quickBench('--temporal', 'cluster', '--only', 'rebuild-1');
+    assert.equal(result.temporal?.target, 'cluster');
+    assert.match(result.command, / --temporal cluster/);
+    assert.match(result.temporal.database, /^PostgreSQL \d+/);
+    for (const policy of ['Sequential', 'Parallel']) {
+      const r = result.scenarios.find((x) => x.id === 'rebuild-1' && x.policy === policy);
+      assert.deepEqual(
+        r?.samples.map((x) => x.newLeaders),
+        [1],
+        `${policy}: the round rebuilt the group once`,
+      );
+      assert.ok(r!.teardownP50Ms > 0 && r!.recoveryP50Ms! >= r!.teardownP50Ms, policy);
+      assert.ok(r!.reactionsMs.length > 0, `${policy}: the trigger started workflows on the cluster`);
+    }
+    // Every process of the cluster measured, PostgreSQL with the backends it forks (its own process does little).
+    const names = ['history', 'matching', 'frontend', 'worker', 'ui', 'postgres'].map((n) => `temporal-${n}`);
+    assert.deepEqual([...result.temporal.processes].sort(), [...names].sort());
+    const load = result.load['rebuild-1']!;
+    for (const name of names) assert.ok(load.cpuSeconds[name] !== undefined, `no CPU time for ${name}`);
+    assert.ok(load.cpuSeconds['temporal-postgres']! > 0, "PostgreSQL's backends counted");
+    assert.ok(load.cpuSeconds['temporal-history']! > 0);
+    assert.equal(load.cpuSeconds.temporal, undefined, 'no dev server');
+    assert.ok(temporalCpuSeconds(load)! > 0);
+    assert.ok((result.temporalStartFloor.burstServerCpuMs ?? 0) > 0, "the cluster's CPU over the burst");
+    const md = readFileSync(join(out, 'benchmarks.md'), 'utf8');
+    assert.match(md, /Temporal server \S+ as a cluster/);
+    assert.match(md, /\| one group rebuilt \| [\d.]+ s \| \d+ % \|.*\| [\d.]+ s \|\n/);
+    assert.match(md, /Temporal's processes, each with its descendants/);
   });
 });
