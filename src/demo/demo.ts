@@ -1,6 +1,7 @@
-// `npm run demo`: the whole product on one machine. Local cluster, Temporal dev server with the Web UI, the worker
-// and the trigger; two LeaderWorkerSets (Sequential and Parallel, replicas 2, size 4) whose pods take a long grace
-// period; then the leader of group 0 of each is deleted, and both rebuilds are shown side by side.
+// `npm run demo`: the whole product on one machine. Local cluster, Temporal (the dev server, or with `--temporal
+// cluster` the production-shaped cluster of `npm run temporal:up`) with the Web UI, the worker and the trigger; two
+// LeaderWorkerSets (Sequential and Parallel, replicas 2, size 4) whose pods take a long grace period; then the leader
+// of group 0 of each is deleted, and both rebuilds are shown side by side.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -10,11 +11,11 @@ import { API_GROUP, API_VERSION, isPodReady, PLURAL, workflowId, type PodTermina
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
 import { startControllerProcess, type ControllerProcess } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
-import { startDevServer, type DevServer } from '../stack/dev-server.js';
 import { sampleLeaderWorkerSet } from '../stack/sample-lws.js';
 import { kubeconfigPath, stateDir } from '../stack/paths.js';
 import { waitFor } from '../stack/processes.js';
 import { isProvisioned, provision } from '../stack/provision.js';
+import { startTemporal, type TemporalTarget } from '../stack/temporal-target.js';
 import type { TeardownGroupResult } from '../workflows/teardown-group.js';
 
 export interface DemoOptions {
@@ -22,6 +23,8 @@ export interface DemoOptions {
   /** Stop everything once the rebuilds are shown, instead of keeping the stack up for the Web UI. */
   exit: boolean;
   namespace: string;
+  /** The Temporal to run on: a dev server of the demo's own, or the cluster (reused when it is up, left up then). */
+  temporal: TemporalTarget;
 }
 
 const log = createLogger('demo');
@@ -66,8 +69,10 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     const kc = localKubeConfig();
     await installCrd(kc);
 
-    log.info('starting the Temporal dev server');
-    const server: DevServer = await startDevServer({ dbFilename: join(stateDir, 'temporal', 'demo.sqlite') });
+    log.info(opts.temporal === 'cluster' ? 'starting the Temporal cluster' : 'starting the Temporal dev server');
+    const server = await startTemporal(opts.temporal, createLogger('temporal'), {
+      dbFilename: join(stateDir, 'temporal', 'demo.sqlite'),
+    });
     cleanups.push(() => server.stop());
     say(`Temporal Web UI: ${server.uiUrl}`);
 
@@ -75,7 +80,12 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     // not waited for: its pods take their grace period.
     const core = kc.makeApiClient(k8s.CoreV1Api);
     cleanups.push(() => core.deleteNamespace({ name: opts.namespace }).catch(() => undefined));
-    const env = { ...process.env, KUBECONFIG: kubeconfigPath, TEMPORAL_ADDRESS: server.address };
+    const env = {
+      ...process.env,
+      KUBECONFIG: kubeconfigPath,
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_NAMESPACE: server.namespace,
+    };
     const logDir = join(stateDir, 'demo-logs');
     const processes: ControllerProcess[] = await Promise.all([
       startControllerProcess('worker', env, logDir),
@@ -166,7 +176,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
 
     const connection = await Connection.connect({ address: server.address });
     cleanups.push(() => connection.close());
-    const client = new Client({ connection });
+    const client = new Client({ connection, namespace: server.namespace });
     const results: TeardownGroupResult[] = [];
     for (const [i, d] of demos.entries()) {
       const oldLeaderUid = leaders[i]!.metadata!.uid!;

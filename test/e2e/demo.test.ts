@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { createLogger } from '../../src/log.js';
 import { repoRoot } from '../../src/stack/paths.js';
+import { startTemporal } from '../../src/stack/temporal-target.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
 describe('npm run demo -- --exit', function () {
   this.timeout(300_000);
 
-  it('runs end to end: both rebuilds, their timelines and the ratio, then cleans up', async () => {
+  /** `npm run demo -- --exit --grace 3 --namespace <namespace> <args>`: its exit code and output. */
+  async function demo(namespace: string, ...args: string[]): Promise<string> {
     await ensureCluster(); // the demo reuses a running cluster and leaves it running
     const output = await new Promise<{ code: number | null; text: string }>((resolve) => {
       const child = spawn(
@@ -20,7 +24,8 @@ describe('npm run demo -- --exit', function () {
           '--grace',
           '3',
           '--namespace',
-          'lws-demo-test',
+          namespace,
+          ...args,
         ],
         { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
       );
@@ -30,20 +35,54 @@ describe('npm run demo -- --exit', function () {
       child.on('exit', (code) => resolve({ code, text }));
     });
     assert.equal(output.code, 0, output.text);
-    assert.match(output.text, /Temporal Web UI: http:\/\/127\.0\.0\.1:\d+/);
-    assert.match(output.text, /Sequential group 0: leader terminating/);
-    assert.match(output.text, /Parallel {3}group 0: leader\+workers terminating/);
+    return output.text;
+  }
+
+  /** What every run shows: the Web UI, both groups' phases, both workflows, the ratio, the cleanup. */
+  function assertRun(text: string, namespace: string): void {
+    assert.match(text, /Temporal Web UI: http:\/\/127\.0\.0\.1:\d+/);
+    assert.match(text, /Sequential group 0: leader terminating/);
+    assert.match(text, /Parallel {3}group 0: leader\+workers terminating/);
     for (const policy of ['Sequential', 'Parallel']) {
       assert.match(
-        output.text,
+        text,
         new RegExp(
-          `${policy}: workflow lws/lws-demo-test/leaderworkerset-${policy.toLowerCase()}-termination/group-0/teardown/`,
+          `${policy}: workflow lws/${namespace}/leaderworkerset-${policy.toLowerCase()}-termination/group-0/teardown/`,
         ),
       );
     }
-    const ratio = /teardown: Sequential \S+, Parallel \S+, ratio ([\d.]+)/.exec(output.text);
-    assert.ok(ratio, output.text);
+    const ratio = /teardown: Sequential \S+, Parallel \S+, ratio ([\d.]+)/.exec(text);
+    assert.ok(ratio, text);
     assert.ok(Number(ratio[1]) < 0.8, `Parallel/Sequential teardown ratio ${ratio[1]}`);
-    assert.match(output.text, /stopping what the demo started/);
+    assert.match(text, /recovery: Sequential \S+, Parallel \S+, ratio [\d.]+/);
+    assert.match(text, /stopping what the demo started/);
+  }
+
+  it('runs end to end: both rebuilds, their timelines and the ratio, then cleans up', async () => {
+    assertRun(await demo('lws-demo-test'), 'lws-demo-test');
+  });
+
+  it('--temporal cluster: the same run on the production-shaped Temporal, which it reuses and leaves up', async () => {
+    // Up before the demo, so that its runs can be read after: the demo stops only a cluster it started itself.
+    const temporal = await startTemporal('cluster', createLogger('temporal'));
+    try {
+      const text = await demo('lws-demo-cluster-test', '--temporal', 'cluster');
+      assertRun(text, 'lws-demo-cluster-test');
+      assert.ok(text.includes(`Temporal Web UI: ${temporal.uiUrl}\n`), text);
+      const connection = await Connection.connect({ address: temporal.address });
+      try {
+        const client = new Client({ connection, namespace: temporal.namespace });
+        const ids = [...text.matchAll(/^(?:Sequential|Parallel): workflow (\S+)$/gm)].map((m) => m[1]!);
+        assert.equal(ids.length, 2, text);
+        for (const id of ids) {
+          const run = await client.workflow.getHandle(id).describe();
+          assert.equal(run.status.name, 'COMPLETED', `${id} in the cluster's history`);
+        }
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      await temporal.stop();
+    }
   });
 });
