@@ -1,0 +1,373 @@
+// `npm run chaos`: the project's own fault campaign on the real stack (API server with its controllers, KWOK, a
+// Temporal server, the worker and the trigger as processes). Each trial provisions an LWS, runs one lifecycle, kills
+// (kill -9) the worker, the trigger, both or the Temporal server at a seeded instant, starts it again, and checks the
+// invariants once the LWS settles.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { createLogger, formatDuration } from '../log.js';
+import {
+  API_GROUP,
+  API_VERSION,
+  LABEL_NAME,
+  PLURAL,
+  isPodReady,
+  parsePodName,
+  type LeaderWorkerSet,
+  type PodTerminationPolicy,
+} from '../model/index.js';
+import { localKubeConfig, startCluster } from '../stack/cluster.js';
+import { startControllerProcess, type ControllerProcess } from '../stack/controller-processes.js';
+import { installCrd } from '../stack/crd.js';
+import { kubeconfigPath, stateDir } from '../stack/paths.js';
+import type { TemporalTarget } from '../stack/temporal-target.js';
+import { checkTrial, unsettled, type FaultWindow, type LiveState, type TrialShape } from './invariants.js';
+import { planTrials, type FaultKind, type TrialPlan } from './plan.js';
+import { PodWatch } from './pod-watch.js';
+import { startChaosTemporal, type ChaosTemporal } from './temporal-faults.js';
+
+/** The bound of a Parallel teardown whose controller was hit: workers terminating within this of the survivor. */
+export const PARALLEL_BOUND_MS = 3000;
+
+export interface CampaignOptions {
+  seed: number;
+  trials: number;
+  temporal: TemporalTarget;
+  graceSeconds: number;
+  replicas: number;
+  size: number;
+  faults?: readonly FaultKind[];
+  progress: (line: string) => void;
+}
+
+export interface TrialResult {
+  plan: TrialPlan;
+  settleMs?: number;
+  parallelLagMs?: number;
+  parallelKept?: { kept: number; of: number };
+  /** How long the killed part took to serve again (restart delay included). */
+  outageMs: number;
+  violations: string[];
+}
+
+export interface CampaignResult {
+  seed: number;
+  temporal: TemporalTarget;
+  graceSeconds: number;
+  replicas: number;
+  size: number;
+  date: string;
+  durationMs: number;
+  trials: TrialResult[];
+}
+
+const SETTLE_TIMEOUT_MS = 180_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function lwsOf(name: string, opts: CampaignOptions, policy: PodTerminationPolicy): LeaderWorkerSet {
+  const template = (role: string) => ({
+    spec: {
+      terminationGracePeriodSeconds: opts.graceSeconds,
+      containers: [{ name: role, image: 'registry.invalid/ai:1' }],
+    },
+  });
+  return {
+    apiVersion: `${API_GROUP}/${API_VERSION}`,
+    kind: 'LeaderWorkerSet',
+    metadata: { name },
+    spec: {
+      podTerminationPolicy: policy,
+      replicas: opts.replicas,
+      leaderWorkerTemplate: { size: opts.size, leaderTemplate: template('leader'), workerTemplate: template('worker') },
+    },
+  };
+}
+
+class Stack {
+  worker!: ControllerProcess;
+  trigger!: ControllerProcess;
+  private readonly logDir = join(stateDir, 'chaos-logs');
+
+  constructor(
+    readonly temporal: ChaosTemporal,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  async start(role: 'worker' | 'trigger'): Promise<void> {
+    this[role] = await startControllerProcess(role, this.env, this.logDir);
+  }
+
+  /** kill -9 of what the fault names, then, after the delay, a start of the same. Resolves once it serves again. */
+  async strike(fault: FaultKind, restartDelayMs: number): Promise<FaultWindow> {
+    const at = Date.now();
+    const roles: ('worker' | 'trigger')[] =
+      fault === 'both' ? ['worker', 'trigger'] : fault === 'temporal' ? [] : [fault];
+    await Promise.all(roles.map((r) => this[r].kill9()));
+    if (fault === 'temporal') await this.temporal.kill();
+    await sleep(restartDelayMs);
+    if (fault === 'temporal') await this.temporal.start();
+    await Promise.all(roles.map((r) => this.start(r)));
+    return { at, recoveredAt: Date.now() };
+  }
+
+  /** A controller process that exited by itself is a crash: the campaign reports it and starts it again. */
+  async crashed(): Promise<string[]> {
+    const out: string[] = [];
+    for (const role of ['worker', 'trigger'] as const) {
+      const child = this[role].child;
+      if (child.exitCode !== null || child.signalCode !== null) {
+        out.push(`the ${role} exited by itself (${child.exitCode ?? child.signalCode})`);
+        await this.start(role);
+      }
+    }
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.worker?.stop(), this.trigger?.stop()]);
+  }
+}
+
+class Kube {
+  readonly core: k8s.CoreV1Api;
+  readonly apps: k8s.AppsV1Api;
+  readonly custom: k8s.CustomObjectsApi;
+
+  constructor(
+    kc: k8s.KubeConfig,
+    readonly namespace: string,
+  ) {
+    this.core = kc.makeApiClient(k8s.CoreV1Api);
+    this.apps = kc.makeApiClient(k8s.AppsV1Api);
+    this.custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  }
+
+  private lwsCall(name: string) {
+    return { group: API_GROUP, version: API_VERSION, plural: PLURAL, namespace: this.namespace, name };
+  }
+
+  async live(name: string): Promise<LiveState> {
+    const selector = `${LABEL_NAME}=${name}`;
+    const [pods, sets, lws] = await Promise.all([
+      this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: selector }),
+      this.apps.listNamespacedStatefulSet({ namespace: this.namespace, labelSelector: selector }),
+      this.custom.getNamespacedCustomObject(this.lwsCall(name)).then(
+        () => true,
+        (err: { code?: number }) => (err.code === 404 ? false : Promise.reject(err)),
+      ),
+    ]);
+    return {
+      lwsExists: lws,
+      pods: pods.items.flatMap((p) => {
+        const parsed = parsePodName(name, p.metadata!.name!);
+        return parsed
+          ? [
+              {
+                name: p.metadata!.name!,
+                uid: p.metadata!.uid!,
+                groupIndex: parsed.groupIndex,
+                leader: parsed.workerIndex === 0,
+                ready: isPodReady(p),
+                terminating: Boolean(p.metadata!.deletionTimestamp),
+                image: p.spec?.containers[0]?.image ?? '',
+              },
+            ]
+          : [];
+      }),
+      statefulSets: sets.items.map((s) => {
+        const suffix = s.metadata!.name!.slice(name.length + 1);
+        return {
+          name: s.metadata!.name!,
+          ...(s.metadata!.name === name ? {} : { groupIndex: Number(suffix) }),
+          ...(s.metadata!.ownerReferences?.[0]?.uid ? { ownerUid: s.metadata!.ownerReferences[0].uid } : {}),
+        };
+      }),
+    };
+  }
+
+  create(lws: LeaderWorkerSet) {
+    return this.custom.createNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: PLURAL,
+      namespace: this.namespace,
+      body: lws,
+    });
+  }
+
+  patchSpec(name: string, spec: Record<string, unknown>) {
+    return this.custom.patchNamespacedCustomObject(
+      { ...this.lwsCall(name), body: { spec } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+  }
+
+  deleteLws(name: string) {
+    return this.custom.deleteNamespacedCustomObject(this.lwsCall(name));
+  }
+
+  deletePod(name: string) {
+    return this.core.deleteNamespacedPod({ name, namespace: this.namespace });
+  }
+}
+
+/** Polls until `pending` finds nothing left to wait for; the time it took, or what was still missing. */
+async function until(
+  pending: () => Promise<string[]>,
+  timeoutMs: number,
+): Promise<{ ms: number; missing?: undefined } | { ms?: undefined; missing: string[] }> {
+  const started = Date.now();
+  for (;;) {
+    const missing = await pending().catch((err: unknown) => [`reading the cluster failed: ${String(err)}`]);
+    if (missing.length === 0) return { ms: Date.now() - started };
+    if (Date.now() - started > timeoutMs) return { missing };
+    await sleep(200);
+  }
+}
+
+async function runTrial(
+  plan: TrialPlan,
+  opts: CampaignOptions,
+  kube: Kube,
+  stack: Stack,
+  pods: PodWatch,
+): Promise<TrialResult> {
+  const name = `chaos-${plan.index}`;
+  const newImage = 'registry.invalid/ai:2';
+  await kube.create(lwsOf(name, opts, plan.policy));
+  const readyShape: TrialShape = {
+    lifecycle: 'rebuild',
+    policy: plan.policy,
+    lwsName: name,
+    replicas: opts.replicas,
+    size: opts.size,
+    groupIndex: -1,
+    newImage,
+    leadersBefore: new Map(),
+    podsBefore: new Set(),
+  };
+  const provisioned = await until(async () => {
+    const live = await kube.live(name);
+    // Any leader counts as "before" here: only readiness and the object graph are checked.
+    const leaders = new Map(live.pods.filter((p) => p.leader).map((p) => [p.groupIndex, p.uid]));
+    return unsettled({ ...readyShape, leadersBefore: leaders }, live);
+  }, SETTLE_TIMEOUT_MS);
+  if (provisioned.missing)
+    return { plan, outageMs: 0, violations: [`not provisioned: ${provisioned.missing.join('; ')}`] };
+
+  const before = await kube.live(name);
+  const shape: TrialShape = {
+    ...readyShape,
+    lifecycle: plan.lifecycle,
+    groupIndex: plan.groupIndex,
+    leadersBefore: new Map(before.pods.filter((p) => p.leader).map((p) => [p.groupIndex, p.uid])),
+    podsBefore: new Set(before.pods.map((p) => p.uid)),
+  };
+  const startedAt = Date.now();
+  switch (plan.lifecycle) {
+    case 'rebuild':
+      await kube.deletePod(`${name}-${plan.groupIndex}`);
+      break;
+    case 'scale-down':
+      await kube.patchSpec(name, { replicas: opts.replicas - 1 });
+      break;
+    case 'rolling-update': {
+      const spec = lwsOf(name, opts, plan.policy).spec;
+      const withImage = (t: typeof spec.leaderWorkerTemplate.workerTemplate) => ({
+        spec: { ...t.spec, containers: [{ ...t.spec!.containers[0]!, image: newImage }] },
+      });
+      await kube.patchSpec(name, {
+        leaderWorkerTemplate: {
+          ...spec.leaderWorkerTemplate,
+          leaderTemplate: withImage(spec.leaderWorkerTemplate.leaderTemplate!),
+          workerTemplate: withImage(spec.leaderWorkerTemplate.workerTemplate),
+        },
+      });
+      break;
+    }
+    case 'lws-deletion':
+      await kube.deleteLws(name);
+      break;
+  }
+  await sleep(Math.max(0, startedAt + plan.faultDelayMs - Date.now()));
+  const fault = await stack.strike(plan.fault, plan.restartDelayMs);
+  const settled = await until(async () => unsettled(shape, await kube.live(name)), SETTLE_TIMEOUT_MS);
+  const settleMs = settled.missing ? undefined : Date.now() - startedAt;
+  const verdict = checkTrial(shape, pods.of(name), fault, PARALLEL_BOUND_MS);
+  const violations = [
+    ...(settled.missing ? [`did not settle in ${SETTLE_TIMEOUT_MS / 1000} s: ${settled.missing.join('; ')}`] : []),
+    ...verdict.violations,
+    ...(await stack.crashed()),
+  ];
+  if (plan.lifecycle !== 'lws-deletion') {
+    await kube.deleteLws(name).catch(() => undefined);
+    await until(async () => ((await kube.live(name)).pods.length ? ['pods left'] : []), SETTLE_TIMEOUT_MS);
+  }
+  return {
+    plan,
+    ...(settleMs === undefined ? {} : { settleMs }),
+    ...(verdict.parallelLagMs === undefined ? {} : { parallelLagMs: verdict.parallelLagMs }),
+    ...(verdict.parallelKept ? { parallelKept: verdict.parallelKept } : {}),
+    outageMs: fault.recoveredAt - fault.at,
+    violations,
+  };
+}
+
+export async function runCampaign(opts: CampaignOptions): Promise<CampaignResult> {
+  const started = Date.now();
+  const log = createLogger('chaos');
+  await startCluster({ log: createLogger('cluster') });
+  const kc = localKubeConfig();
+  await installCrd(kc);
+  opts.progress(`starting Temporal (${opts.temporal})`);
+  const temporal = await startChaosTemporal(opts.temporal, createLogger('temporal'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    KUBECONFIG: kubeconfigPath,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    // A queue of its own: a cluster that outlives the campaign keeps no earlier run's tasks on it.
+    TEMPORAL_TASK_QUEUE: `lws-chaos-${randomBytes(3).toString('hex')}`,
+  };
+  const stack = new Stack(temporal, env);
+  const namespace = `chaos-${randomBytes(3).toString('hex')}`;
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  let watch: PodWatch | undefined;
+  try {
+    await Promise.all([stack.start('worker'), stack.start('trigger')]);
+    await core.createNamespace({ body: { metadata: { name: namespace, labels: { 'lws-temporal/chaos': 'true' } } } });
+    watch = new PodWatch(kc, namespace, log);
+    await watch.start();
+    const kube = new Kube(kc, namespace);
+    const plans = planTrials({ ...opts, replicas: opts.replicas });
+    const trials: TrialResult[] = [];
+    for (const plan of plans) {
+      opts.progress(
+        `[${plan.index + 1}/${plans.length}] ${plan.lifecycle} (${plan.policy}), kill -9 ${plan.fault} at +${plan.faultDelayMs} ms, restart after ${plan.restartDelayMs} ms (elapsed ${formatDuration(Date.now() - started)})`,
+      );
+      // The first pods need the namespace's ServiceAccount: a trial fails fast rather than waiting on it.
+      const result = await runTrial(plan, opts, kube, stack, watch);
+      trials.push(result);
+      opts.progress(
+        result.violations.length
+          ? `  FAILED: ${result.violations.join('; ')}`
+          : `  ok: settled in ${formatDuration(result.settleMs ?? 0)}${result.parallelLagMs === undefined ? '' : `, Parallel lag ${result.parallelLagMs} ms`}`,
+      );
+    }
+    return {
+      seed: opts.seed,
+      temporal: opts.temporal,
+      graceSeconds: opts.graceSeconds,
+      replicas: opts.replicas,
+      size: opts.size,
+      date: new Date().toISOString(),
+      durationMs: Date.now() - started,
+      trials,
+    };
+  } finally {
+    await watch?.stop();
+    await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    await stack.stop();
+    await temporal.stop();
+  }
+}

@@ -1,0 +1,71 @@
+// The campaign's figures per fault kind, as docs/reliability.md shows them.
+import { percentile } from '../bench/results.js';
+import { formatDuration } from '../log.js';
+import type { CampaignResult, TrialResult } from './campaign.js';
+import { FAULT_KINDS } from './plan.js';
+
+function range(values: number[], unit: (v: number) => string): string {
+  return values.length ? `${unit(percentile(values, 50))} / ${unit(Math.max(...values))}` : '-';
+}
+
+export interface FaultRow {
+  fault: string;
+  trials: number;
+  failed: number;
+  settle: string;
+  parallelLag: string;
+  /** Parallel teardowns whose workers all terminated before their leader was gone. */
+  parallelKept: string;
+  outage: string;
+}
+
+export function faultRows(trials: TrialResult[]): FaultRow[] {
+  return FAULT_KINDS.map((fault) => {
+    const of = trials.filter((t) => t.plan.fault === fault);
+    return {
+      fault,
+      trials: of.length,
+      failed: of.filter((t) => t.violations.length).length,
+      settle: range(
+        of.flatMap((t) => (t.settleMs === undefined ? [] : [t.settleMs])),
+        (v) => formatDuration(v),
+      ),
+      parallelLag: range(
+        of.flatMap((t) => (t.parallelLagMs === undefined ? [] : [t.parallelLagMs])),
+        (v) => `${v} ms`,
+      ),
+      parallelKept: (() => {
+        const k = of.flatMap((t) => (t.parallelKept ? [t.parallelKept] : []));
+        const sum = (f: (x: { kept: number; of: number }) => number) => k.reduce((a, x) => a + f(x), 0);
+        return k.length ? `${sum((x) => x.kept)} of ${sum((x) => x.of)}` : '-';
+      })(),
+      outage: range(
+        of.map((t) => t.outageMs),
+        (v) => formatDuration(v),
+      ),
+    };
+  }).filter((r) => r.trials > 0);
+}
+
+export function campaignMarkdown(result: CampaignResult): string {
+  const rows = faultRows(result.trials);
+  const lines = [
+    `\`npm run chaos -- --seed ${result.seed} --trials ${result.trials.length} --temporal ${result.temporal} --grace ${result.graceSeconds}\`` +
+      ` on ${result.date.slice(0, 10)}: ${result.replicas} groups of ${result.size}, G = ${result.graceSeconds} s,` +
+      ` ${formatDuration(result.durationMs)}.`,
+    '',
+    '| kill -9 of | trials | failed | settle p50 / max | Parallel lag p50 / max | outage p50 / max |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows.map((r) => `| ${r.fault} | ${r.trials} | ${r.failed} | ${r.settle} | ${r.parallelLag} | ${r.outage} |`),
+  ];
+  const failures = result.trials.filter((t) => t.violations.length);
+  if (failures.length) {
+    lines.push('', 'Failed trials:', '');
+    for (const t of failures) {
+      lines.push(
+        `- ${t.plan.index}: ${t.plan.lifecycle} (${t.plan.policy}), ${t.plan.fault} at +${t.plan.faultDelayMs} ms: ${t.violations.join('; ')}`,
+      );
+    }
+  }
+  return lines.join('\n') + '\n';
+}
