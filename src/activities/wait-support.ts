@@ -1,11 +1,9 @@
 // What every wait shares: heartbeats while it runs, a cancellable pause, the watch paths, the timestamp format.
 import { cancellationSignal, heartbeat } from './activity-context.js';
 
-/**
- * The waits' heartbeat timeout is 30 s (workflows/activities.ts) and the SDK sends at most one beat per 24 s: beating
- * more often sends nothing more, yet costs the worker's main thread (docs/profiling.md, "The worker's threads").
- */
-export const HEARTBEAT_INTERVAL_MS = 10_000;
+import { WAIT_HEARTBEAT_INTERVAL_MS } from '../model/crash-recovery.js';
+
+export const HEARTBEAT_INTERVAL_MS = WAIT_HEARTBEAT_INTERVAL_MS;
 /** Pause before a new GET after a failed watch, so that a failing API server is not hammered. */
 export const RETRY_PAUSE_MS = 1_000;
 

@@ -15,6 +15,7 @@ import {
   type WorkerVersioningConfig,
 } from '../config/temporal.js';
 import type { Logger } from '../log.js';
+import { STICKY_QUEUE_TIMEOUT } from '../model/crash-recovery.js';
 import { countActivityErrors } from '../observability/activity-errors.js';
 import { serveMetrics, WorkerMetrics } from '../observability/metrics.js';
 import { buildIdOf, deploymentOptions, setCurrentVersion, type SetCurrentOutcome } from './versioning.js';
@@ -94,6 +95,8 @@ export async function runWorker(
     // With 20 polls on each queue, 4 in 5 are matched at once (docs/profiling.md). An idle poll is an open request.
     workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 40 },
     nonStickyToStickyPollRatio: 0.5,
+    // A task for a workflow cached on a worker that died reaches another this soon (the default is 10 s).
+    stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT,
     // Set, not derived: the SDK's default follows the heap limit (about 50 workflows at the Deployment's 256 MB) and
     // then lowers the workflow task slots to it. Our workflows are small (about 0.2 MB each in the cache).
     maxCachedWorkflows: 200,

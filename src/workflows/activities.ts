@@ -2,6 +2,7 @@
 // with backoff; the activities raise permanent ones (400, 403, 422) as non-retryable failures.
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { AllActivities } from '../activities/types.js';
+import { WAIT_HEARTBEAT_TIMEOUT } from '../model/crash-recovery.js';
 
 const retry = { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' };
 
@@ -19,8 +20,7 @@ export const kube = proxyLocalActivities<AllActivities>({
 /** Waits on a watch: long, kept alive by heartbeats, so another worker takes over a wait whose worker died. */
 const waitOptions = {
   startToCloseTimeout: '2 hours',
-  // The SDK sends at most one heartbeat per 0.8 x this; the waits beat every 10 s (HEARTBEAT_INTERVAL_MS).
-  heartbeatTimeout: '30s',
+  heartbeatTimeout: WAIT_HEARTBEAT_TIMEOUT,
   retry,
 };
 export const wait = proxyActivities<AllActivities>(waitOptions);
