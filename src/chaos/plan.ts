@@ -1,6 +1,7 @@
 // What each trial of a fault campaign does: a lifecycle, a policy, a fault and when it strikes. Every combination of
-// lifecycle, policy and fault comes once per round of 32 trials, in a seeded order; the instants are random, half of
-// them in the first 300 ms after the lifecycle begins (the first workflow task of a teardown).
+// lifecycle, policy and fault comes once per round of 32 trials, in a seeded order, and any 8 trials in a row from the
+// start cover every fault and lifecycle; the instants are random, half of them in the first 300 ms after the
+// lifecycle begins (the first workflow task of a teardown).
 import type { PodTerminationPolicy } from '../model/index.js';
 import { SeededRandom } from './random.js';
 
@@ -35,19 +36,28 @@ export interface PlanOptions {
 
 export function planTrials(opts: PlanOptions): TrialPlan[] {
   const random = new SeededRandom(opts.seed);
-  const faults = opts.faults ?? FAULT_KINDS;
-  const combos = CHAOS_LIFECYCLES.flatMap((lifecycle) =>
-    POLICIES.flatMap((policy) => faults.map((fault) => ({ lifecycle, policy, fault }))),
-  );
+  const faults = random.shuffle(opts.faults ?? FAULT_KINDS);
+  const lifecycles = random.shuffle(CHAOS_LIFECYCLES);
+  // Trial i of a round: fault i mod F, policy by blocks of F, lifecycle shifted every two blocks. Every combination
+  // comes once per round, and each block of 2F trials (8 by default) has every fault and lifecycle under both policies.
+  const roundLength = faults.length * POLICIES.length * lifecycles.length;
+  const order: number[] = [];
   const plans: TrialPlan[] = [];
-  let round: typeof combos = [];
   for (let index = 0; index < opts.trials; index++) {
-    if (round.length === 0) round = random.shuffle(combos);
-    const combo = round.shift()!;
+    if (order.length === 0) {
+      for (let block = 0; block < roundLength; block += 2 * faults.length) {
+        order.push(...random.shuffle([...Array(2 * faults.length).keys()].map((k) => block + k)));
+      }
+    }
+    const i = order.shift()!;
+    const f = i % faults.length;
+    const b = Math.floor(i / faults.length);
     const early = random.next() < 0.5;
     plans.push({
       index,
-      ...combo,
+      lifecycle: lifecycles[(f + Math.floor(b / 2)) % lifecycles.length]!,
+      policy: POLICIES[b % 2]!,
+      fault: faults[f]!,
       faultDelayMs: early ? random.int(0, 300) : random.int(300, opts.graceSeconds * 1000),
       restartDelayMs: random.int(100, 1500),
       groupIndex: random.int(0, opts.replicas - 1),

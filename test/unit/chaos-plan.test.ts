@@ -14,6 +14,15 @@ describe('chaos planTrials', () => {
     assert.equal(combos.size, CHAOS_LIFECYCLES.length * 2 * FAULT_KINDS.length);
   });
 
+  it('covers every fault and lifecycle under both policies in the first 8 trials, whatever the seed', () => {
+    for (const seed of [1, 2, 3, 99]) {
+      const plans = planTrials({ ...opts, seed, trials: 8 });
+      assert.equal(new Set(plans.map((t) => t.fault)).size, FAULT_KINDS.length, `seed ${seed}`);
+      assert.equal(new Set(plans.map((t) => t.lifecycle)).size, CHAOS_LIFECYCLES.length, `seed ${seed}`);
+      assert.equal(new Set(plans.map((t) => t.policy)).size, 2, `seed ${seed}`);
+    }
+  });
+
   it('strikes within the first 300 ms in about half the trials, and never after 1 x grace', () => {
     const plans = planTrials({ ...opts, trials: 400 });
     const early = plans.filter((t) => t.faultDelayMs <= 300).length;
