@@ -45,6 +45,8 @@ export interface TrialResult {
   settleMs?: number;
   parallelLagMs?: number;
   parallelKept?: { kept: number; of: number };
+  /** Parallel, fault before the workers were due: the delay the crash added after the killed process served again. */
+  afterRecoveryMs?: number;
   /** How long the killed part took to serve again (restart delay included). */
   outageMs: number;
   violations: string[];
@@ -308,6 +310,7 @@ async function runTrial(
     ...(settleMs === undefined ? {} : { settleMs }),
     ...(verdict.parallelLagMs === undefined ? {} : { parallelLagMs: verdict.parallelLagMs }),
     ...(verdict.parallelKept ? { parallelKept: verdict.parallelKept } : {}),
+    ...(verdict.afterRecoveryMs === undefined ? {} : { afterRecoveryMs: verdict.afterRecoveryMs }),
     outageMs: fault.recoveredAt - fault.at,
     violations,
   };

@@ -123,6 +123,11 @@ export interface TrialVerdict {
   parallelLagMs?: number;
   /** Parallel: torn-down groups whose workers all started terminating before their leader was gone. */
   parallelKept?: { kept: number; of: number };
+  /**
+   * Parallel, when the fault struck before the workers were due: the longest time from the later of the leader's
+   * deletion and the killed process serving again to a worker terminating. What the crash cost beyond the restart.
+   */
+  afterRecoveryMs?: number;
 }
 
 /**
@@ -133,6 +138,7 @@ export function checkTrial(shape: TrialShape, pods: PodHistory[], fault: FaultWi
   const violations: string[] = [];
   let parallelLagMs: number | undefined;
   const kept = { kept: 0, of: 0 };
+  let afterRecoveryMs: number | undefined;
   for (const g of tornDownGroups(shape)) {
     const oldLeader = pods.find((p) => p.uid === shape.leadersBefore.get(g));
     const oldWorkers = pods.filter((p) => p.groupIndex === g && !p.leader && shape.podsBefore.has(p.uid));
@@ -157,6 +163,7 @@ export function checkTrial(shape: TrialShape, pods: PodHistory[], fault: FaultWi
         parallelLagMs = Math.max(parallelLagMs ?? 0, lag);
         const struckFirst = fault.at <= oldLeader.terminatingAt + boundMs;
         const clock = struckFirst ? Math.max(oldLeader.terminatingAt, fault.recoveredAt) : oldLeader.terminatingAt;
+        if (struckFirst) afterRecoveryMs = Math.max(afterRecoveryMs ?? 0, Math.max(0, w.terminatingAt - clock));
         if (w.terminatingAt > clock + boundMs) {
           violations.push(
             `${w.name}: terminating ${w.terminatingAt - clock} ms after the bound's start, over ${boundMs}`,
@@ -178,5 +185,11 @@ export function checkTrial(shape: TrialShape, pods: PodHistory[], fault: FaultWi
       );
     }
   }
-  return parallelLagMs === undefined ? { violations } : { violations, parallelLagMs, parallelKept: kept };
+  if (parallelLagMs === undefined) return { violations };
+  return {
+    violations,
+    parallelLagMs,
+    parallelKept: kept,
+    ...(afterRecoveryMs === undefined ? {} : { afterRecoveryMs }),
+  };
 }

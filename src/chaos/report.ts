@@ -16,6 +16,8 @@ export interface FaultRow {
   parallelLag: string;
   /** Parallel teardowns whose workers all terminated before their leader was gone. */
   parallelKept: string;
+  /** Parallel, fault first: workers terminating after the killed process served again. */
+  afterRecovery: string;
   outage: string;
 }
 
@@ -39,6 +41,10 @@ export function faultRows(trials: TrialResult[]): FaultRow[] {
         const sum = (f: (x: { kept: number; of: number }) => number) => k.reduce((a, x) => a + f(x), 0);
         return k.length ? `${sum((x) => x.kept)} of ${sum((x) => x.of)}` : '-';
       })(),
+      afterRecovery: range(
+        of.flatMap((t) => (t.afterRecoveryMs === undefined ? [] : [t.afterRecoveryMs])),
+        (v) => `${v} ms`,
+      ),
       outage: range(
         of.map((t) => t.outageMs),
         (v) => formatDuration(v),
