@@ -27,6 +27,7 @@ for (const temporal of testTemporalTargets()) {
         progress: (line) => console.log(`      ${line}`),
       });
       const report = campaignMarkdown(result);
+      console.log(report.replace(/^/gm, '      '));
       assert.equal(result.trials.length, TRIALS);
       assert.deepEqual(new Set(result.trials.map((t) => t.plan.fault)), new Set(FAULT_KINDS), 'every fault kind');
       assert.deepEqual(
