@@ -60,9 +60,14 @@ export function campaignMarkdown(result: CampaignResult): string {
       ` on ${result.date.slice(0, 10)}: ${result.replicas} groups of ${result.size}, G = ${result.graceSeconds} s,` +
       ` ${formatDuration(result.durationMs)}.`,
     '',
-    '| kill -9 of | trials | failed | settle p50 / max | Parallel lag p50 / max | outage p50 / max |',
-    '| --- | --- | --- | --- | --- | --- |',
-    ...rows.map((r) => `| ${r.fault} | ${r.trials} | ${r.failed} | ${r.settle} | ${r.parallelLag} | ${r.outage} |`),
+    '| kill -9 of | trials | failed | settle p50 / max | Parallel lag p50 / max | after the restart p50 / max | Parallel kept | outage p50 / max |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows.map((r) =>
+      [r.fault, r.trials, r.failed, r.settle, r.parallelLag, r.afterRecovery, r.parallelKept, r.outage]
+        .join(' | ')
+        .replace(/^/, '| ')
+        .concat(' |'),
+    ),
   ];
   const failures = result.trials.filter((t) => t.violations.length);
   if (failures.length) {
