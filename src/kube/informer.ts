@@ -28,16 +28,15 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
 }): RunningWatch {
   const { log, what } = opts;
   const backoff = new RestartBackoff();
-  const list = async () => {
-    const items = await opts.list();
-    backoff.listed(Date.now());
-    return items;
-  };
-  const informer = k8s.makeInformer<T>(opts.kc, opts.path, list, opts.labelSelector);
+  const informer = k8s.makeInformer<T>(opts.kc, opts.path, opts.list, opts.labelSelector);
   let stopped = false;
   informer.on('add', (obj) => opts.handlers.upsert(obj, 'add'));
   informer.on('update', (obj) => opts.handlers.upsert(obj, 'update'));
   informer.on('delete', (obj) => opts.handlers.remove(obj));
+  // Each (re)start counts from its connect, not from a list: after an error client-node resumes from the last
+  // resourceVersion without listing (it lists only at the first start and after a 410), so a watch that ran for hours
+  // between two breaks would otherwise never count as healthy, and its delay would only ever double, to 30 s.
+  informer.on('connect', () => backoff.listed(Date.now()));
   informer.on('error', (err) => {
     if (stopped) return;
     const restartDelay = backoff.next(Date.now());
