@@ -1,6 +1,8 @@
 // The API clients every activity shares, made once per worker: plain JSON over shared connections (kube-json.ts).
 import type * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet } from '../model/index.js';
+import type { WorkerMetrics } from '../observability/metrics.js';
+import type { KubeRetryReason } from './kube-errors.js';
 import {
   controllerRevisionsJson,
   eventsJson,
@@ -22,10 +24,13 @@ export interface KubeClients {
   leaderWorkerSets: JsonResource<LeaderWorkerSet>;
   nodes: JsonResource<k8s.V1Node>;
   controllerRevisions: JsonResource<k8s.V1ControllerRevision>;
+  /** A call made again within an activity (a wait's broken watch), for lws_kube_api_retries_total; unset in tests. */
+  retried?: (reason: KubeRetryReason) => void;
 }
 
-export function makeClients(kc: k8s.KubeConfig): KubeClients {
+export function makeClients(kc: k8s.KubeConfig, metrics?: Pick<WorkerMetrics, 'kubeApiRetries'>): KubeClients {
   return {
+    ...(metrics && { retried: (reason) => metrics.kubeApiRetries.inc({ component: 'worker', reason }) }),
     kc,
     pods: podsJson(kc),
     statefulSets: statefulSetsJson(kc),

@@ -26,7 +26,7 @@ import { beginTeardown } from './teardown-start.js';
 import { ensureWorkerStatefulSet } from './worker-statefulset.js';
 
 export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): AllActivities {
-  const c = makeClients(kc);
+  const c = makeClients(kc, metrics);
   const activities: AllActivities = {
     reportTeardown: async (input) => reportTeardown(metrics, input),
     getLeaderWorkerSet: (ref) => getLeaderWorkerSet(c, ref),

@@ -46,7 +46,10 @@ export function observeByName<T extends Watched, R>(
         (type, obj) => spec.evaluate(type === 'DELETED' ? null : (obj as T)),
       );
       if ('result' in end) return end.result;
-      if ('error' in end) await pause(RETRY_PAUSE_MS, signal);
+      if ('error' in end) {
+        c.retried?.('watch-restart');
+        await pause(RETRY_PAUSE_MS, signal);
+      }
     }
   });
 }

@@ -2,6 +2,7 @@
 // pod finisher's and the benchmark's. The informer re-lists when it (re)starts and when the API answers 410 Gone, and
 // reports the difference as add / update / delete.
 import * as k8s from '@kubernetes/client-node';
+import { retryReason, type KubeRetryReason } from '../activities/kube-errors.js';
 import type { Logger } from '../log.js';
 import { RestartBackoff } from './restart-backoff.js';
 
@@ -16,6 +17,13 @@ export interface RunningWatch {
   synced: Promise<void>;
 }
 
+/** A failed list, or a watch refused with a status (a 429 before it streamed), by its answer; a broken watch as such. */
+export function restartReason(err: unknown, listFailed: boolean): KubeRetryReason {
+  const reason = retryReason(err);
+  if (listFailed) return reason ?? 'other';
+  return reason === undefined || reason === 'network' ? 'watch-restart' : reason;
+}
+
 export function watchResource<T extends k8s.KubernetesObject>(opts: {
   kc: k8s.KubeConfig;
   what: string;
@@ -24,11 +32,22 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
   labelSelector?: string;
   log: Logger;
   handlers: WatchHandlers<T>;
-  onRestart?: () => void;
+  /** Each restart after an error, with why (lws_kube_api_retries_total's reason). */
+  onRestart?: (reason: KubeRetryReason) => void;
 }): RunningWatch {
   const { log, what } = opts;
   const backoff = new RestartBackoff();
-  const informer = k8s.makeInformer<T>(opts.kc, opts.path, opts.list, opts.labelSelector);
+  // A failed list is a failed call (429, 5xx, network); any other error broke the watch itself.
+  let listFailure: unknown;
+  const list = async () => {
+    try {
+      return await opts.list();
+    } catch (err) {
+      listFailure = err;
+      throw err;
+    }
+  };
+  const informer = k8s.makeInformer<T>(opts.kc, opts.path, list, opts.labelSelector);
   let stopped = false;
   informer.on('add', (obj) => opts.handlers.upsert(obj, 'add'));
   informer.on('update', (obj) => opts.handlers.upsert(obj, 'update'));
@@ -45,7 +64,7 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
       error: err instanceof Error ? err.message : String(err),
       retryInMs: restartDelay,
     });
-    opts.onRestart?.();
+    opts.onRestart?.(restartReason(err, err === listFailure));
     setTimeout(() => {
       if (!stopped) informer.start().catch((e: unknown) => log.warn('restart failed', { what, error: String(e) }));
     }, restartDelay);

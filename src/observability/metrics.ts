@@ -3,7 +3,24 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { KUBE_RETRY_REASONS } from '../activities/kube-errors.js';
 import type { Logger } from '../log.js';
+
+/**
+ * Kubernetes API calls that failed and are made again, by process and reason (KUBE_RETRY_REASONS): a throttled or
+ * failing API server slows the controller down, and this says how much it retried meanwhile. Every reason starts at 0,
+ * so a scrape tells "no retries" from "not counted".
+ */
+function retriesCounter(registry: Registry, component: 'worker' | 'trigger'): Counter<'component' | 'reason'> {
+  const counter = new Counter({
+    name: 'lws_kube_api_retries_total',
+    help: 'Kubernetes API calls made again after a failure, by reason: 429, 5xx, network, watch-restart, other',
+    labelNames: ['component', 'reason'] as const,
+    registers: [registry],
+  });
+  for (const reason of KUBE_RETRY_REASONS) counter.inc({ component, reason }, 0);
+  return counter;
+}
 
 /** Seconds: teardowns sit around 1-2 x the grace period, which is 5 s to several minutes for AI workloads. */
 const durationBuckets = [0.5, 1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 300, 600];
@@ -30,6 +47,7 @@ export class WorkerMetrics {
     labelNames: ['activity', 'kind'] as const,
     registers: [this.registry],
   });
+  readonly kubeApiRetries = retriesCounter(this.registry, 'worker');
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'lws_worker_' });
@@ -67,6 +85,7 @@ export class TriggerMetrics {
     labelNames: ['resource'] as const,
     registers: [this.registry],
   });
+  readonly kubeApiRetries = retriesCounter(this.registry, 'trigger');
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'lws_trigger_' });

@@ -48,7 +48,10 @@ export async function runTrigger(
       } else if (outcome === 'deduplicated') metrics.deduplicated.inc({ workflow: action.workflowType });
       else metrics.signalled.inc();
     },
-    onWatchRestart: (resource) => metrics.watchRestarts.inc({ resource }),
+    onWatchRestart: (resource, reason) => {
+      metrics.watchRestarts.inc({ resource });
+      metrics.kubeApiRetries.inc({ component: 'trigger', reason });
+    },
   });
   log.info('starting', {
     temporal: temporal.address,

@@ -3,6 +3,7 @@
 // nothing to Kubernetes.
 import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
+import type { KubeRetryReason } from '../activities/kube-errors.js';
 import type { Logger } from '../log.js';
 import {
   API_GROUP,
@@ -33,7 +34,8 @@ export interface TriggerOptions {
   /** How often every known object is decided on again, so that a start lost to an outage is retried. */
   resyncIntervalMs?: number;
   onStarted?: ConstructorParameters<typeof WorkflowStarter>[0]['onStarted'];
-  onWatchRestart?: (what: string) => void;
+  /** A watch restarted after an error: which, and why (lws_kube_api_retries_total's reason). */
+  onWatchRestart?: (what: string, reason: KubeRetryReason) => void;
 }
 
 /** A pod change matters to the LWS status when the pod appears, goes, or flips readiness or termination. */
@@ -219,7 +221,7 @@ export class Trigger {
       // The JSON list has the shape of client-node's list objects (items, metadata.resourceVersion).
       list: list as () => Promise<k8s.KubernetesListObject<T>>,
       handlers: { upsert: (o) => on(o, false), remove: (o) => on(o, true) },
-      onRestart: () => this.opts.onWatchRestart?.(what),
+      onRestart: (reason) => this.opts.onWatchRestart?.(what, reason),
     });
     this.watches.push(watch);
     await watch.synced;
