@@ -10,6 +10,7 @@ import { parseWorkflowId, type ObjectKey } from '../model/index.js';
 import type { TeardownGroupInput, TeardownGroupResult } from '../workflows/teardown-group.js';
 import { GroupIndex, Lifecycle, TerminationPolicy } from '../workflows/search-attributes.js';
 import type { TimelineEntry, TimelineEvent } from '../workflows/timeline.js';
+import { payloadCodecsFromEnv } from '../config/payload-codec.js';
 import { connectionOptions, temporalConfigFromEnv } from '../config/temporal.js';
 import { resolveUiUrl } from './args.js';
 import { CliError, workflowLink, type HistoryReport, type TeardownRun } from './format.js';
@@ -174,7 +175,11 @@ export async function readHistory(
     );
   });
   try {
-    const client = new Client({ connection, namespace: config.namespace });
+    const client = new Client({
+      connection,
+      namespace: config.namespace,
+      dataConverter: { payloadCodecs: payloadCodecsFromEnv(env) },
+    });
     const runs = await listTeardownRuns(client, ref, { temporalNamespace: config.namespace, uiUrl });
     return { lws: ref, temporalNamespace: config.namespace, runs };
   } finally {

@@ -27,6 +27,7 @@ export const processEntries = [
   { entry: 'trigger/main', external: [] },
   { entry: 'main', external: ['@temporalio/*'] },
   { entry: 'admission/main', external: [] },
+  { entry: 'codec/main', external: [] },
 ] as const;
 
 const srcDir = join(repoRoot, 'src');

@@ -29,7 +29,13 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-type DevServerOptions = { dbFilename?: string; port?: number; uiPort?: number };
+type DevServerOptions = {
+  dbFilename?: string;
+  port?: number;
+  uiPort?: number;
+  /** The codec server the Web UI decodes encrypted payloads with. */
+  uiCodecEndpoint?: string;
+};
 
 /**
  * Starts a dev server. Ports are picked free, but another process can take one before the server binds it (the
@@ -59,6 +65,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     '--log-level',
     'error',
   ];
+  if (opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   if (opts.dbFilename) {
     mkdirSync(dirname(opts.dbFilename), { recursive: true });
     args.push('--db-filename', opts.dbFilename);

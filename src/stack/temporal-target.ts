@@ -29,10 +29,14 @@ export interface RunningTemporal {
 export async function startTemporal(
   target: TemporalTarget,
   log: Logger,
-  opts: { dbFilename?: string } = {},
+  /** uiCodecEndpoint: the dev server's Web UI only (the cluster's UI server reads TEMPORAL_CODEC_ENDPOINT). */
+  opts: { dbFilename?: string; uiCodecEndpoint?: string } = {},
 ): Promise<RunningTemporal> {
   if (target === 'dev-server') {
-    const server = await startDevServer(opts.dbFilename ? { dbFilename: opts.dbFilename } : {});
+    const server = await startDevServer({
+      ...(opts.dbFilename ? { dbFilename: opts.dbFilename } : {}),
+      ...(opts.uiCodecEndpoint ? { uiCodecEndpoint: opts.uiCodecEndpoint } : {}),
+    });
     return {
       target,
       address: server.address,

@@ -3,6 +3,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { connectionOptions, temporalUnreachable, type TemporalConfig } from '../config/temporal.js';
+import { payloadCodecsFromEnv } from '../config/payload-codec.js';
 import type { Logger } from '../log.js';
 import { serveMetrics, TriggerMetrics } from '../observability/metrics.js';
 import { registeredSearchAttributes } from './search-attributes-check.js';
@@ -29,7 +30,11 @@ export async function runTrigger(
     (await Connection.connect(connectionOptions(temporal)).catch((err: unknown) => {
       throw temporalUnreachable(temporal, err);
     }));
-  const client = new Client({ connection, namespace: temporal.namespace });
+  const client = new Client({
+    connection,
+    namespace: temporal.namespace,
+    dataConverter: { payloadCodecs: payloadCodecsFromEnv(env) },
+  });
   const searchAttributes = await registeredSearchAttributes(client, temporal.namespace, log);
   const metrics = new TriggerMetrics();
   let ready = false;

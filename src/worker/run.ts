@@ -7,6 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
+import { payloadCodecsFromEnv } from '../config/payload-codec.js';
 import {
   connectionOptions,
   temporalUnreachable,
@@ -80,6 +81,8 @@ export async function runWorker(
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
     workflowBundle: bundle,
+    // LWS_PAYLOAD_KEYS_DIR / LWS_PAYLOAD_KEY_ID: histories encrypted (README, "Payload encryption").
+    dataConverter: { payloadCodecs: payloadCodecsFromEnv() },
     ...(version ? { workerDeploymentOptions: deploymentOptions(version) } : {}),
     activities: createActivities(kc, metrics),
     // Most activities are waits on a watch: cheap, but each holds a slot for a grace period or more. With the SDK's

@@ -495,6 +495,10 @@ describe('deployment files', function () {
           assert.equal(tls?.secret?.optional, true);
           const mount = c.volumeMounts?.find((m) => m.name === tls?.name);
           assert.equal(mount?.mountPath, '/etc/lws-temporal/tls');
+          const keys = spec.volumes?.find((v) => v.secret?.secretName === 'lws-temporal-payload-keys');
+          assert.equal(keys?.secret?.optional, true);
+          const keysMount = c.volumeMounts?.find((m) => m.name === keys?.name);
+          assert.equal(keysMount?.mountPath, c.env?.find((e) => e.name === 'LWS_PAYLOAD_KEYS_DIR')?.value);
         });
 
         it(`${name}: two replicas, spread over nodes, one kept through a drain and a rollout`, () => {
@@ -573,7 +577,14 @@ describe('deployment files', function () {
         const data = (
           findObject(objects, 'ConfigMap', 'lws-temporal-config') as unknown as { data: Record<string, string> }
         ).data;
-        const sources = ['src/config/temporal.ts', 'src/config/kubernetes.ts', 'src/log.ts'].map(read).join('\n');
+        const sources = [
+          'src/config/temporal.ts',
+          'src/config/kubernetes.ts',
+          'src/config/payload-codec.ts',
+          'src/log.ts',
+        ]
+          .map(read)
+          .join('\n');
         for (const key of Object.keys(data)) {
           assert.match(sources, new RegExp(`\\b${key}\\b`), `${key} is read by no configuration code`);
         }
