@@ -66,7 +66,10 @@ export interface CampaignResult {
 const SETTLE_TIMEOUT_MS = 180_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function lwsOf(name: string, opts: CampaignOptions, policy: PodTerminationPolicy): LeaderWorkerSet {
+/** The sizes a trial's LWS is made with. */
+export type LwsShape = Pick<CampaignOptions, 'graceSeconds' | 'replicas' | 'size'>;
+
+function lwsOf(name: string, opts: LwsShape, policy: PodTerminationPolicy): LeaderWorkerSet {
   const template = (role: string) => ({
     spec: {
       terminationGracePeriodSeconds: opts.graceSeconds,
@@ -85,14 +88,15 @@ function lwsOf(name: string, opts: CampaignOptions, policy: PodTerminationPolicy
   };
 }
 
-class Stack {
+/** The worker and the trigger as processes, with the faults this campaign strikes them with. */
+export class Stack {
   worker!: ControllerProcess;
   trigger!: ControllerProcess;
-  private readonly logDir = join(stateDir, 'chaos-logs');
 
   constructor(
     readonly temporal: ChaosTemporal,
     private readonly env: NodeJS.ProcessEnv,
+    private readonly logDir = join(stateDir, 'chaos-logs'),
   ) {}
 
   async start(role: 'worker' | 'trigger'): Promise<void> {
@@ -130,7 +134,8 @@ class Stack {
   }
 }
 
-class Kube {
+/** The campaign's own view of the cluster, straight to the API server: what it changes and what it checks. */
+export class Kube {
   readonly core: k8s.CoreV1Api;
   readonly apps: k8s.AppsV1Api;
   readonly custom: k8s.CustomObjectsApi;
@@ -214,7 +219,7 @@ class Kube {
 }
 
 /** Polls until `pending` finds nothing left to wait for; the time it took, or what was still missing. */
-async function until(
+export async function until(
   pending: () => Promise<string[]>,
   timeoutMs: number,
 ): Promise<{ ms: number; missing?: undefined } | { ms?: undefined; missing: string[] }> {
@@ -227,19 +232,51 @@ async function until(
   }
 }
 
-async function runTrial(
-  plan: TrialPlan,
-  opts: CampaignOptions,
+/** One lifecycle of one LWS: what it is, and under which policy. */
+export interface LifecycleSpec {
+  name: string;
+  lifecycle: TrialPlan['lifecycle'];
+  policy: PodTerminationPolicy;
+  /** The group a rebuild breaks. */
+  groupIndex: number;
+}
+
+/** What a trial does to the system while the lifecycle runs. */
+export interface TrialFault {
+  /** Right after the lifecycle's first call; resolves with the window in which the fault kept the controller away. */
+  strike(startedAt: number): Promise<FaultWindow>;
+  /** Once the LWS settled (or the wait gave up), before the LWS is cleaned up. */
+  lift?(): Promise<void>;
+}
+
+export interface LifecycleOutcome {
+  settleMs?: number;
+  parallelLagMs?: number;
+  parallelKept?: { kept: number; of: number };
+  /** Undefined when the LWS was never provisioned (nothing struck). */
+  fault?: FaultWindow;
+  violations: string[];
+}
+
+/**
+ * Provisions the LWS, runs its lifecycle, strikes the fault, waits until the LWS settles, then checks the invariants
+ * (the Parallel bound `boundMs`) and cleans up. `crashed` reports controller processes that exited by themselves.
+ */
+export async function runLifecycle(
+  trial: LifecycleSpec,
+  opts: LwsShape,
   kube: Kube,
-  stack: Stack,
   pods: PodWatch,
-): Promise<TrialResult> {
-  const name = `chaos-${plan.index}`;
+  strike: TrialFault,
+  /** `boundMs`: a number, or one worked out from the fault's window (a bound that grows with an outage). */
+  checks: { boundMs: number | ((fault: FaultWindow) => number); crashed: () => Promise<string[]> },
+): Promise<LifecycleOutcome> {
+  const { name } = trial;
   const newImage = 'registry.invalid/ai:2';
-  await kube.create(lwsOf(name, opts, plan.policy));
+  await kube.create(lwsOf(name, opts, trial.policy));
   const readyShape: TrialShape = {
     lifecycle: 'rebuild',
-    policy: plan.policy,
+    policy: trial.policy,
     lwsName: name,
     replicas: opts.replicas,
     size: opts.size,
@@ -254,27 +291,26 @@ async function runTrial(
     const leaders = new Map(live.pods.filter((p) => p.leader).map((p) => [p.groupIndex, p.uid]));
     return unsettled({ ...readyShape, leadersBefore: leaders }, live);
   }, SETTLE_TIMEOUT_MS);
-  if (provisioned.missing)
-    return { plan, outageMs: 0, violations: [`not provisioned: ${provisioned.missing.join('; ')}`] };
+  if (provisioned.missing) return { violations: [`not provisioned: ${provisioned.missing.join('; ')}`] };
 
   const before = await kube.live(name);
   const shape: TrialShape = {
     ...readyShape,
-    lifecycle: plan.lifecycle,
-    groupIndex: plan.groupIndex,
+    lifecycle: trial.lifecycle,
+    groupIndex: trial.groupIndex,
     leadersBefore: new Map(before.pods.filter((p) => p.leader).map((p) => [p.groupIndex, p.uid])),
     podsBefore: new Set(before.pods.map((p) => p.uid)),
   };
   const startedAt = Date.now();
-  switch (plan.lifecycle) {
+  switch (trial.lifecycle) {
     case 'rebuild':
-      await kube.deletePod(`${name}-${plan.groupIndex}`);
+      await kube.deletePod(`${name}-${trial.groupIndex}`);
       break;
     case 'scale-down':
       await kube.patchSpec(name, { replicas: opts.replicas - 1 });
       break;
     case 'rolling-update': {
-      const spec = lwsOf(name, opts, plan.policy).spec;
+      const spec = lwsOf(name, opts, trial.policy).spec;
       const withImage = (t: typeof spec.leaderWorkerTemplate.workerTemplate) => ({
         spec: { ...t.spec, containers: [{ ...t.spec!.containers[0]!, image: newImage }] },
       });
@@ -291,29 +327,56 @@ async function runTrial(
       await kube.deleteLws(name);
       break;
   }
-  await sleep(Math.max(0, startedAt + plan.faultDelayMs - Date.now()));
-  const fault = await stack.strike(plan.fault, plan.restartDelayMs);
+  const fault = await strike.strike(startedAt);
   const settled = await until(async () => unsettled(shape, await kube.live(name)), SETTLE_TIMEOUT_MS);
   const settleMs = settled.missing ? undefined : Date.now() - startedAt;
-  const verdict = checkTrial(shape, pods.of(name), fault, PARALLEL_BOUND_MS);
+  await strike.lift?.();
+  const boundMs = typeof checks.boundMs === 'number' ? checks.boundMs : checks.boundMs(fault);
+  const verdict = checkTrial(shape, pods.of(name), fault, boundMs);
   const violations = [
     ...(settled.missing ? [`did not settle in ${SETTLE_TIMEOUT_MS / 1000} s: ${settled.missing.join('; ')}`] : []),
     ...verdict.violations,
-    ...(await stack.crashed()),
+    ...(await checks.crashed()),
   ];
-  if (plan.lifecycle !== 'lws-deletion') {
+  if (trial.lifecycle !== 'lws-deletion') {
     await kube.deleteLws(name).catch(() => undefined);
     await until(async () => ((await kube.live(name)).pods.length ? ['pods left'] : []), SETTLE_TIMEOUT_MS);
   }
   return {
-    plan,
     ...(settleMs === undefined ? {} : { settleMs }),
     ...(verdict.parallelLagMs === undefined ? {} : { parallelLagMs: verdict.parallelLagMs }),
     ...(verdict.parallelKept ? { parallelKept: verdict.parallelKept } : {}),
     ...(verdict.afterRecoveryMs === undefined ? {} : { afterRecoveryMs: verdict.afterRecoveryMs }),
-    outageMs: fault.recoveredAt - fault.at,
+    fault,
     violations,
   };
+}
+
+async function runTrial(
+  plan: TrialPlan,
+  opts: CampaignOptions,
+  kube: Kube,
+  stack: Stack,
+  pods: PodWatch,
+): Promise<TrialResult> {
+  const kill: TrialFault = {
+    strike: async (startedAt) => {
+      await sleep(Math.max(0, startedAt + plan.faultDelayMs - Date.now()));
+      return stack.strike(plan.fault, plan.restartDelayMs);
+    },
+  };
+  const { fault, violations, ...figures } = await runLifecycle(
+    { ...plan, name: `chaos-${plan.index}` },
+    opts,
+    kube,
+    pods,
+    kill,
+    {
+      boundMs: PARALLEL_BOUND_MS,
+      crashed: () => stack.crashed(),
+    },
+  );
+  return { plan, ...figures, outageMs: fault ? fault.recoveredAt - fault.at : 0, violations };
 }
 
 export async function runCampaign(opts: CampaignOptions): Promise<CampaignResult> {

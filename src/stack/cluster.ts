@@ -433,6 +433,40 @@ export async function stopCluster(opts: { log?: Logger; keepData?: boolean } = {
   });
 }
 
+/** The servers a fault campaign restarts (src/chaos/api-campaign.ts). */
+export type RestartableComponent = 'etcd' | 'kube-apiserver';
+
+/**
+ * kill -9 of one of the running cluster's servers and, after `downMs`, a start of the same command line (read back from
+ * /proc, so exactly what startCluster ran: same ports, same data); resolves once the API server is ready again. Holds
+ * the cluster's lock meanwhile, so a concurrent startCluster waits instead of taking the cluster for dead.
+ */
+export async function restartComponent(
+  name: RestartableComponent,
+  opts: { downMs: number; onKilled?: () => void },
+): Promise<{ killedAt: number; readyAt: number }> {
+  return withLock(async () => {
+    const state = await readClusterState();
+    const pid = state?.pids[name];
+    if (!state || pid === undefined || !isAlive(pid)) throw new Error(`${name} is not running: nothing to restart`);
+    const [command, ...args] = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
+    process.kill(pid, 'SIGKILL');
+    const killedAt = Date.now();
+    opts.onKilled?.();
+    while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, opts.downMs));
+    state.pids[name] = spawnDaemon(command!, args, join(logDir, `${name}.log`));
+    await writeFile(statePath, JSON.stringify(state, null, 2));
+    const { token, ca } = await tokenAndCa();
+    await waitFor(
+      `the API server's /readyz after the restart of ${name}`,
+      async () => ((await apiGet(state, '/readyz', ca, token).catch(() => 0)) === 200 ? true : undefined),
+      { timeoutMs: 90_000, hint: `see ${join(logDir, name + '.log')}` },
+    );
+    return { killedAt, readyAt: Date.now() };
+  });
+}
+
 /** A KubeConfig for the running local cluster. */
 export function localKubeConfig(): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();

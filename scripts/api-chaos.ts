@@ -1,0 +1,58 @@
+// npm run api-chaos [-- --seed <n>] [--trials-per-fault <n>]
+//   [--faults 429,5xx,reset,watch-cut,slow,apiserver-restart,etcd-restart] [--temporal dev-server|cluster]
+//   [--grace <seconds>] [--replicas <n>] [--size <n>] [--out <file.json>]
+// The API-fault campaign (src/chaos/api-campaign.ts): the controller behind the fault proxy, and restarts of the API
+// server and etcd. Prints the per-fault table; exits 1 if any trial broke an invariant.
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { API_FAULT_KINDS, apiCampaignMarkdown, runApiCampaign, type ApiFaultKind } from '../src/chaos/api-campaign.js';
+import { createLogger } from '../src/log.js';
+import { isProvisioned, provision } from '../src/stack/provision.js';
+import { parseTemporalTarget } from '../src/stack/temporal-target.js';
+
+const log = createLogger('api-chaos');
+
+function whole(flag: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`--${flag} ${value}: expected a whole number from ${min} to ${max}`);
+  return n;
+}
+
+try {
+  const { values } = parseArgs({
+    options: {
+      seed: { type: 'string', default: '1' },
+      'trials-per-fault': { type: 'string', default: '4' },
+      faults: { type: 'string', default: API_FAULT_KINDS.join(',') },
+      temporal: { type: 'string', default: 'dev-server' },
+      grace: { type: 'string', default: '10' },
+      replicas: { type: 'string', default: '3' },
+      size: { type: 'string', default: '3' },
+      out: { type: 'string' },
+    },
+  });
+  const faults = values.faults.split(',').filter(Boolean);
+  for (const f of faults) {
+    if (!(API_FAULT_KINDS as readonly string[]).includes(f))
+      throw new Error(`--faults ${f}: expected some of ${API_FAULT_KINDS.join(', ')}`);
+  }
+  if (!(await isProvisioned())) await provision({ log: createLogger('provision') });
+  const result = await runApiCampaign({
+    seed: whole('seed', values.seed, 0, 2 ** 31),
+    trialsPerFault: whole('trials-per-fault', values['trials-per-fault'], 1, 1000),
+    faults: faults as ApiFaultKind[],
+    temporal: parseTemporalTarget(values.temporal),
+    graceSeconds: whole('grace', values.grace, 1, 120),
+    // Two groups at least: a scale-down removes one.
+    replicas: whole('replicas', values.replicas, 2, 20),
+    size: whole('size', values.size, 1, 10),
+    progress: (line) => process.stdout.write(line + '\n'),
+  });
+  if (values.out) writeFileSync(values.out, JSON.stringify(result, null, 2) + '\n');
+  process.stdout.write('\n' + apiCampaignMarkdown(result));
+  process.exit(result.trials.some((t) => t.violations.length) ? 1 : 0);
+} catch (err) {
+  log.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+}

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { ApiException } from '@kubernetes/client-node';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { ActivityExecuteInput } from '@temporalio/worker';
+import {
+  classify,
+  KUBE_RETRY_REASONS,
+  retryReason,
+  TransientKubernetesError,
+  type KubeRetryReason,
+} from '../../src/activities/kube-errors.js';
+import { metricsPort, parseRetries, retriesBetween } from '../../src/chaos/api-campaign.js';
+import { restartReason } from '../../src/kube/informer.js';
+import { countActivityErrors } from '../../src/observability/activity-errors.js';
+import { TriggerMetrics, WorkerMetrics } from '../../src/observability/metrics.js';
+
+const api = (code: number) => new ApiException(code, `HTTP ${code}`, '{}', {});
+const coded = (code: string, message = code) => Object.assign(new Error(message), { code });
+
+describe('chaos API retries: why a failed call is made again (retryReason)', () => {
+  const cases: [string, unknown, KubeRetryReason | undefined][] = [
+    ['a 429', api(429), '429'],
+    ['a 500', api(500), '5xx'],
+    ['a 503, classified', classify(api(503)), '5xx'],
+    ['a 409 (a conflict, retried)', api(409), 'other'],
+    ['a 404 (permanent)', api(404), undefined],
+    ['a 422, classified (non-retryable)', classify(api(422)), undefined],
+    ['a stream that ended without a status (HTTP 0)', classify(api(0)), 'network'],
+    ['a transient error with its code', new TransientKubernetesError(429, 'x'), '429'],
+    ['a refused connection', coded('ECONNREFUSED'), 'network'],
+    ['a reset, as a cause', new Error('request failed', { cause: coded('ECONNRESET') }), 'network'],
+    ['an HTTP/2 stream reset', coded('ERR_HTTP2_STREAM_ERROR'), 'network'],
+    ['an HTTP/2 stream closed early', new Error('GET /x: the HTTP/2 stream closed early (code 2)'), 'network'],
+    ['a socket hang up', new Error('socket hang up'), 'network'],
+    ['a watch refused with a status', Object.assign(new Error('Too Many Requests'), { statusCode: 429 }), '429'],
+    ["the activity's own retryable failure", ApplicationFailure.retryable('not ready yet'), undefined],
+    ['a plain error', new Error('the pod is not there yet'), undefined],
+    ['a cancellation', new CancelledFailure('cancelled'), undefined],
+    ['not an error', 'x', undefined],
+  ];
+  for (const [what, err, want] of cases) it(`${what}: ${want ?? 'none'}`, () => assert.equal(retryReason(err), want));
+});
+
+describe('chaos API retries: why a watch restarts (restartReason)', () => {
+  const premature = coded('ERR_STREAM_PREMATURE_CLOSE', 'Premature close');
+  const cases: [string, unknown, boolean, KubeRetryReason][] = [
+    ['a list throttled', api(429), true, '429'],
+    ['a list refused a connection', coded('ECONNREFUSED'), true, 'network'],
+    ['a list failing otherwise', new Error('boom'), true, 'other'],
+    ['a watch cut mid-stream', premature, false, 'watch-restart'],
+    ['a watch whose connection reset', coded('ECONNRESET'), false, 'watch-restart'],
+    ['a watch refused with a 503', Object.assign(new Error('Service Unavailable'), { statusCode: 503 }), false, '5xx'],
+    ['a watch failing otherwise', new Error('boom'), false, 'watch-restart'],
+  ];
+  for (const [what, err, listFailed, want] of cases) {
+    it(`${what}: ${want}`, () => assert.equal(restartReason(err, listFailed), want));
+  }
+});
+
+describe('chaos API retries: the counter and how the campaign reads it', () => {
+  it('starts every reason of both processes at 0', async () => {
+    for (const [component, metrics] of [
+      ['worker', new WorkerMetrics()],
+      ['trigger', new TriggerMetrics()],
+    ] as const) {
+      const counts = parseRetries(await metrics.registry.metrics());
+      assert.deepEqual(counts, Object.fromEntries(KUBE_RETRY_REASONS.map((r) => [`${component}/${r}`, 0])));
+    }
+  });
+
+  it('counts a retried activity failure by reason, and neither a permanent one nor a non-API one', async () => {
+    const metrics = new WorkerMetrics();
+    const interceptor = countActivityErrors(metrics, () => 'getPod');
+    const fail = (err: unknown) =>
+      interceptor.execute!({} as ActivityExecuteInput, () => Promise.reject(err)).catch(() => undefined);
+    for (const err of [classify(api(429)), classify(api(429)), classify(api(500)), coded('ECONNRESET')])
+      await fail(err);
+    await fail(classify(api(403)));
+    await fail(new Error('not yet'));
+    const counts = parseRetries(await metrics.registry.metrics());
+    assert.deepEqual(Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0)), {
+      'worker/429': 2,
+      'worker/5xx': 1,
+      'worker/network': 1,
+    });
+  });
+
+  it('finds the metrics port in either log format', () => {
+    const cases: [string[], number | undefined][] = [
+      [['[worker] running', '[worker] metrics server listening port=40123 paths="/metrics /healthz"'], 40123],
+      [['{"component":"trigger","msg":"metrics server listening","port":40124,"paths":"/metrics /healthz"}'], 40124],
+      [['[worker] starting'], undefined],
+    ];
+    for (const [lines, want] of cases) assert.equal(metricsPort(lines), want);
+  });
+
+  it('takes differences, a counter that went down counting from 0 (a restarted process)', () => {
+    const text = [
+      '# HELP lws_kube_api_retries_total x',
+      '# TYPE lws_kube_api_retries_total counter',
+      'lws_kube_api_retries_total{component="worker",reason="429"} 7',
+      'lws_kube_api_retries_total{component="worker",reason="network"} 2',
+      'lws_activity_errors_total{activity="getPod",kind="transient"} 9',
+    ].join('\n');
+    const after = parseRetries(text);
+    assert.deepEqual(after, { 'worker/429': 7, 'worker/network': 2 });
+    assert.deepEqual(retriesBetween({ 'worker/429': 3, 'worker/network': 5 }, after), {
+      'worker/429': 4,
+      'worker/network': 2,
+    });
+  });
+});
