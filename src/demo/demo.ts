@@ -28,7 +28,10 @@ export interface DemoOptions {
 }
 
 const log = createLogger('demo');
-const say = (line = '') => process.stdout.write(line + '\n');
+/** Nothing more is printed once stdout is gone (a closed pipe: `npm run demo | tee`, its reader interrupted). */
+const say = (line = '') => {
+  if (process.stdout.writable) process.stdout.write(line + '\n');
+};
 
 const demos: { name: string; policy: PodTerminationPolicy }[] = [
   { name: 'leaderworkerset-sequential-termination', policy: 'Sequential' },
@@ -53,14 +56,32 @@ function groupPhase(pods: k8s.V1Pod[], name: string, oldLeaderUid: string): Phas
 export async function runDemo(opts: DemoOptions): Promise<void> {
   const started = Date.now();
   const cleanups: (() => Promise<unknown>)[] = [];
-  const cleanup = async () => {
-    for (const fn of cleanups.reverse())
-      await fn().catch((err: unknown) => log.warn('cleanup step failed', { error: String(err) }));
-  };
+  let cleaning: Promise<void> | undefined;
+  // Once, whoever asks first: the end of the run, a signal, or stdout closing.
+  const cleanup = () =>
+    (cleaning ??= (async () => {
+      say('stopping what the demo started');
+      for (const fn of cleanups.reverse())
+        await fn().catch((err: unknown) => log.warn('cleanup step failed', { error: String(err) }));
+    })());
+  let wakeUp: (() => void) | undefined;
   let interrupted = false;
-  process.once('SIGINT', () => {
+  // Ctrl-C, a terminal closed, a `kill`, or the reader of a pipe gone: everything started here stops, then the demo
+  // exits. Mid-run that is at once, not at the end of the step under way.
+  const stop = (why: string) => {
+    if (interrupted) return;
     interrupted = true;
-  });
+    log.info('stopping', { why });
+    if (wakeUp) return wakeUp();
+    void cleanup().then(() => process.exit(130));
+  };
+  const onSignal = (signal: NodeJS.Signals) => stop(signal);
+  const onOutputError = (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') stop('stdout closed');
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
+  process.stdout.on('error', onOutputError);
+  process.stderr.on('error', onOutputError);
   try {
     if (!(await isProvisioned())) await provision({ log: createLogger('provision') });
     const clusterWasRunning = Boolean(await isClusterRunning());
@@ -207,12 +228,12 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
       say(`The stack keeps running for the Web UI: ${server.uiUrl}  (filter: LwsNamespace = "${ns}")`);
       say(`export KUBECONFIG=${kubeconfigPath}; Ctrl-C stops everything the demo started.`);
       await new Promise<void>((resolve) => {
+        wakeUp = resolve;
         if (interrupted) resolve();
-        process.once('SIGINT', () => resolve());
       });
     }
   } finally {
-    say('stopping what the demo started');
     await cleanup();
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(signal, onSignal);
   }
 }

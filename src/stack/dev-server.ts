@@ -74,6 +74,10 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     args.push('--search-attribute', `${key.name}=${key.type === 'INT' ? 'Int' : 'Keyword'}`);
   }
   const child = spawn(binPath('temporal'), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Never outlive the process that started it (a demo or test stopped mid-start, a Ctrl-C).
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createLogger } from '../../src/log.js';
 import { repoRoot } from '../../src/stack/paths.js';
+import { isAlive, waitFor } from '../../src/stack/processes.js';
 import { startTemporal } from '../../src/stack/temporal-target.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
@@ -85,4 +88,84 @@ describe('npm run demo -- --exit', function () {
       await temporal.stop();
     }
   });
+
+  /** Every live process descending from `pid` (from /proc). */
+  function descendants(pid: number): number[] {
+    const parents = new Map<number, number>();
+    for (const entry of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+    const out: number[] = [];
+    const walk = (p: number) => {
+      for (const [child, parent] of parents) {
+        if (parent === p) {
+          out.push(child);
+          walk(child);
+        }
+      }
+    };
+    walk(pid);
+    return out;
+  }
+
+  const stops = [
+    { how: 'its stdout closed mid-run (the reader of `| tee` gone)', exit: true, code: 130 },
+    { how: 'SIGTERM mid-run', exit: true, code: 130, signal: 'SIGTERM' as const },
+    { how: 'SIGHUP while it keeps the stack up for the Web UI', exit: false, code: 0, signal: 'SIGHUP' as const },
+  ];
+  for (const stop of stops) {
+    it(`stops everything it started on ${stop.how}`, async () => {
+      await ensureCluster();
+      const namespace = `demo-stop-${(stop.signal ?? 'pipe').toLowerCase()}-${randomBytes(3).toString('hex')}`;
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(repoRoot, 'scripts', 'demo.ts'),
+          ...(stop.exit ? ['--exit'] : []),
+          '--grace',
+          '3',
+          '--namespace',
+          namespace,
+        ],
+        { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let text = '';
+      child.stderr.on('data', (d: Buffer) => (text += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const mark = stop.exit ? /Temporal Web UI/ : /keeps running for the Web UI/;
+      await new Promise<void>((resolve) =>
+        child.stdout.on('data', (d: Buffer) => {
+          text += d.toString();
+          if (mark.test(text)) resolve();
+        }),
+      );
+      // The worker and the trigger are up once the demo shows its groups; its dev server before them.
+      await waitFor(
+        'the worker and the trigger',
+        async () => (descendants(child.pid!).length >= 3 ? true : undefined),
+        {
+          timeoutMs: 60_000,
+          intervalMs: 200,
+        },
+      );
+      const started = descendants(child.pid!);
+      if (stop.signal) child.kill(stop.signal);
+      else child.stdout.destroy();
+      assert.equal(await exited, stop.code, text);
+      // Those still starting when it stopped are killed as it exits: gone a moment later.
+      await waitFor(
+        'every process the demo started gone',
+        async () => (started.some((pid) => isAlive(pid)) ? undefined : true),
+        { timeoutMs: 10_000, intervalMs: 100, hint: text },
+      ).catch(() => assert.fail(`still running: ${started.filter((pid) => isAlive(pid)).join(', ')}\n${text}`));
+      assert.match(text, /stopping what the demo started|stopping/);
+    });
+  }
 });
