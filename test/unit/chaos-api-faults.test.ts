@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import {
   API_FAULT_KINDS,
+  apiCampaignMarkdown,
+  apiFaultRows,
   FAULT_RULES,
   parallelBoundMs,
   planApiTrials,
   RETRY_BUDGET_MS,
   SEQUENTIAL_TEARDOWN_CALLS,
+  type ApiTrialResult,
 } from '../../src/chaos/api-campaign.js';
 import {
   chooseFault,
@@ -201,4 +204,78 @@ describe('chaos API campaign: the Parallel bound per fault', () => {
   for (const [fault, want] of cases) {
     it(`${fault}: ${want} ms`, () => assert.equal(parallelBoundMs(fault, window), want));
   }
+});
+
+describe('chaos API campaign: the report', () => {
+  const plan = (index: number, fault: (typeof API_FAULT_KINDS)[number]) => ({
+    index,
+    fault,
+    lifecycle: 'rebuild' as const,
+    policy: 'Parallel' as const,
+    groupIndex: 0,
+    faultDelayMs: 0,
+    downMs: 500,
+  });
+  const trials: ApiTrialResult[] = [
+    {
+      plan: plan(0, '429'),
+      settleMs: 4000,
+      parallelLagMs: 300,
+      injected: 10,
+      retries: { 'worker/429': 6 },
+      violations: [],
+    },
+    {
+      plan: plan(1, '429'),
+      settleMs: 6000,
+      injected: 5,
+      retries: { 'worker/429': 2, 'trigger/watch-restart': 1 },
+      violations: ['group 0: its old leader was not seen terminating and gone'],
+    },
+    { plan: plan(2, 'etcd-restart'), settleMs: 9000, outageMs: 5000, retries: {}, violations: [] },
+  ];
+
+  it('sums each fault kind: trials, failures, settle times, faults injected, retries by process and reason', () => {
+    assert.deepEqual(apiFaultRows(trials), [
+      {
+        fault: '429',
+        trials: 2,
+        failed: 1,
+        settle: '4.0s / 6.0s',
+        parallelLag: '300 ms / 300 ms',
+        outage: '-',
+        injected: '15',
+        workerRetries: '429 8',
+        triggerRetries: 'watch-restart 1',
+      },
+      {
+        fault: 'etcd-restart',
+        trials: 1,
+        failed: 0,
+        settle: '9.0s / 9.0s',
+        parallelLag: '-',
+        outage: '5.0s / 5.0s',
+        injected: '-',
+        workerRetries: '0',
+        triggerRetries: '0',
+      },
+    ]);
+  });
+
+  it('lists the failed trials under the table', () => {
+    const text = apiCampaignMarkdown({
+      seed: 1,
+      trialsPerFault: 2,
+      temporal: 'dev-server',
+      graceSeconds: 10,
+      replicas: 3,
+      size: 3,
+      date: '2026-12-02T00:00:00.000Z',
+      durationMs: 60_000,
+      trials,
+    });
+    assert.match(text, /--seed 1 --trials-per-fault 2 --faults 429,etcd-restart/);
+    assert.match(text, /\| 429 \| 2 \| 1 \| 4\.0s \/ 6\.0s \|/);
+    assert.match(text, /- 1: rebuild \(Parallel\) under 429: group 0: its old leader/);
+  });
 });
