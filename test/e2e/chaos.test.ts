@@ -21,7 +21,7 @@ for (const temporal of testTemporalTargets()) {
         seed: 2,
         trials: TRIALS,
         temporal,
-        graceSeconds: 10,
+        graceSeconds: 5,
         replicas: 3,
         size: 3,
         progress: (line) => console.log(`      ${line}`),
