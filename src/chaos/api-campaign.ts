@@ -12,15 +12,24 @@ import * as k8s from '@kubernetes/client-node';
 import { percentile } from '../bench/results.js';
 import { createLogger, formatDuration } from '../log.js';
 import type { PodTerminationPolicy } from '../model/index.js';
-import { localKubeConfig, restartComponent, startCluster, type RestartableComponent } from '../stack/cluster.js';
+import {
+  clusterCommands,
+  localKubeConfig,
+  readClusterState,
+  restartComponent,
+  reviveExited,
+  startCluster,
+  type RestartableComponent,
+} from '../stack/cluster.js';
 import type { ControllerProcess } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
 import { stateDir } from '../stack/paths.js';
+import { isAlive } from '../stack/processes.js';
 import type { TemporalTarget } from '../stack/temporal-target.js';
 import { PROXY_FAULT_KINDS, type FaultRule, type ProxyFaultKind } from './api-faults.js';
 import { ApiProxy } from './api-proxy.js';
 import { Kube, PARALLEL_BOUND_MS, runLifecycle, Stack, type LwsShape, type TrialFault } from './campaign.js';
-import type { FaultWindow } from './invariants.js';
+import type { FaultWindow, PodHistory } from './invariants.js';
 import { CHAOS_LIFECYCLES, type ChaosLifecycle } from './plan.js';
 import { PodWatch } from './pod-watch.js';
 import { SeededRandom } from './random.js';
@@ -206,7 +215,11 @@ export interface ApiTrialResult {
   /** Faults the proxy injected while the lifecycle ran (none for restarts: the proxy injects nothing then). */
   injected?: number;
   retries: RetryCounts;
+  /** Cluster processes that exited during the trial and were started again (as a kubelet would). */
+  revived?: string[];
   violations: string[];
+  /** A failed trial's record, in ms from the lifecycle's first call: the fault's window and every pod's history. */
+  evidence?: { fault?: { at: number; recoveredAt: number }; pods: PodHistory[] };
 }
 
 export interface ApiCampaignResult extends LwsShape {
@@ -246,6 +259,50 @@ function faultOf(plan: ApiTrialPlan, proxy: ApiProxy): TrialFault {
   };
 }
 
+/**
+ * The campaign's stand-in for the kubelet of a control plane: every second, a cluster process that exited is started
+ * again with the command it ran (kube-scheduler exits by design when its cache turns out corrupted, which an API server
+ * restart can cause, and relies on being restarted). What it started is reported with the trial, not hidden.
+ */
+class ClusterSupervisor {
+  private revived: string[] = [];
+  private running = true;
+  private loop?: Promise<void>;
+
+  start(commands: Awaited<ReturnType<typeof clusterCommands>>, log: ReturnType<typeof createLogger>): void {
+    this.loop = (async () => {
+      while (this.running) {
+        await new Promise((r) => setTimeout(r, 1000));
+        const state = await readClusterState();
+        const exited = Object.keys(commands).filter((n) => {
+          const pid = state?.pids[n as keyof typeof state.pids];
+          return pid === undefined || !isAlive(pid);
+        });
+        // A restart under way holds the cluster's lock: reviveExited waits for it and then finds nothing to do.
+        if (exited.length === 0 || !this.running) continue;
+        const revived = await reviveExited(commands).catch((err: unknown) => {
+          log.warn('could not start an exited cluster process again', { error: String(err) });
+          return [];
+        });
+        if (revived.length) log.warn('cluster processes had exited; started again', { revived: revived.join(', ') });
+        this.revived.push(...revived);
+      }
+    })();
+  }
+
+  /** What it started again since the last call. */
+  take(): string[] {
+    const out = this.revived;
+    this.revived = [];
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+  }
+}
+
 async function runApiTrial(
   plan: ApiTrialPlan,
   opts: ApiCampaignOptions,
@@ -253,17 +310,21 @@ async function runApiTrial(
   stack: Stack,
   pods: PodWatch,
   proxy: ApiProxy,
+  supervisor: ClusterSupervisor,
 ): Promise<ApiTrialResult> {
   const fault = faultOf(plan, proxy);
+  supervisor.take();
+  let startedAt = 0;
   const injectedBefore = Object.values(proxy.injected).reduce((a, b) => a + b, 0);
   let retriesBefore: RetryCounts = {};
   let retries: RetryCounts = {};
   let injected: number | undefined;
   // Counted from the strike to the lift: the lifecycle's retries, not the provisioning's or the cleanup's.
   const counted: TrialFault = {
-    strike: async (startedAt) => {
+    strike: async (at) => {
+      startedAt = at;
       retriesBefore = await scrapeRetries([stack.worker, stack.trigger]);
-      return fault.strike(startedAt);
+      return fault.strike(at);
     },
     lift: async () => {
       await fault.lift?.();
@@ -271,22 +332,39 @@ async function runApiTrial(
       retries = retriesBetween(retriesBefore, await scrapeRetries([stack.worker, stack.trigger]));
     },
   };
+  const name = `api-${plan.index}`;
   const {
     fault: window,
     violations,
     ...figures
-  } = await runLifecycle({ ...plan, name: `api-${plan.index}` }, opts, kube, pods, counted, {
+  } = await runLifecycle({ ...plan, name }, opts, kube, pods, counted, {
     boundMs: (w) => parallelBoundMs(plan.fault, w),
     crashed: () => stack.crashed(),
   });
   const restart = plan.fault === 'apiserver-restart' || plan.fault === 'etcd-restart';
+  const revived = supervisor.take();
+  const since = (t: number | undefined) => (t === undefined ? undefined : t - startedAt);
   return {
     plan,
     ...figures,
     ...(restart && window ? { outageMs: window.recoveredAt - window.at } : {}),
     ...(restart ? {} : { injected: injected ?? 0 }),
     retries,
+    ...(revived.length ? { revived } : {}),
     violations,
+    ...(violations.length
+      ? {
+          evidence: {
+            ...(window ? { fault: { at: window.at - startedAt, recoveredAt: window.recoveredAt - startedAt } } : {}),
+            pods: pods.of(name).map((p) => ({
+              ...p,
+              seenAt: p.seenAt - startedAt,
+              ...(p.terminatingAt === undefined ? {} : { terminatingAt: since(p.terminatingAt) }),
+              ...(p.goneAt === undefined ? {} : { goneAt: since(p.goneAt) }),
+            })),
+          },
+        }
+      : {}),
   };
 }
 
@@ -309,6 +387,8 @@ export async function runApiCampaign(opts: ApiCampaignOptions): Promise<ApiCampa
     TEMPORAL_TASK_QUEUE: `lws-api-chaos-${randomBytes(3).toString('hex')}`,
   };
   const stack = new Stack(temporal, env, join(stateDir, 'api-chaos-logs'));
+  const supervisor = new ClusterSupervisor();
+  supervisor.start(await clusterCommands(), log);
   const namespace = `api-chaos-${randomBytes(3).toString('hex')}`;
   const core = kc.makeApiClient(k8s.CoreV1Api);
   let watch: PodWatch | undefined;
@@ -323,13 +403,14 @@ export async function runApiCampaign(opts: ApiCampaignOptions): Promise<ApiCampa
     for (const plan of plans) {
       const restart = plan.fault.endsWith('-restart');
       opts.progress(
-        `[${plan.index + 1}/${plans.length}] ${plan.lifecycle} (${plan.policy}) under ${plan.fault}` +
+        `[${plan.index + 1}/${plans.length}] api-${plan.index}: ${plan.lifecycle} (${plan.policy}) under ${plan.fault}` +
           (restart ? ` at +${plan.faultDelayMs} ms, down ${plan.downMs} ms` : '') +
           ` (elapsed ${formatDuration(Date.now() - started)})`,
       );
-      const result = await runApiTrial(plan, opts, kube, stack, watch, proxy);
+      const result = await runApiTrial(plan, opts, kube, stack, watch, proxy, supervisor);
       trials.push(result);
       const retries = Object.values(result.retries).reduce((a, b) => a + b, 0);
+      if (result.revived) opts.progress(`  cluster processes that exited, started again: ${result.revived.join(', ')}`);
       opts.progress(
         result.violations.length
           ? `  FAILED: ${result.violations.join('; ')}`
@@ -349,6 +430,7 @@ export async function runApiCampaign(opts: ApiCampaignOptions): Promise<ApiCampa
       trials,
     };
   } finally {
+    await supervisor.stop();
     proxy.clearFaults();
     await watch?.stop();
     await core.deleteNamespace({ name: namespace }).catch(() => undefined);
@@ -435,6 +517,11 @@ export function apiCampaignMarkdown(result: ApiCampaignResult): string {
         `- ${t.plan.index}: ${t.plan.lifecycle} (${t.plan.policy}) under ${t.plan.fault}: ${t.violations.join('; ')}`,
       );
     }
+  }
+  const revived = result.trials.filter((t) => t.revived?.length);
+  if (revived.length) {
+    lines.push('', 'Cluster processes that exited and were started again (as a kubelet would):', '');
+    for (const t of revived) lines.push(`- ${t.plan.index} (${t.plan.fault}): ${t.revived!.join(', ')}`);
   }
   return lines.join('\n') + '\n';
 }

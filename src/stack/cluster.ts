@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -436,6 +436,49 @@ export async function stopCluster(opts: { log?: Logger; keepData?: boolean } = {
 /** The servers a fault campaign restarts (src/chaos/api-campaign.ts). */
 export type RestartableComponent = 'etcd' | 'kube-apiserver';
 
+/** How one of the cluster's processes was started: its command line and working directory, read from /proc. */
+export interface ProcessCommand {
+  command: string;
+  args: string[];
+  cwd: string;
+}
+
+async function commandOf(pid: number): Promise<ProcessCommand> {
+  const [command, ...args] = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
+  return { command: command!, args, cwd: await readlink(`/proc/${pid}/cwd`) };
+}
+
+/** The command of every process of the running cluster, to start one the same way again once it died. */
+export async function clusterCommands(): Promise<Partial<Record<ProcessName, ProcessCommand>>> {
+  const state = await readClusterState();
+  const out: Partial<Record<ProcessName, ProcessCommand>> = {};
+  for (const [name, pid] of Object.entries(state?.pids ?? {}) as [ProcessName, number][]) {
+    if (isAlive(pid)) out[name] = await commandOf(pid).catch(() => undefined);
+  }
+  return out;
+}
+
+/**
+ * Starts again, with the commands taken earlier, every process of the cluster that exited, as a kubelet restarts a
+ * control plane's static pods (kube-scheduler exits on purpose when it finds its cache corrupted, after an API server
+ * restart, and counts on that). Under the cluster's lock; resolves with the names of those it started.
+ */
+export async function reviveExited(commands: Partial<Record<ProcessName, ProcessCommand>>): Promise<string[]> {
+  return withLock(async () => {
+    const state = await readClusterState();
+    if (!state) return [];
+    const revived: ProcessName[] = [];
+    for (const [name, cmd] of Object.entries(commands) as [ProcessName, ProcessCommand][]) {
+      const pid = state.pids[name];
+      if (pid !== undefined && isAlive(pid)) continue;
+      state.pids[name] = spawnDaemon(cmd.command, cmd.args, join(logDir, `${name}.log`), process.env, cmd.cwd);
+      revived.push(name);
+    }
+    if (revived.length) await writeFile(statePath, JSON.stringify(state, null, 2));
+    return revived;
+  });
+}
+
 /**
  * kill -9 of one of the running cluster's servers and, after `downMs`, a start of the same command line (read back from
  * /proc, so exactly what startCluster ran: same ports, same data); resolves once the API server is ready again. Holds
@@ -449,13 +492,13 @@ export async function restartComponent(
     const state = await readClusterState();
     const pid = state?.pids[name];
     if (!state || pid === undefined || !isAlive(pid)) throw new Error(`${name} is not running: nothing to restart`);
-    const [command, ...args] = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
+    const { command, args, cwd } = await commandOf(pid);
     process.kill(pid, 'SIGKILL');
     const killedAt = Date.now();
     opts.onKilled?.();
     while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, opts.downMs));
-    state.pids[name] = spawnDaemon(command!, args, join(logDir, `${name}.log`));
+    state.pids[name] = spawnDaemon(command, args, join(logDir, `${name}.log`), process.env, cwd);
     await writeFile(statePath, JSON.stringify(state, null, 2));
     const { token, ca } = await tokenAndCa();
     await waitFor(
