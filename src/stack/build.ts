@@ -27,7 +27,6 @@ export const processEntries = [
   { entry: 'trigger/main', external: [] },
   { entry: 'main', external: ['@temporalio/*'] },
   { entry: 'admission/main', external: [] },
-  { entry: 'codec/main', external: [] },
 ] as const;
 
 const srcDir = join(repoRoot, 'src');
