@@ -9,6 +9,7 @@ export * from './names.js';
 export * from './env.js';
 export * from './policy.js';
 export * from './lifecycle.js';
+export * from './lws-facts.js';
 export * from './teardown.js';
 export * from './revision.js';
 export * from './controller-revisions.js';
