@@ -388,7 +388,8 @@ export async function runApiCampaign(opts: ApiCampaignOptions): Promise<ApiCampa
   };
   const stack = new Stack(temporal, env, join(stateDir, 'api-chaos-logs'));
   const supervisor = new ClusterSupervisor();
-  supervisor.start(await clusterCommands(), log);
+  const commands = await clusterCommands();
+  supervisor.start(commands, log);
   const namespace = `api-chaos-${randomBytes(3).toString('hex')}`;
   const core = kc.makeApiClient(k8s.CoreV1Api);
   let watch: PodWatch | undefined;
@@ -431,6 +432,9 @@ export async function runApiCampaign(opts: ApiCampaignOptions): Promise<ApiCampa
     };
   } finally {
     await supervisor.stop();
+    // The cluster outlives the campaign (other suites use it): whatever exited by now starts again once more.
+    const revived = await reviveExited(commands).catch(() => []);
+    if (revived.length) log.warn('cluster processes had exited; started again', { revived: revived.join(', ') });
     proxy.clearFaults();
     await watch?.stop();
     await core.deleteNamespace({ name: namespace }).catch(() => undefined);
