@@ -128,7 +128,9 @@ describe('npm start (worker and trigger in one process)', function () {
     }
   });
 
-  it('the production recipe: `npm run temporal:up`, then npm start with its TEMPORAL_ADDRESS, runs on the cluster', async () => {
+  it('the production recipe: `npm run temporal:up`, then npm start with its TEMPORAL_ADDRESS, runs on the cluster', async function () {
+    // A fresh clone's first temporal:up creates the schemas and the history shards: about 40 s, more on a busy machine.
+    this.timeout(600_000);
     await ensureCluster();
     const kc = localKubeConfig();
     await installCrd(kc);
