@@ -7,7 +7,6 @@ import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause } from './wait-support.js';
 import { getLeaderWorkerSet, getStatefulSet } from './reads.js';
 import {
-  applyDefaults,
   controllerUid,
   isPodReady,
   isoTime,
@@ -87,8 +86,7 @@ async function untilNotWanted(
     );
     if (leaderSet === undefined) continue;
     if (wantsGroup(lws, groupIndex, leaderStatefulSetReplicas(lws, leaderSet))) continue;
-    const replicas = applyDefaults(lws).spec.replicas;
-    return notWantedAbove(replicas);
+    return notWantedAbove(lws.spec.replicas);
   }
 }
 

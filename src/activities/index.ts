@@ -11,6 +11,12 @@ import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js'
 import { annotateLeaderPods } from './leader-pods.js';
 import { ensureLeaderStatefulSet } from './leader-statefulset.js';
 import { getLeaderWorkerSet, getNodeLabel, getPod, getStatefulSet, listGroupPods, listGroups } from './reads.js';
+import {
+  ensureControllerRevisionOf,
+  ensureHeadlessServiceOf,
+  ensureLeaderStatefulSetOf,
+  ensureWorkerStatefulSetOf,
+} from './lws-target.js';
 import { ensureHeadlessService } from './services.js';
 import { updateLeaderWorkerSetStatus } from './status.js';
 import type { AllActivities } from './types.js';
@@ -34,12 +40,16 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     getStatefulSet: (key) => getStatefulSet(c, key),
     listGroups: (ref) => listGroups(c, ref),
     ensureControllerRevision: (lws) => ensureControllerRevision(c, lws),
+    ensureControllerRevisionOf: (target) => ensureControllerRevisionOf(c, target),
     pruneControllerRevisions: (input) => pruneControllerRevisions(c, input),
     listGroupPods: (input) => listGroupPods(c, input),
     getNodeLabel: (input) => getNodeLabel(c, input),
     ensureHeadlessService: (lws) => ensureHeadlessService(c, lws),
+    ensureHeadlessServiceOf: (target) => ensureHeadlessServiceOf(c, target),
     ensureLeaderStatefulSet: (lws, options, from) => ensureLeaderStatefulSet(c, lws, options, from),
+    ensureLeaderStatefulSetOf: (target, options, from) => ensureLeaderStatefulSetOf(c, target, options, from),
     ensureWorkerStatefulSet: (input) => ensureWorkerStatefulSet(c, input),
+    ensureWorkerStatefulSetOf: (input) => ensureWorkerStatefulSetOf(c, input),
     deleteWorkerStatefulSet: (input) => deleteWorkerStatefulSet(c, input),
     deletePod: (input) => deletePod(c, input),
     releaseForegroundDeletion: (input) => releaseForegroundDeletion(c, input),

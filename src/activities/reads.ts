@@ -1,12 +1,15 @@
-// Reads: the LWS as stored, one pod or StatefulSet, and the groups of an LWS. Absent objects are null, never errors.
+// Reads: the LWS as stored (for the activities that build from it) or as the facts the workflows decide on, one pod
+// or StatefulSet, and the groups of an LWS. Absent objects are null, never errors.
 import {
   byName,
   leaderStatefulSetFacts,
   leaderStatefulSetName,
+  lwsFacts,
   podFacts,
   selectors,
   statefulSetFacts,
   type LeaderWorkerSet,
+  type LwsFacts,
   type ObjectKey,
   type PodFacts,
   type StatefulSetFacts,
@@ -15,8 +18,14 @@ import type { KubeClients } from './clients.js';
 import type { Groups } from './types.js';
 import { kube, orNull } from './kube-errors.js';
 
-export function getLeaderWorkerSet(c: KubeClients, ref: ObjectKey): Promise<LeaderWorkerSet | null> {
+export function readLeaderWorkerSet(c: KubeClients, ref: ObjectKey): Promise<LeaderWorkerSet | null> {
   return orNull(() => c.leaderWorkerSets.read(ref));
+}
+
+/** Its facts only: what an activity returns reaches the workflow's history (model/lws-facts.ts). */
+export async function getLeaderWorkerSet(c: KubeClients, ref: ObjectKey): Promise<LwsFacts | null> {
+  const lws = await readLeaderWorkerSet(c, ref);
+  return lws && lwsFacts(lws);
 }
 
 export async function getPod(c: KubeClients, key: ObjectKey): Promise<PodFacts | null> {

@@ -10,6 +10,8 @@ import type {
   LeaderStatefulSetStep,
   LeaderWorkerSet,
   LeaderWorkerSetStatus,
+  LwsFacts,
+  LwsTarget,
   PodTerminationPolicy,
   TeardownReads,
 } from '../model/index.js';
@@ -17,6 +19,9 @@ import type {
 export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
 
 export type EnsureRevisionOutcome = 'created' | 'unchanged' | 'reused';
+
+/** The LWS there is no longer the one decided on (model/lws-facts.ts, LwsTarget): nothing done; read it again. */
+export type Stale = 'stale';
 
 /** What the reconcile reads of an LWS's groups each pass. */
 export interface Groups {
@@ -104,34 +109,54 @@ export interface TeardownStart extends TeardownReads {
   deleted?: DeleteOutcome;
 }
 
+/** `lws`: the target the activity reads the LWS by; the whole object in the calls histories recorded before it. */
+export interface WorkerStatefulSetInput<L> {
+  lws: L;
+  groupIndex: number;
+  leader: ObjectIdentity;
+  /** Exclusive placement: the leader node's value of the topology key, which the workers are pinned to. */
+  topology?: { key: string; value: string };
+  /** The leader's template-revision-hash: the workers are built from that revision. */
+  revision?: string;
+}
+
+/**
+ * No call returns a whole LWS (its templates, env values, managedFields): the reads give its facts. The calls that take
+ * one serve the histories recorded before issue 28, which passed it (src/workflows/lws-io.ts).
+ */
 export interface LwsActivities {
-  getLeaderWorkerSet(ref: ObjectKey): Promise<LeaderWorkerSet | null>;
+  /** What the workflows decide on (model/lws-facts.ts); null when there is no LWS of that name. */
+  getLeaderWorkerSet(ref: ObjectKey): Promise<LwsFacts | null>;
   getPod(key: ObjectKey): Promise<PodFacts | null>;
   getStatefulSet(key: ObjectKey): Promise<StatefulSetFacts | null>;
   /** Leader pods and worker StatefulSets that carry the LWS's name label, and the leader StatefulSet. */
   listGroups(ref: ObjectKey): Promise<Groups>;
   /** The revision of the LWS's current spec (model/controller-revisions.ts). */
+  ensureControllerRevisionOf(target: LwsTarget): Promise<EnsureRevisionOutcome | Stale>;
+  /** As recorded before issue 28: the whole object. */
   ensureControllerRevision(lws: LeaderWorkerSet): Promise<EnsureRevisionOutcome>;
   /** Deletes the revisions no group uses: all but `current` and `inUse`. Returns how many went. */
   pruneControllerRevisions(input: { ref: ObjectKey; uid: string; current: string; inUse: string[] }): Promise<number>;
 
+  ensureHeadlessServiceOf(target: LwsTarget): Promise<EnsureOutcome | Stale>;
+  /** As recorded before issue 28: the whole object. */
   ensureHeadlessService(lws: LeaderWorkerSet): Promise<EnsureOutcome>;
   /** `options` (replicas with surge, partition, revision hash) default to the spec's; `from`: the step last written. */
+  ensureLeaderStatefulSetOf(
+    target: LwsTarget,
+    options?: LeaderStatefulSetOptions,
+    from?: LeaderStatefulSetStep,
+  ): Promise<EnsureLeaderStatefulSetResult | Stale>;
+  /** As recorded before issue 28: the whole object. */
   ensureLeaderStatefulSet(
     lws: LeaderWorkerSet,
     options?: LeaderStatefulSetOptions,
     from?: LeaderStatefulSetStep,
   ): Promise<EnsureLeaderStatefulSetResult>;
   /** Patches the leader first; a StatefulSet owned by anyone else, or being deleted, is `blocked`, left untouched. */
-  ensureWorkerStatefulSet(input: {
-    lws: LeaderWorkerSet;
-    groupIndex: number;
-    leader: ObjectIdentity;
-    /** Exclusive placement: the leader node's value of the topology key, which the workers are pinned to. */
-    topology?: { key: string; value: string };
-    /** The leader's template-revision-hash: the workers are built from that revision. */
-    revision?: string;
-  }): Promise<EnsureWorkerStatefulSetResult>;
+  ensureWorkerStatefulSetOf(input: WorkerStatefulSetInput<LwsTarget>): Promise<EnsureWorkerStatefulSetResult | Stale>;
+  /** As recorded before issue 28: the whole object. */
+  ensureWorkerStatefulSet(input: WorkerStatefulSetInput<LeaderWorkerSet>): Promise<EnsureWorkerStatefulSetResult>;
   /** null when the node, or that label on it, does not exist. */
   getNodeLabel(input: { node: string; label: string }): Promise<string | null>;
 

@@ -13,7 +13,6 @@ import {
   leaderPodPatch,
   templateRevisionHash,
   type LeaderWorkerSet,
-  type ObjectIdentity,
 } from '../model/index.js';
 import { groupKey } from '../shared/group-keys.js';
 import type { KubeClients } from './clients.js';
@@ -23,7 +22,7 @@ import { patchLeaderPod } from './leader-pods.js';
 import { ensureService } from './services.js';
 import { createOrRead } from './create-or-read.js';
 import { lwsAtLeaderRevision } from './controller-revisions.js';
-import type { EnsureWorkerStatefulSetResult } from './types.js';
+import type { EnsureWorkerStatefulSetResult, WorkerStatefulSetInput } from './types.js';
 
 async function createOrInspect(
   c: KubeClients,
@@ -96,13 +95,7 @@ async function groupTemplates(
 
 export async function ensureWorkerStatefulSet(
   c: KubeClients,
-  input: {
-    lws: LeaderWorkerSet;
-    groupIndex: number;
-    leader: ObjectIdentity;
-    topology?: { key: string; value: string };
-    revision?: string;
-  },
+  input: WorkerStatefulSetInput<LeaderWorkerSet>,
 ): Promise<EnsureWorkerStatefulSetResult> {
   const { lws, groupIndex, leader, topology } = input;
   const { source, revisionHash } = await groupTemplates(c, lws, input.revision);

@@ -1,32 +1,46 @@
 // Why a group's leader is terminating, which decides what its teardown waits for (judged by trigger and teardown).
-import { applyDefaults } from './defaults.js';
 import { LABEL_TEMPLATE_REVISION_HASH } from './labels.js';
-import { templateRevisionHash } from './revision.js';
+import { lwsFacts, type LwsFacts } from './lws-facts.js';
 import type { LeaderWorkerSet } from './types.js';
 
 export type Lifecycle = 'rebuild' | 'scale-down' | 'rolling-update' | 'delete';
 
+type Leader = { labels: Record<string, string>; createdAt?: string };
+
+/** As groupLifecycle, from the LWS itself (the trigger's watch holds the whole object). */
 export function lifecycleOf(
   lws: LeaderWorkerSet | null | undefined,
   groupIndex: number,
-  leader: { labels: Record<string, string>; createdAt?: string },
+  leader: Leader,
+  leaderReplicas?: number,
+): Lifecycle {
+  return groupLifecycle(lws ? lwsFacts(lws) : null, groupIndex, leader, leaderReplicas);
+}
+
+export function groupLifecycle(
+  lws: LwsFacts | null,
+  groupIndex: number,
+  leader: Leader,
   leaderReplicas?: number,
 ): Lifecycle {
   if (!lws || lws.metadata.deletionTimestamp || predatesLws(lws, leader.createdAt)) return 'delete';
   if (!wantsGroup(lws, groupIndex, leaderReplicas)) return 'scale-down';
   const revision = leader.labels[LABEL_TEMPLATE_REVISION_HASH];
-  if (revision !== undefined && revision !== templateRevisionHash(applyDefaults(lws).spec)) return 'rolling-update';
+  if (revision !== undefined && revision !== lws.revision) return 'rolling-update';
   return 'rebuild';
 }
 
-/** Below spec.replicas, or a rollout's surge group that the leader StatefulSet (`leaderReplicas`) still keeps. */
-export function wantsGroup(lws: LeaderWorkerSet, groupIndex: number, leaderReplicas?: number): boolean {
-  return groupIndex < applyDefaults(lws).spec.replicas || (leaderReplicas !== undefined && groupIndex < leaderReplicas);
+/**
+ * Below spec.replicas, or a rollout's surge group that the leader StatefulSet (`leaderReplicas`) still keeps. `lws`:
+ * its facts, or the LWS with defaults applied.
+ */
+export function wantsGroup(lws: { spec: { replicas: number } }, groupIndex: number, leaderReplicas?: number): boolean {
+  return groupIndex < lws.spec.replicas || (leaderReplicas !== undefined && groupIndex < leaderReplicas);
 }
 
 /** spec.replicas of the LWS's own leader StatefulSet (not one being deleted), surge groups included. */
 export function leaderStatefulSetReplicas(
-  lws: LeaderWorkerSet,
+  lws: { metadata: { uid?: string } },
   leaderStatefulSet: { ownerUid?: string; replicas: number; deletionTimestamp?: string } | null | undefined,
 ): number | undefined {
   const ours =

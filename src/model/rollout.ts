@@ -3,6 +3,9 @@ import type { LeaderStatefulSetFacts } from './objects.js';
 import type { GroupState } from './status.js';
 import type { DefaultedLeaderWorkerSetSpec, IntOrString } from './types.js';
 
+/** What the rollout's numbers are taken from: a defaulted spec, or an LWS's facts (lws-facts.ts). */
+export type RolloutSpec = Pick<DefaultedLeaderWorkerSetSpec, 'replicas' | 'rolloutStrategy'>;
+
 /** 0% to 100%, leading zeros allowed as Kubernetes allows them; the CRD's CEL rule uses it too (a unit test checks). */
 export const PERCENT_PATTERN = '^0*(100|[1-9]?[0-9])%$';
 
@@ -32,7 +35,7 @@ export function scaleIntOrPercent(value: IntOrString, total: number, roundUp: bo
 }
 
 /** maxSurge as a count of groups, never more than spec.replicas (as upstream caps it). */
-export function effectiveMaxSurge(spec: DefaultedLeaderWorkerSetSpec): number {
+export function effectiveMaxSurge(spec: RolloutSpec): number {
   const { replicas } = spec;
   return Math.min(
     scaleIntOrPercent(spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge, replicas, true),
@@ -40,12 +43,12 @@ export function effectiveMaxSurge(spec: DefaultedLeaderWorkerSetSpec): number {
   );
 }
 
-export function effectiveMaxUnavailable(spec: DefaultedLeaderWorkerSetSpec): number {
+export function effectiveMaxUnavailable(spec: RolloutSpec): number {
   return scaleIntOrPercent(spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable, spec.replicas, false);
 }
 
 /** Surge groups may be replaced too; at least 1, so an update always progresses (a percentage can round to 0). */
-export function leaderStatefulSetMaxUnavailable(spec: DefaultedLeaderWorkerSetSpec): number {
+export function leaderStatefulSetMaxUnavailable(spec: RolloutSpec): number {
   return Math.max(1, effectiveMaxUnavailable(spec) + effectiveMaxSurge(spec));
 }
 
@@ -69,7 +72,7 @@ export type LeaderStatefulSetState = Pick<
  * Upstream's calculateRollingUpdateReplicas: surge groups stay while the groups not yet Ready on the current
  * template exceed maxUnavailable, one fewer for each that is.
  */
-export function rollingUpdateReplicas(spec: DefaultedLeaderWorkerSetSpec, unready: number): number {
+export function rollingUpdateReplicas(spec: RolloutSpec, unready: number): number {
   const surge = effectiveMaxSurge(spec);
   if (unready > surge) return spec.replicas + surge;
   return spec.replicas + Math.max(0, unready - effectiveMaxUnavailable(spec));
@@ -100,7 +103,7 @@ function nextPartition(states: Step[], step: number, current: number): number {
  * top with the surge groups added; each pass then lowers it as groups become Ready, within maxUnavailable.
  */
 export function planLeaderRollout(
-  spec: DefaultedLeaderWorkerSetSpec,
+  spec: RolloutSpec,
   groups: GroupState[],
   sts: LeaderStatefulSetState | undefined,
   revision: string,

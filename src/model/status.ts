@@ -1,13 +1,12 @@
 // The LWS status subresource, computed from what the cluster holds, with upstream's semantics (its counts,
 // conditions, reasons and messages): pure, so the reconcile workflow can call it.
-import { applyDefaults } from './defaults.js';
 import { canonicalJson } from './json.js';
 import { ANNOTATION_SIZE, LABEL_TEMPLATE_REVISION_HASH } from './labels.js';
+import type { LwsFacts } from './lws-facts.js';
 import { CONDITION_NAME_CONFLICT } from './name-conflicts.js';
 import { parseGroupIndex, workerStatefulSetName } from './names.js';
 import { isDeleting, selectors, type LeaderStatefulSetFacts, type PodFacts, type StatefulSetFacts } from './objects.js';
-import { templateRevisionHash } from './revision.js';
-import type { Condition, LeaderWorkerSet, LeaderWorkerSetStatus } from './types.js';
+import type { Condition, LeaderWorkerSetStatus } from './types.js';
 
 export type LeaderFacts = Pick<
   PodFacts,
@@ -49,15 +48,14 @@ function groupSize(leader: LeaderFacts, specSize: number): number {
   return Number.isInteger(annotated) && annotated >= 1 ? annotated : specSize;
 }
 
-export function groupStates(lws: LeaderWorkerSet, leaders: LeaderFacts[], workerSets: WorkerSetFacts[]): GroupState[] {
-  const d = applyDefaults(lws);
-  const name = d.metadata.name ?? '';
-  const revision = templateRevisionHash(d.spec);
+export function groupStates(lws: LwsFacts, leaders: LeaderFacts[], workerSets: WorkerSetFacts[]): GroupState[] {
+  const { name } = lws.metadata;
+  const { revision } = lws;
   const states: GroupState[] = [];
   for (const leader of leaders) {
     const groupIndex = parseGroupIndex(name, leader.name);
     if (groupIndex === undefined) continue;
-    const solo = groupSize(leader, d.spec.leaderWorkerTemplate.size) === 1;
+    const solo = groupSize(leader, lws.spec.leaderWorkerTemplate.size) === 1;
     const workers = workerSets.find(
       (s) => s.name === workerStatefulSetName(name, groupIndex) && s.ownerUid === leader.uid && !isDeleting(s),
     );
@@ -132,8 +130,8 @@ export interface StatusCounts {
   updateDone: boolean;
 }
 
-export function statusCounts(lws: LeaderWorkerSet, groups: GroupState[]): StatusCounts {
-  const { spec } = applyDefaults(lws);
+export function statusCounts(lws: LwsFacts, groups: GroupState[]): StatusCounts {
+  const { spec } = lws;
   const { replicas } = spec;
   const partition = spec.rolloutStrategy.rollingUpdateConfiguration.partition;
   const counted = groups.filter((g) => g.formed && !g.terminating);
@@ -160,14 +158,13 @@ export function statusCounts(lws: LeaderWorkerSet, groups: GroupState[]): Status
  * why the leader StatefulSet cannot be made (this project's condition, present only while it lasts).
  */
 export function computeStatus(
-  lws: LeaderWorkerSet,
+  lws: LwsFacts,
   counts: StatusCounts,
   leaderStatefulSet: Pick<LeaderStatefulSetFacts, 'statusReplicas'> | undefined,
   now: string,
   nameConflict?: string,
 ): LeaderWorkerSetStatus {
-  const d = applyDefaults(lws);
-  const generation = d.metadata.generation;
+  const { generation } = lws.metadata;
   const previous = (lws.status?.conditions ?? []).filter((c) => c.type !== CONDITION_NAME_CONFLICT);
   const conditions = setConditions(previous, counts.conditions, generation, now);
   if (nameConflict !== undefined) {
@@ -186,7 +183,7 @@ export function computeStatus(
     readyReplicas: counts.ready,
     updatedReplicas: counts.updated,
     // The scale subresource's selector, for an HPA: the leader pods.
-    hpaPodSelector: selectors.leadersOf(d.metadata.name ?? ''),
+    hpaPodSelector: selectors.leadersOf(lws.metadata.name),
     observedGeneration: generation,
     conditions,
   };
@@ -196,23 +193,19 @@ export function computeStatus(
  * The Event upstream records when the first condition of the pass was not True before: its reason, and its message
  * with the count of Ready groups.
  */
-export function conditionEvent(
-  lws: LeaderWorkerSet,
-  counts: StatusCounts,
-): { reason: string; message: string } | undefined {
+export function conditionEvent(lws: LwsFacts, counts: StatusCounts): { reason: string; message: string } | undefined {
   const [first] = counts.conditions;
   if (first === undefined || conditionIsTrue(lws, first)) return undefined;
   const { reason, message } = CONDITIONS[first];
-  const replicas = applyDefaults(lws).spec.replicas;
-  return { reason, message: `${message}, with ${counts.ready} groups ready of total ${replicas} groups` };
+  return { reason, message: `${message}, with ${counts.ready} groups ready of total ${lws.spec.replicas} groups` };
 }
 
 /** A rolling update is under way, as the status says (this build's or an earlier one's): group Ready signals hurry. */
-export function rolloutUnderWay(lws: LeaderWorkerSet): boolean {
+export function rolloutUnderWay(lws: { status?: LeaderWorkerSetStatus }): boolean {
   return conditionIsTrue(lws, CONDITION_UPDATE_IN_PROGRESS);
 }
 
-export function conditionIsTrue(lws: LeaderWorkerSet, type: string): boolean {
+export function conditionIsTrue(lws: { status?: LeaderWorkerSetStatus }, type: string): boolean {
   return lws.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
 }
 

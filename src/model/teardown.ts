@@ -1,11 +1,11 @@
 // What a teardown decides from its first reads: policy, lifecycle, its own workers, whether to delete them, its LWS.
-import { leaderStatefulSetReplicas, lifecycleOf, predatesLws, type Lifecycle } from './lifecycle.js';
+import { groupLifecycle, leaderStatefulSetReplicas, predatesLws, type Lifecycle } from './lifecycle.js';
+import type { LwsFacts } from './lws-facts.js';
 import type { ObjectIdentity, PodFacts, StatefulSetFacts } from './objects.js';
 import { resolvePodTerminationPolicy, type ResolvedPolicy } from './policy.js';
-import type { LeaderWorkerSet } from './types.js';
 
 export interface TeardownReads {
-  lws: LeaderWorkerSet | null;
+  lws: LwsFacts | null;
   /** The pod of the leader's name: this leader, or already its replacement. */
   leaderPod: PodFacts | null;
   /** The StatefulSet of the group's worker name: this leader's, or already a replacement group's. */
@@ -44,7 +44,7 @@ export function judgeTeardown(
   const lifecycle =
     leaderPod === null || group.lifecycle === 'delete'
       ? group.lifecycle
-      : lifecycleOf(
+      : groupLifecycle(
           lws,
           group.groupIndex,
           leaderPod,

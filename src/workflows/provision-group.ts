@@ -2,18 +2,16 @@
 // worker StatefulSet owned by that leader. If an old group's workers still hold the names, wait until they are gone
 // first (safe rebuild), then create, exactly once.
 import {
-  applyDefaults,
-  exclusiveTopologyKey,
   EVENT_REASONS,
   LABEL_TEMPLATE_REVISION_HASH,
   nameConflictMessage,
   workerStatefulSetName,
-  type LeaderWorkerSet,
   type ObjectIdentity,
   type ObjectKey,
 } from '../model/index.js';
 import { isNamespaceTerminating } from '../shared/failures.js';
 import { kube, wait } from './activities.js';
+import { ensureWorkerStatefulSet, readLws, type LwsRead } from './lws-io.js';
 import { namesFreed } from './names-freed.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
 
@@ -44,13 +42,13 @@ export async function provisionGroup(input: ProvisionGroupInput): Promise<Provis
   try {
     timeline.add('new leader', undefined, leader.name);
     const lws = await liveLws(ref);
-    const { spec } = applyDefaults(lws);
+    const { spec } = lws;
     if (spec.startupPolicy === 'LeaderReady') await leaderReady(leader, timeline);
     const topology = await leaderTopology(lws, leader, timeline);
     const { workers, lwsNow } = await createWorkers(input, lws, topology, timeline);
     if (workers) await workersReady(workers, timeline);
     await kube.recordEvent({
-      lws: { ...ref, uid: lwsNow.metadata.uid ?? '' },
+      lws: { ...ref, uid: lwsNow.metadata.uid },
       type: 'Normal',
       reason: EVENT_REASONS.groupProvisioned,
       message: `group ${groupIndex}: leader ${leader.name} (${leader.uid}) with ${spec.leaderWorkerTemplate.size - 1} workers`,
@@ -65,8 +63,8 @@ export async function provisionGroup(input: ProvisionGroupInput): Promise<Provis
   }
 }
 
-async function liveLws(ref: ObjectKey): Promise<LeaderWorkerSet> {
-  const lws = await kube.getLeaderWorkerSet(ref);
+async function liveLws(ref: ObjectKey): Promise<LwsRead> {
+  const lws = await readLws(ref);
   if (lws === null || lws.metadata.deletionTimestamp) throw new Skip('lws-gone');
   return lws;
 }
@@ -80,12 +78,8 @@ async function leaderReady(leader: ObjectIdentity, timeline: Timeline): Promise<
 type Topology = { key: string; value: string };
 
 /** Exclusive placement: the workers follow the leader onto its topology domain, so they wait for it to be scheduled. */
-async function leaderTopology(
-  lws: LeaderWorkerSet,
-  leader: ObjectIdentity,
-  timeline: Timeline,
-): Promise<Topology | undefined> {
-  const key = exclusiveTopologyKey(lws);
+async function leaderTopology(lws: LwsRead, leader: ObjectIdentity, timeline: Timeline): Promise<Topology | undefined> {
+  const key = lws.exclusiveTopologyKey;
   if (key === undefined) return undefined;
   const scheduled = await wait.waitForPodScheduled(leader);
   if ('goneAt' in scheduled) throw new Skip('leader-gone');
@@ -99,27 +93,30 @@ async function leaderTopology(
 /**
  * The worker StatefulSet, created once the names are free. Resolves with the one created (none for size 1) and the
  * LWS it was built from: a wait for the names can last a grace period or more, and the build takes the LWS as it is
- * after it (a policy switch, a new template).
+ * after it (a policy switch, a new template), as it does when the LWS changed since it was read (stale).
  */
 async function createWorkers(
   { ref, groupIndex, leader }: ProvisionGroupInput,
-  lws: LeaderWorkerSet,
+  lws: LwsRead,
   topology: Topology | undefined,
   timeline: Timeline,
-): Promise<{ workers?: ObjectIdentity; lwsNow: LeaderWorkerSet }> {
+): Promise<{ workers?: ObjectIdentity; lwsNow: LwsRead }> {
   const name = workerStatefulSetName(ref.name, groupIndex);
   for (;;) {
     const pod = await kube.getPod(leader);
     if (pod === null || pod.uid !== leader.uid || pod.deletionTimestamp) throw new Skip('leader-gone');
     // Built from the leader's own revision: a leader kept on an older template gets workers of that template.
     const revision = pod.labels[LABEL_TEMPLATE_REVISION_HASH];
-    const result = await kube.ensureWorkerStatefulSet({
-      lws,
+    const result = await ensureWorkerStatefulSet(lws, {
       groupIndex,
       leader,
       ...(topology && { topology }),
       ...(revision !== undefined && { revision }),
     });
+    if (result === 'stale') {
+      lws = await liveLws(ref);
+      continue;
+    }
     switch (result.outcome) {
       case 'leader-gone':
         throw new Skip('leader-gone');
@@ -135,7 +132,7 @@ async function createWorkers(
         // Another LWS's leader StatefulSet goes only with that LWS: the user is told, and the group waits for it.
         if (result.takenBy !== undefined) {
           await kube.recordEvent({
-            lws: { ...ref, uid: lws.metadata.uid ?? '' },
+            lws: { ...ref, uid: lws.metadata.uid },
             type: 'Warning',
             reason: EVENT_REASONS.nameConflict,
             message: `group ${groupIndex}: ${nameConflictMessage(`${ref.namespace}/${name}`, result.takenBy)}`,

@@ -3,16 +3,16 @@
 // rollout step on the leader StatefulSet.
 import { condition, defineSignal, setHandler, sleep } from '@temporalio/workflow';
 import {
-  applyDefaults,
+  DEFAULT_POD_TERMINATION_POLICY,
   EVENT_REASONS,
   nameConflictMessage,
-  validateLeaderWorkerSet,
   type LeaderRollout,
-  type LeaderWorkerSet,
+  type LwsFacts,
   type ObjectKey,
 } from '../model/index.js';
 import type { KubernetesEvent, LwsActivities } from '../activities/types.js';
 import { kube } from './activities.js';
+import { ensureHeadlessService, ensureLeaderStatefulSet, type LwsRead } from './lws-io.js';
 import { namesFreed } from './names-freed.js';
 
 export interface ReconcileInput {
@@ -74,11 +74,11 @@ export class Changes {
  * is another LWS: at this generation the trigger's signals still come to this workflow ID, so a fresh run takes it
  * over; at another generation they go to that generation's run.
  */
-export function whoseLws(
-  lws: LeaderWorkerSet | null,
+export function whoseLws<L extends { metadata: { uid?: string; generation?: number; deletionTimestamp?: unknown } }>(
+  lws: L | null,
   generation: number,
   keptUid: string | undefined,
-): LeaderWorkerSet | 'deleted' | 'created-again' | 'superseded' {
+): L | 'deleted' | 'created-again' | 'superseded' {
   if (lws === null || lws.metadata.deletionTimestamp) return 'deleted';
   const lwsGeneration = lws.metadata.generation ?? 0;
   if (keptUid !== undefined && lws.metadata.uid !== keptUid) {
@@ -94,16 +94,16 @@ export function whoseLws(
  */
 export async function takeRolloutStep(
   ref: ObjectKey,
-  lws: LeaderWorkerSet,
+  lws: LwsRead,
   plan: LeaderRollout,
   written: LeaderRollout | undefined,
-): Promise<'taken' | 'leaders lost'> {
+): Promise<'taken' | 'leaders lost' | 'stale'> {
   if (plan.replicas === written?.replicas && plan.partition === written.partition) return 'taken';
-  const step = await kube.ensureLeaderStatefulSet(lws, stepOf(plan), written && stepOf(written));
+  const step = await ensureLeaderStatefulSet(lws, stepOf(plan), written && stepOf(written));
+  if (step === 'stale') return step;
   // Deleted under the rollout: applied again, as at the start.
   if (typeof step === 'object') return 'leaders lost';
-  const replicas = applyDefaults(lws).spec.replicas;
-  await kube.recordEvent(eventOf(ref, lws, EVENT_REASONS.rollingUpdateStep, describeStep(replicas, plan)));
+  await kube.recordEvent(eventOf(ref, lws, EVENT_REASONS.rollingUpdateStep, describeStep(lws.spec.replicas, plan)));
   return 'taken';
 }
 
@@ -111,7 +111,7 @@ export const stepOf = (plan: LeaderRollout) => ({ replicas: plan.replicas, parti
 
 export function eventOf(
   ref: ObjectKey,
-  lws: LeaderWorkerSet,
+  lws: { metadata: { uid?: string } },
   reason: string,
   message: string,
   type: KubernetesEvent['type'] = 'Normal',
@@ -128,28 +128,24 @@ export function describeStep(replicas: number, plan: LeaderRollout): string {
 }
 
 /** A spec the API server's schema would refuse, written around it: told as a Warning Event. True when so. */
-export async function refusedAsInvalid(ref: ObjectKey, lws: LeaderWorkerSet): Promise<boolean> {
-  const errors = validateLeaderWorkerSet(lws);
-  if (errors.length > 0) {
-    // The API server's schema normally stops these; objects written around it end here, loudly.
-    await kube.recordEvent(
-      eventOf(ref, lws, EVENT_REASONS.invalidSpec, errors.map((e) => e.message).join('; '), 'Warning'),
-    );
-    return true;
-  }
-  return false;
+export async function refusedAsInvalid(ref: ObjectKey, lws: LwsFacts): Promise<boolean> {
+  if (lws.invalid === undefined) return false;
+  // The API server's schema normally stops these; objects written around it end here, loudly.
+  await kube.recordEvent(eventOf(ref, lws, EVENT_REASONS.invalidSpec, lws.invalid.join('; '), 'Warning'));
+  return true;
 }
 
 /** The generation's headless Service, its leader StatefulSet at this step, and the policy on each leader pod. */
 export async function applyLeaderObjects(
   ref: ObjectKey,
-  lws: LeaderWorkerSet,
+  lws: LwsRead,
   generation: number,
   plan: LeaderRollout,
-): Promise<'applied' | 'names held' | { nameConflict: string }> {
-  const { spec } = applyDefaults(lws);
-  await kube.ensureHeadlessService(lws);
-  const leaders = await kube.ensureLeaderStatefulSet(lws, stepOf(plan));
+): Promise<'applied' | 'names held' | 'stale' | { nameConflict: string }> {
+  const { spec } = lws;
+  if ((await ensureHeadlessService(lws)) === 'stale') return 'stale';
+  const leaders = await ensureLeaderStatefulSet(lws, stepOf(plan));
+  if (leaders === 'stale') return leaders;
   if (typeof leaders === 'object' && leaders.outcome === 'name-taken') {
     const nameConflict = nameConflictMessage(`${ref.namespace}/${ref.name}`, leaders.holder);
     await kube.recordEvent(eventOf(ref, lws, EVENT_REASONS.nameConflict, nameConflict, 'Warning'));
@@ -170,6 +166,7 @@ export async function applyLeaderObjects(
     );
   }
   // The policy lives on each leader pod, so a switch applies to the next teardown without rolling any group.
-  await kube.annotateLeaderPods({ ref, podTerminationPolicy: spec.podTerminationPolicy });
+  const podTerminationPolicy = spec.podTerminationPolicy ?? DEFAULT_POD_TERMINATION_POLICY;
+  await kube.annotateLeaderPods({ ref, podTerminationPolicy });
   return 'applied';
 }

@@ -14,6 +14,7 @@ import {
   type ObjectKey,
 } from '../model/index.js';
 import { kube } from './activities.js';
+import { readLws, type LwsRead } from './lws-io.js';
 import {
   applyLeaderObjects,
   Changes,
@@ -42,8 +43,13 @@ export async function reconcileV1({ ref, generation, rolling = false }: Reconcil
   const run: Run = { applied: false, carried: rolling };
   for (;;) {
     await changes.gathered(run.applied, isRolling(run));
-    const [lws, groups] = await Promise.all([kube.getLeaderWorkerSet(ref), kube.listGroups(ref)]);
-    const live = whoseLws(lws, generation, run.uid);
+    const [read, groups] = await Promise.all([readLws(ref), kube.listGroups(ref)]);
+    // Read as facts, not as the whole object its history recorded: the run is on a build since issue 28 (lws-io.ts),
+    // and the current loop takes over, deciding on facts.
+    if (read !== null && read.object === undefined) {
+      return continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
+    }
+    const live = whoseLws(read?.object ?? null, generation, run.uid);
     if (live === 'created-again') return continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
     if (typeof live === 'string') return live;
     run.uid = live.metadata.uid ?? '';
@@ -51,11 +57,12 @@ export async function reconcileV1({ ref, generation, rolling = false }: Reconcil
 
     const groupsNow = groupStatesV1(live, groups.leaders, groups.workerStatefulSets);
     const plan = planLeaderRolloutV1(applyDefaults(live).spec, groupsNow, isRolling(run));
+    // Its writes take the whole object, as this loop's histories recorded them.
     const outcome = run.applied
-      ? await takeRolloutStep(ref, live, plan, run.step)
-      : await applyGeneration(ref, live, generation, plan);
+      ? await takeRolloutStep(ref, read!, plan, run.step)
+      : await applyGeneration(ref, read!, generation, plan);
     if (outcome === 'invalid') return 'invalid';
-    if (outcome === 'names held' || outcome === 'leaders lost') {
+    if (outcome === 'names held' || outcome === 'leaders lost' || outcome === 'stale') {
       run.applied = false;
       changes.again();
       continue;
@@ -83,10 +90,10 @@ export async function reconcileV1({ ref, generation, rolling = false }: Reconcil
 /** The generation's objects: the headless Service, the leader StatefulSet, the policy on each leader pod. */
 async function applyGeneration(
   ref: ObjectKey,
-  lws: LeaderWorkerSet,
+  lws: LwsRead,
   generation: number,
   plan: LeaderRollout,
-): Promise<'applied' | 'invalid' | 'names held' | { nameConflict: string }> {
+): Promise<'applied' | 'invalid' | 'names held' | 'stale' | { nameConflict: string }> {
   if (await refusedAsInvalid(ref, lws)) return 'invalid';
   return applyLeaderObjects(ref, lws, generation, plan);
 }

@@ -1,10 +1,10 @@
 // Keeps one generation of an LWS applied: its ControllerRevision, the headless Service and the leader StatefulSet,
 // and the status as groups come and go. The trigger signals it on every change of the LWS, its pods and its
 // StatefulSets. It also steers a rolling update as upstream does, one step per pass as groups become Ready
-// (model/rollout.ts, planLeaderRollout), and prunes the revisions no group uses once it is done.
+// (model/rollout.ts, planLeaderRollout), and prunes the revisions no group uses once it is done. It decides on the
+// LWS's facts, and its writes read the templates themselves (lws-io.ts).
 import { continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import {
-  applyDefaults,
   computeStatus,
   conditionEvent,
   EVENT_REASONS,
@@ -13,15 +13,15 @@ import {
   planLeaderRollout,
   sameStatus,
   statusCounts,
-  templateRevisionHash,
   type LeaderRollout,
   type LeaderStatefulSetFacts,
-  type LeaderWorkerSet,
+  type LwsFacts,
   type ObjectKey,
   type StatusCounts,
 } from '../model/index.js';
 import { isNamespaceTerminating } from '../shared/failures.js';
 import { kube } from './activities.js';
+import { ensureControllerRevision, readLws, type LwsRead } from './lws-io.js';
 import {
   applyLeaderObjects,
   Changes,
@@ -66,21 +66,20 @@ async function reconcile({ ref, generation }: ReconcileInput): Promise<Reconcile
   const run: Run = { applied: false, pruned: false };
   for (;;) {
     await changes.gathered(run.applied, run.step?.rolling ?? false);
-    const [lws, groups] = await Promise.all([kube.getLeaderWorkerSet(ref), kube.listGroups(ref)]);
+    const [lws, groups] = await Promise.all([readLws(ref), kube.listGroups(ref)]);
     const live = whoseLws(lws, generation, run.uid);
     if (live === 'created-again') return continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
     if (typeof live === 'string') return live;
-    run.uid = live.metadata.uid ?? '';
+    run.uid = live.metadata.uid;
 
-    const { spec } = applyDefaults(live);
-    const revision = templateRevisionHash(spec);
     const groupsNow = groupStates(live, groups.leaders, groups.workerStatefulSets);
-    const plan = planLeaderRollout(spec, groupsNow, leaderStatefulSetOf(live, groups), revision);
+    const plan = planLeaderRollout(live.spec, groupsNow, leaderStatefulSetOf(live, groups), live.revision);
     const outcome = run.applied
       ? await takeRolloutStep(ref, live, plan, run.step)
       : await applyGeneration(ref, live, generation, plan);
     if (outcome === 'invalid') return 'invalid';
-    if (outcome === 'names held' || outcome === 'leaders lost') {
+    // Stale: the LWS changed under the pass (a new generation, say); read again, it tells what to do.
+    if (outcome === 'names held' || outcome === 'leaders lost' || outcome === 'stale') {
       run.applied = false;
       changes.again();
       continue;
@@ -95,7 +94,8 @@ async function reconcile({ ref, generation }: ReconcileInput): Promise<Reconcile
     run.step = plan;
     await writeStatus(ref, live, groups, counts);
     if (counts.updateDone && !run.pruned) {
-      await kube.pruneControllerRevisions({ ref, uid: run.uid, current: revision, inUse: revisionsInUse(groups) });
+      const inUse = revisionsInUse(groups);
+      await kube.pruneControllerRevisions({ ref, uid: run.uid, current: live.revision, inUse });
       run.pruned = true;
     }
 
@@ -107,7 +107,7 @@ async function reconcile({ ref, generation }: ReconcileInput): Promise<Reconcile
 }
 
 /** The leader StatefulSet the plan steers: this LWS's own, not one of another incarnation or another LWS. */
-function leaderStatefulSetOf(lws: LeaderWorkerSet, groups: Groups): LeaderStatefulSetFacts | undefined {
+function leaderStatefulSetOf(lws: LwsFacts, groups: Groups): LeaderStatefulSetFacts | undefined {
   const sts = groups.leaderStatefulSet;
   return sts !== undefined && sts.ownerUid === lws.metadata.uid && sts.deletionTimestamp === undefined
     ? sts
@@ -123,18 +123,23 @@ function revisionsInUse(groups: Groups): string[] {
 /** The generation's objects: its revision, the headless Service, the leader StatefulSet, the policy on each leader. */
 async function applyGeneration(
   ref: ObjectKey,
-  lws: LeaderWorkerSet,
+  lws: LwsRead,
   generation: number,
   plan: LeaderRollout,
-): Promise<'applied' | 'invalid' | 'names held' | { nameConflict: string }> {
+): Promise<'applied' | 'invalid' | 'names held' | 'stale' | { nameConflict: string }> {
   if (await refusedAsInvalid(ref, lws)) return 'invalid';
   // Before any leader of this revision exists: its workers are built from it.
-  const revision = await kube.ensureControllerRevision(lws);
+  const revision = await ensureControllerRevision(lws);
+  if (revision === 'stale') return revision;
   if (revision !== 'unchanged') {
-    const hash = templateRevisionHash(applyDefaults(lws).spec);
     const verb = revision === 'created' ? 'created' : 'current again';
     await kube.recordEvent(
-      eventOf(ref, lws, EVENT_REASONS.creatingRevision, `revision ${hash} ${verb} for generation ${generation}`),
+      eventOf(
+        ref,
+        lws,
+        EVENT_REASONS.creatingRevision,
+        `revision ${lws.revision} ${verb} for generation ${generation}`,
+      ),
     );
   }
   return applyLeaderObjects(ref, lws, generation, plan);
@@ -143,7 +148,7 @@ async function applyGeneration(
 /** As upstream: the status, and an Event when the pass's first condition turns True. */
 async function writeStatus(
   ref: ObjectKey,
-  lws: LeaderWorkerSet,
+  lws: LwsFacts,
   groups: Groups,
   counts: StatusCounts,
   nameConflict?: string,

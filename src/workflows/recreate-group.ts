@@ -1,14 +1,9 @@
 // Restart policy: a container of the group restarted, or one of its pods was deleted. Under
 // RecreateGroupOnPodRestart (and RecreateGroupAfterStart once no pod of the group is Pending or missing, as upstream)
 // the whole group is rebuilt by deleting its leader pod; the teardown that follows is an ordinary group rebuild.
-import {
-  ANNOTATION_RECREATE_GROUP_AFTER_START,
-  applyDefaults,
-  EVENT_REASONS,
-  type ObjectIdentity,
-  type ObjectKey,
-} from '../model/index.js';
+import { EVENT_REASONS, type ObjectIdentity, type ObjectKey } from '../model/index.js';
 import { kube } from './activities.js';
+import { readLws } from './lws-io.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
 
 export interface RecreateGroupInput {
@@ -33,12 +28,11 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
     timeline.add('skipped', undefined, why);
     return { outcome: 'ignored', timeline: timeline.entries };
   };
-  const lws = await kube.getLeaderWorkerSet(ref);
+  const lws = await readLws(ref);
   if (lws === null || lws.metadata.deletionTimestamp) return ignore('the LWS is gone');
-  const restartPolicy = applyDefaults(lws).spec.leaderWorkerTemplate.restartPolicy;
+  const { restartPolicy } = lws.spec.leaderWorkerTemplate;
   if (restartPolicy === 'None') return ignore('restartPolicy None: only the pod restarts');
-  const afterStart =
-    restartPolicy === 'RecreateGroupAfterStart' || lws.metadata.annotations?.[ANNOTATION_RECREATE_GROUP_AFTER_START];
+  const afterStart = restartPolicy === 'RecreateGroupAfterStart' || lws.recreateGroupAfterStart;
   if (afterStart && !input.groupHadStarted) {
     return ignore(`${restartPolicy} after start: a pod of the group is Pending or not created yet`);
   }
@@ -46,7 +40,7 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
   if (outcome !== 'deleted') return ignore(`leader pod ${outcome}`);
   timeline.add('group recreated', undefined, input.reason);
   await kube.recordEvent({
-    lws: { ...ref, uid: lws.metadata.uid ?? '' },
+    lws: { ...ref, uid: lws.metadata.uid },
     type: 'Normal',
     reason: EVENT_REASONS.groupRecreated,
     message: `group ${groupIndex}: ${input.reason}; deleted leader ${leader.name} (${restartPolicy})`,

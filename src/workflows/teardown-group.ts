@@ -6,12 +6,11 @@
 import type { SearchAttributePair } from '@temporalio/common';
 import { CancellationScope, isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
-  applyDefaults,
   judgeTeardown,
   leaderPodName,
   workerStatefulSetName,
-  type LeaderWorkerSet,
   type Lifecycle,
+  type LwsFacts,
   type ObjectIdentity,
   type ObjectKey,
   type PodTerminationPolicy,
@@ -19,6 +18,7 @@ import {
 } from '../model/index.js';
 import type { SeenWorkers } from '../activities/types.js';
 import { cancellableWait, kube, wait } from './activities.js';
+import { beginTeardown } from './lws-io.js';
 import { Lifecycle as LifecycleAttribute, TerminationPolicy } from './search-attributes.js';
 import { TeardownStory, type Step } from './teardown-story.js';
 import { latestOf } from '../shared/instants.js';
@@ -62,7 +62,7 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
   // Under Parallel every millisecond before the delete is teardown time: the workers the trigger saw go in the same
   // round as the reads.
   const seen = input.policy === 'Parallel' ? input.workers : undefined;
-  const first = await kube.beginTeardown({ ref, groupIndex, leader, ...(seen && { deleteWorkers: seen }) });
+  const first = await beginTeardown({ ref, groupIndex, leader, ...(seen && { deleteWorkers: seen }) });
   let workersDeletedAt = first.deleted === 'deleted' ? new Date().toISOString() : undefined;
   const judged = judgeTeardown(input, first, workersDeletedAt !== undefined);
   story.judged(judged);
@@ -170,7 +170,7 @@ async function oldGroupGone(
 async function replacementReady(
   story: TeardownStory,
   { ref, groupIndex, leader }: TeardownGroupInput,
-  lws: LeaderWorkerSet,
+  lws: LwsFacts,
   started: string,
   teardownMs: number | undefined,
 ): Promise<number | undefined> {
@@ -181,7 +181,7 @@ async function replacementReady(
         leaderName: leaderPodName(ref.name, groupIndex),
         workerStatefulSetName: workerStatefulSetName(ref.name, groupIndex),
         previousLeaderUid: leader.uid,
-        size: applyDefaults(lws).spec.leaderWorkerTemplate.size,
+        size: lws.spec.leaderWorkerTemplate.size,
         group: { lwsName: ref.name, groupIndex },
       }),
     );

@@ -31,7 +31,9 @@ import {
   LABEL_GROUP_KEY,
   LABEL_NAME,
   LABEL_WORKER_INDEX,
+  lwsFacts,
   PLURAL,
+  targetOf,
   type LeaderWorkerSet,
   notWantedAbove,
   type ObjectIdentity,
@@ -143,7 +145,7 @@ describe('activities against the cluster', function () {
   const orNullSts = (name: string) => readSts(name).catch(() => null);
 
   describe('reads', () => {
-    it('getLeaderWorkerSet returns the stored object with defaults, and null when absent', async () => {
+    it("getLeaderWorkerSet gives the stored object's facts, the API server's defaults in, and null when absent", async () => {
       const created = await createLws('reads', { replicas: 2 });
       const got = await act.getLeaderWorkerSet({ namespace, name: 'reads' });
       assert.equal(got?.metadata.uid, created.metadata.uid);
@@ -161,6 +163,77 @@ describe('activities against the cluster', function () {
       assert.equal(info?.deletionTimestamp, undefined);
       assert.equal(await act.getPod({ namespace, name: 'no-such-pod' }), null);
       assert.equal(await act.getStatefulSet({ namespace, name: 'no-such-sts' }), null);
+    });
+  });
+
+  describe('the LWS as facts, and the writes by target (issue 28)', () => {
+    const patchReplicas = (name: string, replicas: number) =>
+      custom.patchNamespacedCustomObject(
+        { ...lwsApi, namespace, name, body: { spec: { replicas } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+
+    it('getLeaderWorkerSet: the facts the workflows decide on, none of the templates nor managedFields', async () => {
+      const created = await createLws('facts', { replicas: 2 });
+      const facts = await act.getLeaderWorkerSet({ namespace, name: 'facts' });
+      assert.deepEqual(facts?.metadata, {
+        namespace,
+        name: 'facts',
+        uid: created.metadata.uid,
+        generation: 1,
+        creationTimestamp: created.metadata.creationTimestamp,
+      });
+      assert.equal(facts?.spec.replicas, 2);
+      assert.equal(facts?.spec.leaderWorkerTemplate.size, 3);
+      assert.equal(facts?.spec.podTerminationPolicy, 'Parallel');
+      assert.equal(facts?.revision, lwsFacts(created).revision);
+      const text = JSON.stringify(facts);
+      for (const never of ['kept', 'managedFields', container.image]) assert.ok(!text.includes(never), never);
+      assert.equal(await act.getLeaderWorkerSet({ namespace, name: 'no-such-lws' }), null);
+    });
+
+    it('each write reads the LWS itself and acts only on the one decided on: another generation is stale', async () => {
+      await createLws('target');
+      const target = targetOf((await act.getLeaderWorkerSet({ namespace, name: 'target' }))!);
+      assert.equal(await act.ensureControllerRevisionOf(target), 'created');
+      assert.equal(await act.ensureHeadlessServiceOf(target), 'created');
+      assert.equal(await act.ensureLeaderStatefulSetOf(target), 'created');
+      const leaders = await readSts('target');
+      assert.equal(leaders.metadata?.ownerReferences?.[0]?.uid, target.uid);
+      assert.equal(
+        leaders.spec?.template.spec?.containers[0]?.image,
+        container.image,
+        'built from the stored template',
+      );
+
+      await patchReplicas('target', 2);
+      assert.equal(await act.ensureControllerRevisionOf(target), 'stale');
+      assert.equal(await act.ensureHeadlessServiceOf(target), 'stale');
+      assert.equal(await act.ensureLeaderStatefulSetOf(target, { replicas: 3 }), 'stale');
+      assert.equal((await readSts('target')).spec?.replicas, 1, 'the stale decision changed nothing');
+
+      const now = targetOf((await act.getLeaderWorkerSet({ namespace, name: 'target' }))!);
+      assert.equal(now.generation, target.generation + 1);
+      assert.equal(await act.ensureLeaderStatefulSetOf(now), 'updated');
+      assert.equal((await readSts('target')).spec?.replicas, 2);
+      assert.equal(await act.ensureLeaderStatefulSetOf({ ...now, uid: 'another-incarnation' }), 'stale');
+      assert.equal(await act.ensureControllerRevisionOf({ ...now, ref: { namespace, name: 'no-such-lws' } }), 'stale');
+    });
+
+    it('ensureWorkerStatefulSetOf: the workers from the stored LWS; none for a stale target', async () => {
+      await createLws('wtarget');
+      const target = targetOf((await act.getLeaderWorkerSet({ namespace, name: 'wtarget' }))!);
+      const leader = await createPod('wtarget-0', { labels: leaderLabels('wtarget') });
+      assert.equal(
+        await act.ensureWorkerStatefulSetOf({ lws: { ...target, generation: 2 }, groupIndex: 0, leader }),
+        'stale',
+      );
+      assert.equal(await orNullSts('wtarget-0'), null);
+      const created = await act.ensureWorkerStatefulSetOf({ lws: target, groupIndex: 0, leader });
+      assert.equal(typeof created === 'object' && created.outcome, 'created');
+      const sts = await readSts('wtarget-0');
+      assert.deepEqual(sts.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'USER_VAR')?.value, 'kept');
+      assert.equal((await readPod('wtarget-0')).metadata?.annotations?.[ANNOTATION_POD_TERMINATION_POLICY], 'Parallel');
     });
   });
 
@@ -889,6 +962,9 @@ describe('activities against the cluster', function () {
       assert.equal(readOnly.deleted, undefined);
       assert.equal(readOnly.workerStatefulSet?.uid, g.stsUid);
       assert.equal(readOnly.leaderStatefulSet, undefined);
+      // Its LWS as facts: nothing of the templates in what the workflow records.
+      assert.equal(readOnly.lws?.spec.podTerminationPolicy, 'Parallel');
+      assert.ok(!JSON.stringify(readOnly).includes('managedFields'));
     });
 
     it('beginTeardown reads the leader StatefulSet for a group above the LWS replicas (scale-down or surge)', async () => {

@@ -6,6 +6,7 @@ import {
   LABEL_WORKER_INDEX,
   leaderStatefulSetReplicas,
   lifecycleOf,
+  lwsFacts,
   predatesLws,
   templateRevisionHash,
   wantsGroup,
@@ -117,7 +118,7 @@ describe('model/lifecycle: wantsGroup', () => {
   ];
   for (const [what, l, group, leaderReplicas, wanted] of cases) {
     it(`${what}: ${wanted ? 'wanted' : 'not wanted'}`, () =>
-      assert.equal(wantsGroup(l, group, leaderReplicas), wanted));
+      assert.equal(wantsGroup(lwsFacts(l), group, leaderReplicas), wanted));
   }
 });
 

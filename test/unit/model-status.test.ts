@@ -6,6 +6,7 @@ import {
   conditionEvent,
   groupStates,
   LABEL_TEMPLATE_REVISION_HASH,
+  lwsFacts,
   statusCounts,
   templateRevisionHash,
   type Condition,
@@ -56,9 +57,13 @@ function cluster(letters: string, size = 4): { leaders: LeaderFacts[]; sets: Wor
   return { leaders, sets };
 }
 
+// The rules take the LWS's facts (model/lws-facts.ts), as the reconcile reads them.
+const facts = lwsFacts(lws);
+
 function statusOf(l: LeaderWorkerSet, letters: string, now = NOW, statusReplicas = letters.length) {
   const { leaders, sets } = cluster(letters);
-  return computeStatus(l, statusCounts(l, groupStates(l, leaders, sets)), { statusReplicas }, now);
+  const f = lwsFacts(l);
+  return computeStatus(f, statusCounts(f, groupStates(f, leaders, sets)), { statusReplicas }, now);
 }
 
 const byType = (s: LeaderWorkerSetStatus): Record<string, Condition> =>
@@ -156,20 +161,21 @@ describe('model/status (upstream semantics)', () => {
   it('status.replicas is the leader StatefulSet status.replicas (surge groups included)', () => {
     assert.equal(statusOf(lws, 'onn', NOW, 3).replicas, 3);
     const { leaders, sets } = cluster('nn');
-    assert.equal(computeStatus(lws, statusCounts(lws, groupStates(lws, leaders, sets)), undefined, NOW).replicas, 0);
+    const counts = statusCounts(facts, groupStates(facts, leaders, sets));
+    assert.equal(computeStatus(facts, counts, undefined, NOW).replicas, 0);
   });
 
   it('updated needs the worker StatefulSet on the current revision too', () => {
     const { leaders, sets } = cluster('nn');
     sets[1]!.labels = { [LABEL_TEMPLATE_REVISION_HASH]: 'old' };
-    assert.equal(statusCounts(lws, groupStates(lws, leaders, sets)).updated, 1);
+    assert.equal(statusCounts(facts, groupStates(facts, leaders, sets)).updated, 1);
   });
 
   it('judges a group by its own size: an old group of size 2 with its one worker is Ready under spec size 3', () => {
     const l = sampleLws({ leaderWorkerTemplate: { ...lws.spec.leaderWorkerTemplate, size: 3 } });
     const { leaders, sets } = cluster('oo', 2);
     assert.deepEqual(
-      groupStates(l, leaders, sets).map((g) => [g.ready, g.updated]),
+      groupStates(lwsFacts(l), leaders, sets).map((g) => [g.ready, g.updated]),
       [
         [true, false],
         [true, false],
@@ -180,19 +186,20 @@ describe('model/status (upstream semantics)', () => {
   it('a worker StatefulSet still rolling its own pods is not Ready (upstream StatefulsetReady)', () => {
     const { leaders, sets } = cluster('n');
     sets[0]!.rolledOut = false;
-    assert.equal(groupStates(lws, leaders, sets)[0]?.ready, false);
+    assert.equal(groupStates(facts, leaders, sets)[0]?.ready, false);
   });
 
   it('a leader not Running is not Ready', () => {
     const { leaders, sets } = cluster('n');
     leaders[0]!.phase = 'Pending';
-    assert.equal(groupStates(lws, leaders, sets)[0]?.ready, false);
+    assert.equal(groupStates(facts, leaders, sets)[0]?.ready, false);
   });
 
   it('updateDone only at partition 0 with every group updated and Ready', () => {
     const done = (l: LeaderWorkerSet, letters: string) => {
       const { leaders, sets } = cluster(letters);
-      return statusCounts(l, groupStates(l, leaders, sets)).updateDone;
+      const f = lwsFacts(l);
+      return statusCounts(f, groupStates(f, leaders, sets)).updateDone;
     };
     assert.equal(done(lws, 'nn'), true);
     assert.equal(done(lws, 'nu'), false);
@@ -201,12 +208,12 @@ describe('model/status (upstream semantics)', () => {
 
   it('tells a condition turned True as an Event, with the Ready count', () => {
     const { leaders, sets } = cluster('nn');
-    const counts = statusCounts(lws, groupStates(lws, leaders, sets));
-    assert.deepEqual(conditionEvent(lws, counts), {
+    const counts = statusCounts(facts, groupStates(facts, leaders, sets));
+    assert.deepEqual(conditionEvent(facts, counts), {
       reason: 'AllGroupsReady',
       message: 'All replicas are ready, with 2 groups ready of total 2 groups',
     });
-    const after = { ...lws, status: computeStatus(lws, counts, { statusReplicas: 2 }, NOW) };
+    const after = { ...facts, status: computeStatus(facts, counts, { statusReplicas: 2 }, NOW) };
     assert.equal(conditionEvent(after, counts), undefined);
   });
 });

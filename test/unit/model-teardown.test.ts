@@ -5,8 +5,7 @@ import {
   ANNOTATION_POD_TERMINATION_POLICY,
   LABEL_TEMPLATE_REVISION_HASH,
   judgeTeardown,
-  templateRevisionHash,
-  applyDefaults,
+  lwsFacts,
   type LeaderWorkerSet,
   type Lifecycle,
   type PodFacts,
@@ -33,10 +32,11 @@ function lws(opts: { policy?: PodTerminationPolicy; replicas?: number; createdAt
       ...(opts.policy && { podTerminationPolicy: opts.policy }),
     },
   };
-  return l;
+  // As the teardown reads it (model/lws-facts.ts).
+  return lwsFacts(l);
 }
 
-const current = templateRevisionHash(applyDefaults(lws()).spec);
+const current = lws().revision;
 
 function leader(
   uid: string,

@@ -1,6 +1,7 @@
 // provisionGroup in workflow time, against a fake cluster: a group's worker StatefulSet is created once, never while
 // an old group's StatefulSet still holds the name (safe rebuild), and only for a leader that is still there.
 import assert from 'node:assert/strict';
+import type { LwsTarget } from '../../src/model/index.js';
 import type { ProvisionGroupInput, provisionGroup } from '../../src/workflows/provision-group.js';
 import { identityOf, type FakeCluster, type FakePod } from '../fixtures/fake-activities.js';
 import { useWorkflowTestEnv, at } from './harness.js';
@@ -34,7 +35,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const result = await provision(fake, inputFor(fake, leader));
 
     assert.equal(result.outcome, 'provisioned');
-    const ensures = fake.callsOf('ensureWorkerStatefulSet');
+    const ensures = fake.callsOf('ensureWorkerStatefulSetOf');
     assert.equal(ensures.length, 1);
     assert.equal((ensures[0]!.result as { outcome: string }).outcome, 'created');
     assert.deepEqual((ensures[0]!.args[0] as { leader: unknown }).leader, identityOf(leader));
@@ -63,10 +64,10 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
     fake.removePodAt(oldLeader.uid, now);
     const leader = fake.addLeader({ groupIndex: 0, at: now });
-    const result = await provision(fake, inputFor(fake, leader), 'provisionGroup-safe-rebuild');
+    const result = await provision(fake, inputFor(fake, leader), 'provisionGroup-lws-facts-safe-rebuild');
 
     assert.equal(result.outcome, 'provisioned');
-    const ensures = fake.callsOf('ensureWorkerStatefulSet');
+    const ensures = fake.callsOf('ensureWorkerStatefulSetOf');
     assert.deepEqual(
       ensures.map((c) => c.result),
       [
@@ -116,7 +117,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
 
     assert.equal(result.outcome, 'provisioned');
     assert.deepEqual(
-      fake.callsOf('ensureWorkerStatefulSet').map((c) => (c.result as { outcome: string }).outcome),
+      fake.callsOf('ensureWorkerStatefulSetOf').map((c) => (c.result as { outcome: string }).outcome),
       ['blocked', 'created'],
     );
     const lastOldPodGone = Math.max(...oldPods.map((p) => fake.removedAt.get(p.uid)!));
@@ -160,7 +161,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const [ready] = fake.callsOf('waitForPodReady');
     assert.deepEqual(ready?.args, [identityOf(leader)]);
     assert.deepEqual(ready?.result, { readyAt: new Date(now + 30_000).toISOString() });
-    const ensures = fake.callsOf('ensureWorkerStatefulSet');
+    const ensures = fake.callsOf('ensureWorkerStatefulSetOf');
     assert.equal(ensures.length, 1);
     assert.ok(ready!.endSeq! < ensures[0]!.seq, 'ensureWorkerStatefulSet before the leader was Ready');
     assert.ok(ensures[0]!.at >= now + 30_000);
@@ -183,7 +184,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
       fake.callsOf('getNodeLabel').map((c) => c.args[0]),
       [{ node: 'fake-node', label: 'cloud.google.com/gke-nodepool' }],
     );
-    const [ensure] = fake.callsOf('ensureWorkerStatefulSet');
+    const [ensure] = fake.callsOf('ensureWorkerStatefulSetOf');
     assert.ok(scheduled!.endSeq! < ensure!.seq, 'workers created before the leader was scheduled');
     assert.deepEqual((ensure!.args[0] as { topology?: unknown }).topology, {
       key: 'cloud.google.com/gke-nodepool',
@@ -201,7 +202,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
     await provision(fake, inputFor(fake, leader));
     assert.equal(fake.callsOf('waitForPodScheduled').length, 0);
-    assert.equal((fake.callsOf('ensureWorkerStatefulSet')[0]!.args[0] as { topology?: unknown }).topology, undefined);
+    assert.equal((fake.callsOf('ensureWorkerStatefulSetOf')[0]!.args[0] as { topology?: unknown }).topology, undefined);
   });
 
   const gone: {
@@ -232,7 +233,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     },
     {
       name: 'the leader goes between the read and ensureWorkerStatefulSet',
-      setup: (fake, leader) => fake.onCall('ensureWorkerStatefulSet', (now) => fake.removePodAt(leader.uid, now)),
+      setup: (fake, leader) => fake.onCall('ensureWorkerStatefulSetOf', (now) => fake.removePodAt(leader.uid, now)),
       ensureCalls: 1,
     },
   ];
@@ -248,7 +249,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
       const result = await provision(fake, input);
 
       assert.equal(result.outcome, 'leader-gone');
-      assert.equal(fake.callsOf('ensureWorkerStatefulSet').length, c.ensureCalls);
+      assert.equal(fake.callsOf('ensureWorkerStatefulSetOf').length, c.ensureCalls);
       assert.equal(fake.createdStatefulSets.length, 0);
       assert.equal(fake.events.length, 0, 'no GroupProvisioned event');
       assert.equal(result.timeline.at(-1)?.event, 'skipped');
@@ -265,7 +266,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
       if (lws === 'absent') fake.lws = null;
       const result = await provision(fake, input);
       assert.equal(result.outcome, 'lws-gone');
-      assert.equal(fake.callsOf('ensureWorkerStatefulSet').length, 0);
+      assert.equal(fake.callsOf('ensureWorkerStatefulSetOf').length, 0);
     });
   }
 
@@ -273,10 +274,10 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const fake = t.fake();
     fake.setLws();
     const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
-    fake.fail('ensureWorkerStatefulSet', 1, 'namespace-terminating');
+    fake.fail('ensureWorkerStatefulSetOf', 1, 'namespace-terminating');
     const result = await provision(fake, inputFor(fake, leader));
     assert.equal(result.outcome, 'lws-gone');
-    assert.equal(fake.callsOf('ensureWorkerStatefulSet').length, 1, 'refused once, not retried');
+    assert.equal(fake.callsOf('ensureWorkerStatefulSetOf').length, 1, 'refused once, not retried');
     assert.deepEqual(result.timeline.at(-1), {
       ...result.timeline.at(-1),
       event: 'skipped',
@@ -296,11 +297,37 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     assert.equal(first.outcome, 'provisioned');
     assert.equal(second.outcome, 'already-provisioned');
     assert.deepEqual(
-      fake.callsOf('ensureWorkerStatefulSet').map((c) => (c.result as { outcome: string }).outcome),
+      fake.callsOf('ensureWorkerStatefulSetOf').map((c) => (c.result as { outcome: string }).outcome),
       ['created', 'exists'],
     );
     assert.equal(fake.createdStatefulSets.length, 1);
     assert.equal(fake.events.length, 1);
+  });
+
+  it('the LWS changed between the read and the create (stale): read again, then the workers from the LWS as it is', async () => {
+    const fake = t.fake();
+    fake.setLws({ podTerminationPolicy: 'Sequential' });
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    let changed = false;
+    fake.onCall('ensureWorkerStatefulSetOf', () => {
+      if (changed) return;
+      changed = true;
+      fake.lws!.spec.podTerminationPolicy = 'Parallel';
+      fake.lws!.metadata.generation = 2;
+    });
+    const result = await provision(fake, inputFor(fake, leader));
+    assert.equal(result.outcome, 'provisioned');
+    assert.deepEqual(
+      fake
+        .callsOf('ensureWorkerStatefulSetOf')
+        .map((c) => [(c.args[0] as { lws: LwsTarget }).lws.generation, c.result]),
+      [
+        [1, 'stale'],
+        [2, { outcome: 'created', uid: fake.statefulSet('demo-0')!.uid }],
+      ],
+    );
+    assert.equal(fake.callsOf('getLeaderWorkerSet').length, 2);
+    assert.equal(leader.annotations['leaderworkerset.sigs.k8s.io/pod-termination-policy'], 'Parallel');
   });
 
   it('size 1: no worker StatefulSet, still provisioned', async () => {
@@ -310,7 +337,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
     const result = await provision(fake, inputFor(fake, leader));
     assert.equal(result.outcome, 'provisioned');
-    assert.deepEqual(fake.callsOf('ensureWorkerStatefulSet')[0]?.result, { outcome: 'not-needed' });
+    assert.deepEqual(fake.callsOf('ensureWorkerStatefulSetOf')[0]?.result, { outcome: 'not-needed' });
     assert.equal(fake.createdStatefulSets.length, 0);
     assert.equal(result.timeline.at(-1)?.detail, 'size 1: no workers');
   });

@@ -7,7 +7,7 @@ import {
   selectors,
   LABEL_TEMPLATE_REVISION_HASH,
   templateRevisionHash,
-  type LeaderWorkerSet,
+  type LwsTarget,
   type LeaderWorkerSetStatus,
 } from '../../src/model/index.js';
 import type { ReconcileInput, ReconcileResult, reconcileLeaderWorkerSet } from '../../src/workflows/reconcile.js';
@@ -64,7 +64,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         ref: fake.ref,
         generation: 3,
       });
-      run.keepHistory(handle, 'reconcileLeaderWorkerSet-v2-signals');
+      run.keepHistory(handle, 'reconcileLeaderWorkerSet-lws-facts-signals');
 
       // First pass: the groups (a rollout step is planned from them), apply, then status.
       await eventually('the first status write', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
@@ -72,14 +72,14 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       const order: ActivityName[] = [
         'getLeaderWorkerSet',
         'listGroups',
-        'ensureControllerRevision',
-        'ensureHeadlessService',
-        'ensureLeaderStatefulSet',
+        'ensureControllerRevisionOf',
+        'ensureHeadlessServiceOf',
+        'ensureLeaderStatefulSetOf',
         'updateLeaderWorkerSetStatus',
       ];
       assert.deepEqual(passOrder(first.filter((n) => order.includes(n))), order);
-      assert.equal(fake.completed('ensureControllerRevision')[0]?.result, 'created');
-      assert.equal(fake.completed('ensureHeadlessService')[0]?.result, 'created');
+      assert.equal(fake.completed('ensureControllerRevisionOf')[0]?.result, 'created');
+      assert.equal(fake.completed('ensureHeadlessServiceOf')[0]?.result, 'created');
       assert.equal(fake.services.get('default/demo'), 'lws-uid-1');
       assert.equal(fake.leaderStatefulSet?.writes, 1);
       await eventually('the condition told', () => fake.events.length === 3);
@@ -145,8 +145,8 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       return handle.result();
     });
     assert.equal(result, 'superseded');
-    assert.equal(fake.callsOf('ensureLeaderStatefulSet').length, 1);
-    assert.equal(fake.callsOf('ensureHeadlessService').length, 1);
+    assert.equal(fake.callsOf('ensureLeaderStatefulSetOf').length, 1);
+    assert.equal(fake.callsOf('ensureHeadlessServiceOf').length, 1);
   });
 
   it('with maxSurge, steers a rolling update: a surge group first, an old group only when a Ready one is spare, then back', async () => {
@@ -168,7 +168,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       leader.labels[LABEL_TEMPLATE_REVISION_HASH] = revision;
       fake.statefulSet(`demo-${groupIndex}`)!.labels[LABEL_TEMPLATE_REVISION_HASH] = revision;
     };
-    const writes = () => fake.callsOf('ensureLeaderStatefulSet').map((c) => c.args[1]);
+    const writes = () => fake.callsOf('ensureLeaderStatefulSetOf').map((c) => c.args[1]);
     const steps = () => fake.events.filter((e) => e.reason === 'RollingUpdateStep').map((e) => e.message);
 
     const result = await t.withWorker(fake, async (run) => {
@@ -176,15 +176,15 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         ref: fake.ref,
         generation: 5,
       });
-      run.keepHistory(handle, 'reconcileLeaderWorkerSet-v2-rollout-steps');
+      run.keepHistory(handle, 'reconcileLeaderWorkerSet-lws-facts-rollout-steps');
       await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
       // The groups are listed before the leader StatefulSet is written, and once per pass.
       assert.deepEqual(passOrder(namesFrom(fake, 0).filter((n) => n !== 'recordEvent' && n !== 'annotateLeaderPods')), [
         'getLeaderWorkerSet',
         'listGroups',
-        'ensureControllerRevision',
-        'ensureHeadlessService',
-        'ensureLeaderStatefulSet',
+        'ensureControllerRevisionOf',
+        'ensureHeadlessServiceOf',
+        'ensureLeaderStatefulSetOf',
         'updateLeaderWorkerSetStatus',
       ]);
       // Both old groups stay up until the surge group (index 2, on the new template) is Ready.
@@ -196,7 +196,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       const pass = async (n: number, written: number) => {
         await handle.signal('changed');
         await eventually(`pass ${n}`, () => fake.completed('listGroups').length === n);
-        await eventually(`write ${written}`, () => fake.completed('ensureLeaderStatefulSet').length === written);
+        await eventually(`write ${written}`, () => fake.completed('ensureLeaderStatefulSetOf').length === written);
       };
       group(2, true);
       await pass(2, 2);
@@ -216,7 +216,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       assert.deepEqual(writes()[3], { replicas: 2, partition: 0 }, 'every group Ready: the surge group goes');
       // Each step names the one before it, so that one guarded patch moves the StatefulSet on.
       assert.deepEqual(
-        fake.callsOf('ensureLeaderStatefulSet').map((c) => c.args[2] ?? undefined),
+        fake.callsOf('ensureLeaderStatefulSetOf').map((c) => c.args[2] ?? undefined),
         [undefined, ...writes().slice(0, 3)],
       );
       await eventually('the last step told', () => steps().length === 3);
@@ -244,7 +244,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     });
     delete leader0!.readyAt;
     leaderStatefulSetAt(fake, templateRevisionHash(applyDefaults(fake.lws!).spec), 3, 0, 2);
-    const writes = () => fake.callsOf('ensureLeaderStatefulSet').map((c) => c.args[1]);
+    const writes = () => fake.callsOf('ensureLeaderStatefulSetOf').map((c) => c.args[1]);
     const condition = (type: string) => fake.lws!.status?.conditions?.find((c) => c.type === type)?.status;
     const run = (input: ReconcileInput, body: (signal: () => Promise<void>) => Promise<void>, keep?: string) =>
       t.withWorker(fake, async (r) => {
@@ -280,7 +280,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         fake.lws!.metadata.generation = 7;
         await signal();
       },
-      'reconcileLeaderWorkerSet-v2-surge-kept-across-generations',
+      'reconcileLeaderWorkerSet-lws-facts-surge-kept-across-generations',
     );
     assert.equal(second, 'superseded');
   });
@@ -307,7 +307,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
           ref: fake.ref,
           generation: 3,
         });
-        if (rolling && change) run.keepHistory(handle, 'reconcileLeaderWorkerSet-v2-step-at-group-ready');
+        if (rolling && change) run.keepHistory(handle, 'reconcileLeaderWorkerSet-lws-facts-step-at-group-ready');
         await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
         const signalledAt = await fake.now();
         await (change ? handle.signal('changed', change) : handle.signal('changed'));
@@ -406,7 +406,11 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         (await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input)).result(),
       );
       assert.equal(result, c.result);
-      for (const name of ['ensureHeadlessService', 'ensureLeaderStatefulSet', 'updateLeaderWorkerSetStatus'] as const) {
+      for (const name of [
+        'ensureHeadlessServiceOf',
+        'ensureLeaderStatefulSetOf',
+        'updateLeaderWorkerSetStatus',
+      ] as const) {
         assert.equal(fake.callsOf(name).length, 0, `${name} was called`);
       }
       if (c.result === 'invalid') {
@@ -420,6 +424,32 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       }
     });
   }
+
+  it('a new generation between the read and the writes: stale, nothing of the old decision applied, superseded', async () => {
+    const fake = t.fake();
+    await twoGroups(fake);
+    // The writes read the LWS themselves (issue 28): the one they find is no longer the one the pass decided on.
+    fake.onCall('ensureControllerRevisionOf', () => (fake.lws!.metadata.generation = 4));
+    const result = await t.withWorker(fake, async (run) =>
+      (
+        await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', { ref: fake.ref, generation: 3 })
+      ).result(),
+    );
+    assert.equal(result, 'superseded');
+    assert.deepEqual(
+      fake.completed('ensureControllerRevisionOf').map((c) => c.result),
+      ['stale'],
+    );
+    assert.equal(fake.revisions.size, 0);
+    for (const name of [
+      'ensureHeadlessServiceOf',
+      'ensureLeaderStatefulSetOf',
+      'updateLeaderWorkerSetStatus',
+    ] as const) {
+      assert.equal(fake.callsOf(name).length, 0, `${name} was called`);
+    }
+    assert.equal(fake.callsOf('getLeaderWorkerSet').length, 2, 'read again after the stale write');
+  });
 
   // `kubectl delete` then `kubectl apply`: a new LWS (another uid) under the name this run keeps applied, while the old
   // one's leaders still terminate.
@@ -435,7 +465,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
           ref: fake.ref,
           generation: 3,
         });
-        if (c.runs === 2) run.keepHistory(handle, 'reconcileLeaderWorkerSet-v2-created-again');
+        if (c.runs === 2) run.keepHistory(handle, 'reconcileLeaderWorkerSet-lws-facts-created-again');
         await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
         // The garbage collector took the old one's Service and leader StatefulSet with it; its leaders terminate.
         fake.setLws({}, { uid: 'lws-uid-2', generation: c.generation });
@@ -450,7 +480,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         if (c.runs === 2) {
           await eventually('blocked by the old leaders', () => fake.callsOf('waitForNamesFreed').length === 1);
           await t.sleep(fake.graceMs + 1_000);
-          await eventually('the new LWS applied', () => fake.completed('ensureLeaderStatefulSet').length === 3);
+          await eventually('the new LWS applied', () => fake.completed('ensureLeaderStatefulSetOf').length === 3);
           fake.lws!.metadata.generation = 4; // ends the run at its next look
           await handle.signal('changed');
         }
@@ -460,7 +490,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       });
       assert.equal(result, c.runs === 2 ? 'superseded' : 'deleted');
       assert.equal(continued, c.runs === 2, 'continued as new');
-      const ensures = fake.callsOf('ensureLeaderStatefulSet');
+      const ensures = fake.callsOf('ensureLeaderStatefulSetOf');
       if (c.runs === 1) {
         assert.deepEqual(
           ensures.map((e) => e.result),
@@ -471,7 +501,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       }
       // The new one's StatefulSet is created only once the old leaders no longer hold the names.
       assert.deepEqual(
-        ensures.map((e) => [(e.args[0] as LeaderWorkerSet).metadata.uid, e.result]),
+        ensures.map((e) => [(e.args[0] as LwsTarget).uid, e.result]),
         [
           ['lws-uid-1', 'created'],
           ['lws-uid-2', { outcome: 'blocked', pods: leaders.map(identityOf) }],
@@ -488,20 +518,20 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
   it('deleted, not a failure, when the namespace is being deleted (the Service create is refused)', async () => {
     const fake = t.fake();
     await twoGroups(fake);
-    fake.fail('ensureHeadlessService', 1, 'namespace-terminating');
+    fake.fail('ensureHeadlessServiceOf', 1, 'namespace-terminating');
     const input: ReconcileInput = { ref: fake.ref, generation: fake.lws!.metadata.generation ?? 1 };
     const result = await t.withWorker(fake, async (run) =>
       (await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input)).result(),
     );
     assert.equal(result, 'deleted');
-    assert.equal(fake.callsOf('ensureHeadlessService').length, 1, 'refused once, not retried');
-    assert.equal(fake.callsOf('ensureLeaderStatefulSet').length, 0);
+    assert.equal(fake.callsOf('ensureHeadlessServiceOf').length, 1, 'refused once, not retried');
+    assert.equal(fake.callsOf('ensureLeaderStatefulSetOf').length, 0);
   });
 
   it('any other permanent failure still fails the reconcile', async () => {
     const fake = t.fake();
     await twoGroups(fake);
-    fake.fail('ensureHeadlessService', 1, 'permanent');
+    fake.fail('ensureHeadlessServiceOf', 1, 'permanent');
     const input: ReconcileInput = { ref: fake.ref, generation: fake.lws!.metadata.generation ?? 1 };
     await assert.rejects(
       t.withWorker(fake, async (run) =>
@@ -522,8 +552,8 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         });
         // The first pass has applied the leader StatefulSet (the groups are listed along with the LWS, so a
         // completed list does not yet mean the LWS was read).
-        await eventually('a pass', () => fake.completed('ensureLeaderStatefulSet').length > looks);
-        looks = fake.completed('ensureLeaderStatefulSet').length;
+        await eventually('a pass', () => fake.completed('ensureLeaderStatefulSetOf').length > looks);
+        looks = fake.completed('ensureLeaderStatefulSetOf').length;
         fake.lws!.metadata.generation = generation + 1; // ends the run at its next look
         await handle.signal('changed');
         return handle.result();
@@ -536,7 +566,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     fake.lws!.metadata.generation = 4;
     assert.equal(await run(4), 'superseded');
     assert.deepEqual(
-      fake.callsOf('ensureLeaderStatefulSet').map((c) => c.result),
+      fake.callsOf('ensureLeaderStatefulSetOf').map((c) => c.result),
       ['created', 'updated', 'unchanged'],
     );
     assert.deepEqual(

@@ -166,7 +166,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
         hint: c.policy,
         lifecycle: 'rebuild',
       });
-      const result = await teardown(fake, input, `teardownGroup-rebuild-${c.policy}`);
+      const result = await teardown(fake, input, `teardownGroup-lws-facts-rebuild-${c.policy}`);
 
       assert.equal(result.policy, c.policy);
       assert.equal(result.lifecycle, 'rebuild');
@@ -209,7 +209,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       statefulSet: identityOf(sts),
       pods: pods.map(identityOf),
     };
-    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-parallel-first-round');
+    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-lws-facts-parallel-first-round');
 
     const [first] = fake.callsOf('beginTeardown');
     assert.equal(fake.callsOf('beginTeardown').length, 1);
@@ -275,7 +275,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     const fake = t.fake({ graceMs: GRACE });
     const { t0, leader, sts, pods, input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
     const workers = { statefulSet: identityOf(sts), pods: pods.map(identityOf) };
-    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-parallel-seen-workers');
+    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-lws-facts-parallel-seen-workers');
 
     const [del] = fake.callsOf('deleteSeenWorkers');
     assert.ok(del && inFirstRound(fake, del.seq), 'the delete goes out in the first round of calls');
@@ -456,7 +456,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       lws: 'created-again',
       policy: 'Parallel',
       source: 'annotation',
-      keep: 'teardownGroup-lws-created-again',
+      keep: 'teardownGroup-lws-facts-lws-created-again',
     },
     {
       name: 'LWS created again with Parallel, annotation Sequential',
@@ -541,7 +541,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       { group: 2, leaderReplicas: 3 },
       true,
       'rebuild',
-      'teardownGroup-surge-group-rebuilt',
+      'teardownGroup-lws-facts-surge-group-rebuilt',
     ],
     [
       'a surge group the rollout released a moment before: a scale-down',
@@ -556,7 +556,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       { replicas: 0 },
       true,
       'scale-down',
-      'teardownGroup-lifecycle-judged-again',
+      'teardownGroup-lws-facts-lifecycle-judged-again',
     ],
     ['a template change the trigger had not seen: a rolling update', 'rebuild', {}, false, 'rolling-update'],
     ['scaled down and up again: a rebuild, its replacement waited for', 'scale-down', {}, true, 'rebuild'],

@@ -1,0 +1,60 @@
+// The writes that build from an LWS's templates, by target (model/lws-facts.ts): each reads the LWS itself, so the
+// templates never pass through Temporal, and acts only if it is still the one the workflow decided on.
+import {
+  isTarget,
+  type LeaderStatefulSetOptions,
+  type LeaderStatefulSetStep,
+  type LeaderWorkerSet,
+  type LwsTarget,
+} from '../model/index.js';
+import type { KubeClients } from './clients.js';
+import { ensureControllerRevision } from './controller-revisions.js';
+import { ensureLeaderStatefulSet } from './leader-statefulset.js';
+import { readLeaderWorkerSet } from './reads.js';
+import { ensureHeadlessService } from './services.js';
+import type {
+  EnsureLeaderStatefulSetResult,
+  EnsureOutcome,
+  EnsureRevisionOutcome,
+  EnsureWorkerStatefulSetResult,
+  Stale,
+  WorkerStatefulSetInput,
+} from './types.js';
+import { ensureWorkerStatefulSet } from './worker-statefulset.js';
+
+/** The LWS as the API server holds it now, if it is the target: deleted, created again or changed since is stale. */
+export async function readTarget(c: KubeClients, target: LwsTarget): Promise<LeaderWorkerSet | Stale> {
+  const lws = await readLeaderWorkerSet(c, target.ref);
+  return isTarget(lws, target) ? lws : 'stale';
+}
+
+export async function ensureControllerRevisionOf(
+  c: KubeClients,
+  target: LwsTarget,
+): Promise<EnsureRevisionOutcome | Stale> {
+  const lws = await readTarget(c, target);
+  return lws === 'stale' ? lws : ensureControllerRevision(c, lws);
+}
+
+export async function ensureHeadlessServiceOf(c: KubeClients, target: LwsTarget): Promise<EnsureOutcome | Stale> {
+  const lws = await readTarget(c, target);
+  return lws === 'stale' ? lws : ensureHeadlessService(c, lws);
+}
+
+export async function ensureLeaderStatefulSetOf(
+  c: KubeClients,
+  target: LwsTarget,
+  options?: LeaderStatefulSetOptions,
+  from?: LeaderStatefulSetStep,
+): Promise<EnsureLeaderStatefulSetResult | Stale> {
+  const lws = await readTarget(c, target);
+  return lws === 'stale' ? lws : ensureLeaderStatefulSet(c, lws, options, from);
+}
+
+export async function ensureWorkerStatefulSetOf(
+  c: KubeClients,
+  input: WorkerStatefulSetInput<LwsTarget>,
+): Promise<EnsureWorkerStatefulSetResult | Stale> {
+  const lws = await readTarget(c, input.lws);
+  return lws === 'stale' ? lws : ensureWorkerStatefulSet(c, { ...input, lws });
+}
