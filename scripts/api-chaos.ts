@@ -5,19 +5,13 @@
 // server and etcd. Prints the per-fault table; exits 1 if any trial broke an invariant.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { API_FAULT_KINDS, apiCampaignMarkdown, runApiCampaign, type ApiFaultKind } from '../src/chaos/api-campaign.js';
+import { API_FAULT_KINDS, apiCampaignMarkdown, runApiCampaign } from '../src/chaos/api-campaign.js';
+import { kindsFlag, wholeFlag } from '../src/chaos/flags.js';
 import { createLogger } from '../src/log.js';
 import { isProvisioned, provision } from '../src/stack/provision.js';
 import { parseTemporalTarget } from '../src/stack/temporal-target.js';
 
 const log = createLogger('api-chaos');
-
-function whole(flag: string, value: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new Error(`--${flag} ${value}: expected a whole number from ${min} to ${max}`);
-  return n;
-}
 
 try {
   const { values } = parseArgs({
@@ -32,21 +26,17 @@ try {
       out: { type: 'string' },
     },
   });
-  const faults = values.faults.split(',').filter(Boolean);
-  for (const f of faults) {
-    if (!(API_FAULT_KINDS as readonly string[]).includes(f))
-      throw new Error(`--faults ${f}: expected some of ${API_FAULT_KINDS.join(', ')}`);
-  }
+  const faults = kindsFlag('faults', values.faults, API_FAULT_KINDS);
   if (!(await isProvisioned())) await provision({ log: createLogger('provision') });
   const result = await runApiCampaign({
-    seed: whole('seed', values.seed, 0, 2 ** 31),
-    trialsPerFault: whole('trials-per-fault', values['trials-per-fault'], 1, 1000),
-    faults: faults as ApiFaultKind[],
+    seed: wholeFlag('seed', values.seed, 0, 2 ** 31),
+    trialsPerFault: wholeFlag('trials-per-fault', values['trials-per-fault'], 1, 1000),
+    faults,
     temporal: parseTemporalTarget(values.temporal),
-    graceSeconds: whole('grace', values.grace, 1, 120),
+    graceSeconds: wholeFlag('grace', values.grace, 1, 120),
     // Two groups at least: a scale-down removes one.
-    replicas: whole('replicas', values.replicas, 2, 20),
-    size: whole('size', values.size, 1, 10),
+    replicas: wholeFlag('replicas', values.replicas, 2, 20),
+    size: wholeFlag('size', values.size, 1, 10),
     progress: (line) => process.stdout.write(line + '\n'),
   });
   if (values.out) writeFileSync(values.out, JSON.stringify(result, null, 2) + '\n');

@@ -5,20 +5,14 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runCampaign } from '../src/chaos/campaign.js';
-import { FAULT_KINDS, type FaultKind } from '../src/chaos/plan.js';
+import { FAULT_KINDS } from '../src/chaos/plan.js';
 import { campaignMarkdown } from '../src/chaos/report.js';
+import { kindsFlag, wholeFlag } from '../src/chaos/flags.js';
 import { createLogger } from '../src/log.js';
 import { isProvisioned, provision } from '../src/stack/provision.js';
 import { parseTemporalTarget } from '../src/stack/temporal-target.js';
 
 const log = createLogger('chaos');
-
-function whole(flag: string, value: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new Error(`--${flag} ${value}: expected a whole number from ${min} to ${max}`);
-  return n;
-}
 
 try {
   const { values } = parseArgs({
@@ -31,20 +25,16 @@ try {
       out: { type: 'string' },
     },
   });
-  const faults = values.faults.split(',').filter(Boolean);
-  for (const f of faults) {
-    if (!(FAULT_KINDS as readonly string[]).includes(f))
-      throw new Error(`--faults ${f}: expected some of ${FAULT_KINDS.join(', ')}`);
-  }
+  const faults = kindsFlag('faults', values.faults, FAULT_KINDS);
   if (!(await isProvisioned())) await provision({ log: createLogger('provision') });
   const result = await runCampaign({
-    seed: whole('seed', values.seed, 0, 2 ** 31),
-    trials: whole('trials', values.trials, 1, 10_000),
+    seed: wholeFlag('seed', values.seed, 0, 2 ** 31),
+    trials: wholeFlag('trials', values.trials, 1, 10_000),
     temporal: parseTemporalTarget(values.temporal),
-    graceSeconds: whole('grace', values.grace, 1, 120),
+    graceSeconds: wholeFlag('grace', values.grace, 1, 120),
     replicas: 3,
     size: 3,
-    faults: faults as FaultKind[],
+    faults,
     progress: (line) => process.stdout.write(line + '\n'),
   });
   if (values.out) writeFileSync(values.out, JSON.stringify(result, null, 2) + '\n');

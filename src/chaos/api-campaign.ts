@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { percentile } from '../bench/results.js';
+import { trialFigures } from './report.js';
 import { createLogger, formatDuration } from '../log.js';
 import type { PodTerminationPolicy } from '../model/index.js';
 import {
@@ -445,10 +445,6 @@ export async function runApiCampaign(opts: ApiCampaignOptions): Promise<ApiCampa
   }
 }
 
-function range(values: number[], unit: (v: number) => string): string {
-  return values.length ? `${unit(percentile(values, 50))} / ${unit(Math.max(...values))}` : '-';
-}
-
 export interface ApiFaultRow {
   fault: ApiFaultKind;
   trials: number;
@@ -478,20 +474,7 @@ export function apiFaultRows(trials: ApiTrialResult[]): ApiFaultRow[] {
     const of = trials.filter((t) => t.plan.fault === fault);
     return {
       fault,
-      trials: of.length,
-      failed: of.filter((t) => t.violations.length).length,
-      settle: range(
-        of.flatMap((t) => (t.settleMs === undefined ? [] : [t.settleMs])),
-        (v) => formatDuration(v),
-      ),
-      parallelLag: range(
-        of.flatMap((t) => (t.parallelLagMs === undefined ? [] : [t.parallelLagMs])),
-        (v) => `${v} ms`,
-      ),
-      outage: range(
-        of.flatMap((t) => (t.outageMs === undefined ? [] : [t.outageMs])),
-        (v) => formatDuration(v),
-      ),
+      ...trialFigures(of),
       injected: of.some((t) => t.injected !== undefined) ? String(of.reduce((a, t) => a + (t.injected ?? 0), 0)) : '-',
       workerRetries: retriesOf(of, 'worker'),
       triggerRetries: retriesOf(of, 'trigger'),

@@ -4,8 +4,34 @@ import { formatDuration } from '../log.js';
 import type { CampaignResult, TrialResult } from './campaign.js';
 import { FAULT_KINDS } from './plan.js';
 
-function range(values: number[], unit: (v: number) => string): string {
-  return values.length ? `${unit(percentile(values, 50))} / ${unit(Math.max(...values))}` : '-';
+/** "p50 / max" of the values present, "-" without any. */
+function range(values: (number | undefined)[], unit: (v: number) => string): string {
+  const present = values.filter((v): v is number => v !== undefined);
+  return present.length ? `${unit(percentile(present, 50))} / ${unit(Math.max(...present))}` : '-';
+}
+
+const ms = (v: number) => `${v} ms`;
+
+/** The columns every campaign's table has, over the trials of one fault kind. */
+export function trialFigures(
+  of: { violations: string[]; settleMs?: number; parallelLagMs?: number; outageMs?: number }[],
+): { trials: number; failed: number; settle: string; parallelLag: string; outage: string } {
+  return {
+    trials: of.length,
+    failed: of.filter((t) => t.violations.length).length,
+    settle: range(
+      of.map((t) => t.settleMs),
+      formatDuration,
+    ),
+    parallelLag: range(
+      of.map((t) => t.parallelLagMs),
+      ms,
+    ),
+    outage: range(
+      of.map((t) => t.outageMs),
+      formatDuration,
+    ),
+  };
 }
 
 export interface FaultRow {
@@ -26,28 +52,15 @@ export function faultRows(trials: TrialResult[]): FaultRow[] {
     const of = trials.filter((t) => t.plan.fault === fault);
     return {
       fault,
-      trials: of.length,
-      failed: of.filter((t) => t.violations.length).length,
-      settle: range(
-        of.flatMap((t) => (t.settleMs === undefined ? [] : [t.settleMs])),
-        (v) => formatDuration(v),
-      ),
-      parallelLag: range(
-        of.flatMap((t) => (t.parallelLagMs === undefined ? [] : [t.parallelLagMs])),
-        (v) => `${v} ms`,
-      ),
+      ...trialFigures(of),
       parallelKept: (() => {
         const k = of.flatMap((t) => (t.parallelKept ? [t.parallelKept] : []));
         const sum = (f: (x: { kept: number; of: number }) => number) => k.reduce((a, x) => a + f(x), 0);
         return k.length ? `${sum((x) => x.kept)} of ${sum((x) => x.of)}` : '-';
       })(),
       afterRecovery: range(
-        of.flatMap((t) => (t.afterRecoveryMs === undefined ? [] : [t.afterRecoveryMs])),
-        (v) => `${v} ms`,
-      ),
-      outage: range(
-        of.map((t) => t.outageMs),
-        (v) => formatDuration(v),
+        of.map((t) => t.afterRecoveryMs),
+        ms,
       ),
     };
   }).filter((r) => r.trials > 0);
