@@ -4,12 +4,12 @@
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { NAMESPACE_TERMINATING } from '../shared/failures.js';
+import { httpStatusOf, PERMANENT_CODES, retryReasonOf, type KubeRetryReason } from '../kube/retry-reasons.js';
+
+export { KUBE_RETRY_REASONS, type KubeRetryReason } from '../kube/retry-reasons.js';
 
 /** ApplicationFailure.type of every permanent Kubernetes API failure. */
 export const KUBERNETES_API_ERROR = 'KubernetesApiError';
-
-/** Status codes that the same request will always get again. */
-const PERMANENT_CODES = new Set([400, 401, 403, 404, 405, 406, 413, 415, 422]);
 
 /** The parts of a metav1.Status the API server sends with a failure. */
 export interface KubeStatus {
@@ -118,42 +118,10 @@ export async function orNull<T>(call: () => Promise<T>): Promise<T | null> {
 }
 
 /**
- * Why a failed Kubernetes API call is made again, for lws_kube_api_retries_total: throttled (429), a server error
- * (5xx), the connection refused, reset or closed before the answer (network), a watch that broke and is opened again
- * (watch-restart, counted where watches restart), or another transient answer (409 and the like: other).
- */
-export const KUBE_RETRY_REASONS = ['429', '5xx', 'network', 'watch-restart', 'other'] as const;
-export type KubeRetryReason = (typeof KUBE_RETRY_REASONS)[number];
-
-/** Node's codes for a connection refused, reset or broken, and HTTP/2 streams and sessions that failed. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
-const NETWORK_MESSAGES = /socket hang up|stream closed early|premature close|ECONNRESET|ECONNREFUSED/i;
-
-function isNetworkFailure(err: unknown): boolean {
-  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (typeof code === 'string' && (NETWORK_CODES.has(code) || code.startsWith('ERR_HTTP2'))) return true;
-    if (NETWORK_MESSAGES.test(e.message)) return true;
-  }
-  return false;
-}
-
-/**
- * The reason an error thrown by a Kubernetes API call gets it made again; undefined when it will not be (a permanent
- * failure) or the error is no API failure (the activity's own "not yet", a cancellation).
+ * The reason an error thrown by a Kubernetes API call gets it made again (kube/retry-reasons.ts); undefined when it
+ * will not be (a permanent failure) or the error is no API failure (the activity's own "not yet", a cancellation).
  */
 export function retryReason(err: unknown): KubeRetryReason | undefined {
   if (err instanceof ApplicationFailure) return undefined;
-  const code =
-    err instanceof TransientKubernetesError
-      ? err.code
-      : (statusCode(err) ?? (err as { statusCode?: unknown } | undefined)?.statusCode);
-  if (typeof code === 'number') {
-    // No status at all: the connection went before the answer came (kube-json.ts reports such a stream as HTTP 0).
-    if (code === 0) return 'network';
-    if (code === 429) return '429';
-    if (code >= 500 && code <= 599) return '5xx';
-    return PERMANENT_CODES.has(code) ? undefined : 'other';
-  }
-  return isNetworkFailure(err) ? 'network' : undefined;
+  return retryReasonOf(err instanceof TransientKubernetesError ? err.code : httpStatusOf(err), err);
 }

@@ -2,7 +2,7 @@
 // pod finisher's and the benchmark's. The informer re-lists when it (re)starts and when the API answers 410 Gone, and
 // reports the difference as add / update / delete.
 import * as k8s from '@kubernetes/client-node';
-import { retryReason, type KubeRetryReason } from '../activities/kube-errors.js';
+import { httpStatusOf, retryReasonOf, type KubeRetryReason } from './retry-reasons.js';
 import type { Logger } from '../log.js';
 import { RestartBackoff } from './restart-backoff.js';
 
@@ -19,7 +19,7 @@ export interface RunningWatch {
 
 /** A failed list, or a watch refused with a status (a 429 before it streamed), by its answer; a broken watch as such. */
 export function restartReason(err: unknown, listFailed: boolean): KubeRetryReason {
-  const reason = retryReason(err);
+  const reason = retryReasonOf(httpStatusOf(err), err);
   if (listFailed) return reason ?? 'other';
   return reason === undefined || reason === 'network' ? 'watch-restart' : reason;
 }

@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
-import { KUBE_RETRY_REASONS } from '../activities/kube-errors.js';
+import { KUBE_RETRY_REASONS } from '../kube/retry-reasons.js';
 import type { Logger } from '../log.js';
 
 /**

@@ -3,7 +3,7 @@
 // nothing to Kubernetes.
 import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
-import type { KubeRetryReason } from '../activities/kube-errors.js';
+import type { KubeRetryReason } from '../kube/retry-reasons.js';
 import type { Logger } from '../log.js';
 import {
   API_GROUP,

@@ -1,0 +1,46 @@
+// Why a failed Kubernetes API call is made again, for lws_kube_api_retries_total: throttled (429), a server error
+// (5xx), the connection refused, reset or closed before the answer (network), a watch that broke and is opened again
+// (watch-restart, counted where watches restart), or another transient answer (409 and the like: other). Shared by
+// the worker's activities and the trigger's watches, so it imports neither.
+import { ApiException } from '@kubernetes/client-node';
+
+export const KUBE_RETRY_REASONS = ['429', '5xx', 'network', 'watch-restart', 'other'] as const;
+export type KubeRetryReason = (typeof KUBE_RETRY_REASONS)[number];
+
+/** Status codes that the same request will always get again. */
+export const PERMANENT_CODES = new Set([400, 401, 403, 404, 405, 406, 413, 415, 422]);
+
+/** Node's codes for a connection refused, reset or broken, and HTTP/2 streams and sessions that failed. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NETWORK_MESSAGES = /socket hang up|stream closed early|premature close|ECONNRESET|ECONNREFUSED/i;
+
+function isNetworkFailure(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || code.startsWith('ERR_HTTP2'))) return true;
+    if (NETWORK_MESSAGES.test(e.message)) return true;
+  }
+  return false;
+}
+
+/**
+ * The reason for a call that failed with this HTTP status (undefined: none, the connection failed), or with this
+ * error; undefined when it will not be made again (a permanent failure) or the error is no API failure.
+ */
+export function retryReasonOf(code: number | undefined, err: unknown): KubeRetryReason | undefined {
+  if (code !== undefined) {
+    // No status at all: the connection went before the answer came (kube-json.ts reports such a stream as HTTP 0).
+    if (code === 0) return 'network';
+    if (code === 429) return '429';
+    if (code >= 500 && code <= 599) return '5xx';
+    return PERMANENT_CODES.has(code) ? undefined : 'other';
+  }
+  return isNetworkFailure(err) ? 'network' : undefined;
+}
+
+/** The HTTP status a client-node error carries (ApiException's `code`, else a `statusCode`), if any. */
+export function httpStatusOf(err: unknown): number | undefined {
+  if (err instanceof ApiException && typeof err.code === 'number') return err.code;
+  const statusCode = (err as { statusCode?: unknown } | undefined)?.statusCode;
+  return typeof statusCode === 'number' ? statusCode : undefined;
+}
