@@ -107,9 +107,9 @@ export const setCurrentPolicies = ['if-new', 'always', 'never'] as const;
 export type SetCurrentPolicy = (typeof setCurrentPolicies)[number];
 
 /**
- * The worker's Worker Versioning, from TEMPORAL_WORKER_VERSIONING (default true), TEMPORAL_WORKER_DEPLOYMENT (default
- * "lws-temporal"), TEMPORAL_WORKER_BUILD_ID (default: derived from the workflow bundle by the worker) and
- * TEMPORAL_WORKER_SET_CURRENT (default `if-new`, or `defaults.setCurrent`).
+ * The worker's Worker Versioning, from TEMPORAL_WORKER_VERSIONING (default true), TEMPORAL_WORKER_DEPLOYMENT (default:
+ * the task queue, see defaultDeploymentName), TEMPORAL_WORKER_BUILD_ID (default: derived from the workflow bundle by
+ * the worker) and TEMPORAL_WORKER_SET_CURRENT (default `if-new`, or `defaults.setCurrent`).
  */
 export type WorkerVersioningConfig =
   { enabled: false } | { enabled: true; deploymentName: string; buildId?: string; setCurrent: SetCurrentPolicy };
@@ -126,13 +126,26 @@ function checkVersionPart(variable: string, value: string, what: string): void {
   }
 }
 
+/**
+ * One deployment per task queue unless told otherwise: the server refuses to make a version current that does not poll
+ * every task queue of the current one, so two controllers on different task queues must not share a deployment
+ * (with the default task queue: `lws-temporal`). The server's version names use ".", which a deployment name cannot hold.
+ */
+export function defaultDeploymentName(taskQueue: string): string {
+  return taskQueue.replaceAll('.', '-');
+}
+
 export function workerVersioningFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   defaults: { setCurrent?: SetCurrentPolicy } = {},
 ): WorkerVersioningConfig {
   if (readFlag(env, 'TEMPORAL_WORKER_VERSIONING') === false) return { enabled: false };
-  const deploymentName = env.TEMPORAL_WORKER_DEPLOYMENT || 'lws-temporal';
-  checkVersionPart('TEMPORAL_WORKER_DEPLOYMENT', deploymentName, 'a deployment name');
+  const deploymentName =
+    env.TEMPORAL_WORKER_DEPLOYMENT || defaultDeploymentName(env.TEMPORAL_TASK_QUEUE || 'lws-temporal');
+  const named = env.TEMPORAL_WORKER_DEPLOYMENT
+    ? 'TEMPORAL_WORKER_DEPLOYMENT'
+    : 'TEMPORAL_TASK_QUEUE (the deployment name)';
+  checkVersionPart(named, deploymentName, 'a deployment name');
   // The server names a version "<deployment>.<build ID>" and refuses a deployment name with a dot.
   if (deploymentName.includes('.')) {
     throw new ConfigError(`TEMPORAL_WORKER_DEPLOYMENT=${deploymentName}: a deployment name cannot contain "."`);

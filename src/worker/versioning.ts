@@ -27,6 +27,18 @@ export function setCurrentCommand(version: WorkerDeploymentVersion): string {
   return `temporal worker deployment set-current-version --deployment-name ${version.deploymentName} --build-id ${version.buildId}`;
 }
 
+/**
+ * What to do when the server refuses: the current version polls a task queue this build does not (another controller
+ * shares the deployment name, or the task queue was renamed), and the server will not leave that queue unserved.
+ */
+export function setCurrentHint(error: string): string | undefined {
+  if (!/missing active task queues/i.test(error)) return undefined;
+  return (
+    'the current version serves a task queue this worker does not poll: give each TEMPORAL_TASK_QUEUE its own ' +
+    'TEMPORAL_WORKER_DEPLOYMENT (the default), or, if that queue is retired, promote with --ignore-missing-task-queues'
+  );
+}
+
 /** `current`: it was already; `made-current`: this call did it; `left`: the policy left it as it was. */
 export type SetCurrentOutcome = 'current' | 'made-current' | 'left' | 'failed';
 
@@ -93,7 +105,8 @@ export async function setCurrentVersion(
       }
     } catch (err) {
       if (!isGrpcServiceError(err) || !retried.has(err.code)) {
-        log.error('cannot make this build the current version', { error: (err as Error).message, promote });
+        const error = (err as Error).message;
+        log.error('cannot make this build the current version', { error, promote, hint: setCurrentHint(error) });
         return 'failed';
       }
       lastError = err.message;

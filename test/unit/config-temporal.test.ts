@@ -58,6 +58,30 @@ describe('config/temporal', () => {
       });
     });
 
+    // Two controllers on different task queues sharing one deployment: the server refuses to make the second current.
+    for (const [taskQueue, deploymentName] of [
+      ['lws-temporal', 'lws-temporal'],
+      ['lws-staging', 'lws-staging'],
+      ['lws.prod', 'lws-prod'],
+    ]) {
+      it(`names the deployment after TEMPORAL_TASK_QUEUE=${taskQueue}: ${deploymentName}`, () => {
+        const config = workerVersioningFromEnv({ TEMPORAL_TASK_QUEUE: taskQueue });
+        assert.equal(config.enabled && config.deploymentName, deploymentName);
+      });
+    }
+
+    it('takes TEMPORAL_WORKER_DEPLOYMENT over the task queue', () => {
+      const config = workerVersioningFromEnv({ TEMPORAL_TASK_QUEUE: 'lws-a', TEMPORAL_WORKER_DEPLOYMENT: 'lws-b' });
+      assert.equal(config.enabled && config.deploymentName, 'lws-b');
+    });
+
+    it('names TEMPORAL_TASK_QUEUE when the deployment name it gives is refused', () => {
+      assert.throws(
+        () => workerVersioningFromEnv({ TEMPORAL_TASK_QUEUE: 'q'.repeat(256) }),
+        /TEMPORAL_TASK_QUEUE \(the deployment name\): a deployment name is 256 characters long; at most 255/,
+      );
+    });
+
     it('treats empty variables as unset', () => {
       const config = temporalConfigFromEnv({
         TEMPORAL_ADDRESS: '',

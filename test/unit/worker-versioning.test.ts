@@ -3,7 +3,13 @@ import { isWorkflowFunctionWithOptions } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { ConfigError, workerVersioningFromEnv } from '../../src/config/temporal.js';
 import type { Logger } from '../../src/log.js';
-import { buildIdOf, deploymentOptions, setCurrentVersion, versionStatus } from '../../src/worker/versioning.js';
+import {
+  buildIdOf,
+  deploymentOptions,
+  setCurrentHint,
+  setCurrentVersion,
+  versionStatus,
+} from '../../src/worker/versioning.js';
 import * as workflows from '../../src/workflows/index.js';
 import { versioningBehaviors, versioningOptions, type VersionedWorkflowType } from '../../src/workflows/versioning.js';
 
@@ -82,6 +88,14 @@ describe('worker versioning', () => {
       [Status.WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING]: 'draining',
       [Status.WORKER_DEPLOYMENT_VERSION_STATUS_DRAINED]: 'drained',
     });
+  });
+
+  it("says what to do when the server will not leave the current version's task queues unserved", () => {
+    const refusal =
+      "proposed current version 'lws-temporal:0.1.0-ef4eaaa7c728' is missing active task queues from the current " +
+      'version; these would become unversioned if it is set as the current version';
+    assert.match(setCurrentHint(refusal) ?? '', /its own TEMPORAL_WORKER_DEPLOYMENT .*--ignore-missing-task-queues/);
+    assert.equal(setCurrentHint('namespace not found'), undefined);
   });
 
   it('with TEMPORAL_WORKER_SET_CURRENT=never, leaves the version to the operator without asking the server', async () => {
