@@ -8,7 +8,7 @@ import { reportTeardown } from './report.js';
 import { deletePod, deleteSeenWorkers, deleteWorkerStatefulSet, releaseForegroundDeletion } from './deletes.js';
 import { recordEvent, recordEvents } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
-import { annotateLeaderPods } from './leader-pods.js';
+import { annotateLeaderPods, markWorkersRefused } from './leader-pods.js';
 import { ensureLeaderStatefulSet } from './leader-statefulset.js';
 import { getLeaderWorkerSet, getNodeLabel, getPod, getStatefulSet, listGroupPods, listGroups } from './reads.js';
 import {
@@ -55,6 +55,7 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     releaseForegroundDeletion: (input) => releaseForegroundDeletion(c, input),
     deleteSeenWorkers: (input) => deleteSeenWorkers(c, input),
     annotateLeaderPods: (input) => annotateLeaderPods(c, input),
+    markWorkersRefused: (input) => markWorkersRefused(c, input),
     waitForPodGone: (input) => waitForPodGone(c, input),
     waitForStatefulSetGone: (input) => waitForStatefulSetGone(c, input),
     waitForNamesFreed: (input) => waitForNamesFreed(c, input),

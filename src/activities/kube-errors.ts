@@ -3,13 +3,13 @@
 // rights) become non-retryable ApplicationFailures with the API server's message: a retry would get the same answer.
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { NAMESPACE_TERMINATING } from '../shared/failures.js';
+import { truncateApiMessage } from '../model/refusals.js';
+import { KUBERNETES_API_ERROR, NAMESPACE_TERMINATING } from '../shared/failures.js';
 import { httpStatusOf, PERMANENT_CODES, retryReasonOf, type KubeRetryReason } from '../kube/retry-reasons.js';
 
 export { KUBE_RETRY_REASONS, type KubeRetryReason } from '../kube/retry-reasons.js';
 
-/** ApplicationFailure.type of every permanent Kubernetes API failure. */
-export const KUBERNETES_API_ERROR = 'KubernetesApiError';
+export { KUBERNETES_API_ERROR } from '../shared/failures.js';
 
 /** The parts of a metav1.Status the API server sends with a failure. */
 export interface KubeStatus {
@@ -89,7 +89,8 @@ export function classify(err: unknown): unknown {
   const status = kubeStatus(err);
   if (PERMANENT_CODES.has(status.code)) {
     return ApplicationFailure.create({
-      message: status.message,
+      // It reaches the workflows' payloads, and may be told on the LWS: bounded here, once.
+      message: truncateApiMessage(status.message),
       type: status.causes?.includes(NAMESPACE_TERMINATING) ? NAMESPACE_TERMINATING : KUBERNETES_API_ERROR,
       nonRetryable: true,
       details: [{ code: status.code, reason: status.reason ?? null }],

@@ -4,6 +4,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   ANNOTATION_POD_TERMINATION_POLICY,
+  ANNOTATION_WORKERS_REFUSED,
   selectors,
   type ObjectKey,
   type PodTerminationPolicy,
@@ -68,4 +69,26 @@ export async function annotateLeaderPods(
     if (await patchLeaderPod(c, { namespace, name: pod.metadata.name, uid }, patch, pod)) patched++;
   }
   return patched;
+}
+
+/** The refusal of the group's workers on its leader pod, for the reconcile to tell; absent `message` takes it off. */
+export async function markWorkersRefused(
+  c: KubeClients,
+  input: { leader: ObjectIdentity; message?: string },
+): Promise<boolean> {
+  const { leader, message } = input;
+  const live = await readIncarnation(c, leader);
+  if (live === undefined) return false;
+  if (live.metadata?.annotations?.[ANNOTATION_WORKERS_REFUSED] === message) return true;
+  try {
+    // null removes the key (JSON merge patch); the uid makes a newer pod of the name refuse it.
+    await c.pods.mergePatch(leader, {
+      metadata: { uid: leader.uid, annotations: { [ANNOTATION_WORKERS_REFUSED]: message ?? null } },
+    });
+    return true;
+  } catch (err) {
+    const code = statusCode(err);
+    if ((code === 404 || code === 422) && (await readIncarnation(c, leader)) === undefined) return false;
+    throw classify(err);
+  }
 }

@@ -251,4 +251,9 @@ export type AllActivities = LwsActivities & GroupWaitActivities & LeaderPodActiv
 export interface LeaderPodActivities {
   /** Annotates live leader pods with the policy: a change applies to the next teardown without rolling any group. */
   annotateLeaderPods(input: { ref: ObjectKey; podTerminationPolicy: PodTerminationPolicy }): Promise<number>;
+  /**
+   * Writes on the leader pod why its group's worker StatefulSet was refused (model/refusals.ts), or takes it off
+   * (`message` absent). False when the pod of this uid is gone.
+   */
+  markWorkersRefused(input: { leader: ObjectIdentity; message?: string }): Promise<boolean>;
 }

@@ -20,4 +20,5 @@ export * from './subgroups.js';
 export * from './exclusive-placement.js';
 export * from './tpu-env.js';
 export * from './name-conflicts.js';
+export * from './refusals.js';
 export * from './legacy-reconcile-v1.js';

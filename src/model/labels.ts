@@ -53,6 +53,12 @@ export const ANNOTATION_LEADER_REQUESTS_TPUS = `${PREFIX}leader-requests-tpus`;
 /** LWS annotation (upstream's, experimental): RecreateGroupOnPodRestart then skips a group with a pod Pending. */
 export const ANNOTATION_RECREATE_GROUP_AFTER_START = `${PREFIX}experimental-recreate-group-after-start`;
 
+/**
+ * Ours. Leader pod annotation: why the API server refused the group's worker StatefulSet (model/refusals.ts), written
+ * by its provisioning and read by the reconcile, which tells it on the status.
+ */
+export const ANNOTATION_WORKERS_REFUSED = `${PREFIX}workers-refused`;
+
 /** Ours. Leader StatefulSet annotation: sha1 of the pod template and update strategy as last written. */
 export const ANNOTATION_APPLIED_HASH = `${PREFIX}applied-template-hash`;
 
@@ -82,6 +88,10 @@ export const LABEL_STATEFULSET_POD_INDEX = 'apps.kubernetes.io/pod-index';
 export const EVENT_REASONS = {
   /** A spec the API server's schema would refuse, written around it: nothing is applied. */
   invalidSpec: 'InvalidSpec',
+  /** The API server refused the leader StatefulSet built from the templates (model/refusals.ts); also the condition's. */
+  invalidLeaderTemplate: 'InvalidLeaderTemplate',
+  /** The API server refused a group's worker StatefulSet built from the worker template; also the condition's. */
+  invalidWorkerTemplate: 'InvalidWorkerTemplate',
   /** Another LWS's StatefulSet holds a name this one needs (model/name-conflicts.ts). */
   nameConflict: 'NameConflict',
   leaderStatefulSetCreated: 'LeaderStatefulSetCreated',

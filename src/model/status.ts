@@ -5,6 +5,7 @@ import { ANNOTATION_SIZE, LABEL_TEMPLATE_REVISION_HASH } from './labels.js';
 import type { LwsFacts } from './lws-facts.js';
 import { CONDITION_NAME_CONFLICT } from './name-conflicts.js';
 import { parseGroupIndex, workerStatefulSetName } from './names.js';
+import { CONDITION_REPLICA_FAILURE, type Refusal } from './refusals.js';
 import { isDeleting, selectors, type LeaderStatefulSetFacts, type PodFacts, type StatefulSetFacts } from './objects.js';
 import type { Condition, LeaderWorkerSetStatus } from './types.js';
 
@@ -155,7 +156,8 @@ export function statusCounts(lws: LwsFacts, groups: GroupState[]): StatusCounts 
 
 /**
  * `now`: the caller's clock (workflow time); `leaderStatefulSet`: its status.replicas is the LWS's; `nameConflict`:
- * why the leader StatefulSet cannot be made (this project's condition, present only while it lasts).
+ * why the leader StatefulSet cannot be made; `refusal`: why the API server refused a StatefulSet built from the
+ * templates (model/refusals.ts). Both are this project's conditions, present only while they last.
  */
 export function computeStatus(
   lws: LwsFacts,
@@ -163,21 +165,19 @@ export function computeStatus(
   leaderStatefulSet: Pick<LeaderStatefulSetFacts, 'statusReplicas'> | undefined,
   now: string,
   nameConflict?: string,
+  refusal?: Refusal,
 ): LeaderWorkerSetStatus {
   const { generation } = lws.metadata;
-  const previous = (lws.status?.conditions ?? []).filter((c) => c.type !== CONDITION_NAME_CONFLICT);
+  const ours = [CONDITION_NAME_CONFLICT, CONDITION_REPLICA_FAILURE];
+  const previous = (lws.status?.conditions ?? []).filter((c) => !ours.includes(c.type));
   const conditions = setConditions(previous, counts.conditions, generation, now);
-  if (nameConflict !== undefined) {
-    const before = lws.status?.conditions?.find((c) => c.type === CONDITION_NAME_CONFLICT);
-    conditions.push({
-      type: CONDITION_NAME_CONFLICT,
-      status: 'True',
-      reason: 'NameTaken',
-      message: nameConflict,
-      lastTransitionTime: before?.status === 'True' ? before.lastTransitionTime : now,
-      observedGeneration: generation,
-    });
-  }
+  const lasting = (type: string, reason: string, message: string): Condition => {
+    const before = lws.status?.conditions?.find((c) => c.type === type);
+    const since = before?.status === 'True' ? before.lastTransitionTime : now;
+    return { type, status: 'True', reason, message, lastTransitionTime: since, observedGeneration: generation };
+  };
+  if (nameConflict !== undefined) conditions.push(lasting(CONDITION_NAME_CONFLICT, 'NameTaken', nameConflict));
+  if (refusal !== undefined) conditions.push(lasting(CONDITION_REPLICA_FAILURE, refusal.reason, refusal.message));
   return {
     replicas: leaderStatefulSet?.statusReplicas ?? 0,
     readyReplicas: counts.ready,

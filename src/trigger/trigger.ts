@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import type { KubeRetryReason } from '../kube/retry-reasons.js';
 import type { Logger } from '../log.js';
 import {
+  ANNOTATION_WORKERS_REFUSED,
   API_GROUP,
   API_VERSION,
   isDeleting,
@@ -40,7 +41,14 @@ export interface TriggerOptions {
 
 /** A pod change matters to the LWS status when the pod appears, goes, or flips readiness or termination. */
 function statusRelevant(before: PodFacts | undefined, after: PodFacts | undefined): boolean {
-  return !before || !after || before.ready !== after.ready || isDeleting(before) !== isDeleting(after);
+  return (
+    !before ||
+    !after ||
+    before.ready !== after.ready ||
+    isDeleting(before) !== isDeleting(after) ||
+    // A group's workers refused, as its provisioning wrote it on the leader: the status tells it.
+    before.annotations[ANNOTATION_WORKERS_REFUSED] !== after.annotations[ANNOTATION_WORKERS_REFUSED]
+  );
 }
 
 export class Trigger {

@@ -1,15 +1,22 @@
 // Provisions one incarnation of a group: once its leader pod exists (or is Ready, under LeaderReady), create the
 // worker StatefulSet owned by that leader. If an old group's workers still hold the names, wait until they are gone
-// first (safe rebuild), then create, exactly once.
+// first (safe rebuild), then create, exactly once. A worker StatefulSet the API server refuses (a template it finds
+// invalid) is told on the LWS and tried again with a capped backoff until it is made or the leader goes: a fixed
+// template rolls the leaders, and each new leader's provisioning builds from it.
+import { continueAsNew, sleep, workflowInfo } from '@temporalio/workflow';
 import {
+  ANNOTATION_WORKERS_REFUSED,
   EVENT_REASONS,
   LABEL_TEMPLATE_REVISION_HASH,
   nameConflictMessage,
+  workerRefusal,
   workerStatefulSetName,
+  type ApiRefusal,
   type ObjectIdentity,
   type ObjectKey,
+  type PodFacts,
 } from '../model/index.js';
-import { isNamespaceTerminating } from '../shared/failures.js';
+import { apiRefusal, isNamespaceTerminating } from '../shared/failures.js';
 import { kube, wait } from './activities.js';
 import { ensureWorkerStatefulSet, readLws, type LwsRead } from './lws-io.js';
 import { namesFreed } from './names-freed.js';
@@ -96,23 +103,39 @@ async function leaderTopology(lws: LwsRead, leader: ObjectIdentity, timeline: Ti
  * after it (a policy switch, a new template), as it does when the LWS changed since it was read (stale).
  */
 async function createWorkers(
-  { ref, groupIndex, leader }: ProvisionGroupInput,
+  input: ProvisionGroupInput,
   lws: LwsRead,
   topology: Topology | undefined,
   timeline: Timeline,
 ): Promise<{ workers?: ObjectIdentity; lwsNow: LwsRead }> {
+  const { ref, groupIndex, leader } = input;
   const name = workerStatefulSetName(ref.name, groupIndex);
+  const backoff = new RefusalBackoff();
   for (;;) {
     const pod = await kube.getPod(leader);
     if (pod === null || pod.uid !== leader.uid || pod.deletionTimestamp) throw new Skip('leader-gone');
     // Built from the leader's own revision: a leader kept on an older template gets workers of that template.
     const revision = pod.labels[LABEL_TEMPLATE_REVISION_HASH];
-    const result = await ensureWorkerStatefulSet(lws, {
-      groupIndex,
-      leader,
-      ...(topology && { topology }),
-      ...(revision !== undefined && { revision }),
-    });
+    let result: Awaited<ReturnType<typeof ensureWorkerStatefulSet>>;
+    try {
+      result = await ensureWorkerStatefulSet(lws, {
+        groupIndex,
+        leader,
+        ...(topology && { topology }),
+        ...(revision !== undefined && { revision }),
+      });
+    } catch (err) {
+      const refusal = apiRefusal(err);
+      if (refusal === undefined) throw err;
+      await tellRefused(input, lws, pod, refusal, timeline);
+      await backoff.sleep(input);
+      lws = await liveLws(ref);
+      continue;
+    }
+    // Made after a refusal (the cause went away): the leader no longer says it.
+    if (typeof result === 'object' && result.outcome === 'created' && pod.annotations[ANNOTATION_WORKERS_REFUSED]) {
+      await kube.markWorkersRefused({ leader });
+    }
     if (result === 'stale') {
       lws = await liveLws(ref);
       continue;
@@ -145,6 +168,43 @@ async function createWorkers(
         timeline.add('old StatefulSet gone', goneAt);
         lws = await liveLws(ref);
       }
+    }
+  }
+}
+
+/**
+ * Once per refusal (the leader pod keeps what was told, so a retry or a run continued as new tells it again only when
+ * the API server's answer changed): a Warning Event at once, and the refusal on the leader pod, whose change the
+ * trigger signals to the reconcile, which writes it on the status.
+ */
+async function tellRefused(
+  { ref, groupIndex, leader }: ProvisionGroupInput,
+  lws: LwsRead,
+  pod: PodFacts,
+  refusal: ApiRefusal,
+  timeline: Timeline,
+): Promise<void> {
+  const told = workerRefusal(groupIndex, `${ref.namespace}/${workerStatefulSetName(ref.name, groupIndex)}`, refusal);
+  if (pod.annotations[ANNOTATION_WORKERS_REFUSED] === told.message) return;
+  timeline.add('workers refused', undefined, told.message);
+  await Promise.all([
+    kube.recordEvent({ lws: { ...ref, uid: lws.metadata.uid }, type: 'Warning', ...told }),
+    kube.markWorkersRefused({ leader, message: told.message }),
+  ]);
+}
+
+/**
+ * 5 s, doubling to 1 min: a refusal caused outside the template (an admission policy, say) clears by itself, and a
+ * leader gone is seen within a minute. A group left refused for days continues as new before its history grows long.
+ */
+class RefusalBackoff {
+  private delayMs = 5_000;
+
+  async sleep(input: ProvisionGroupInput): Promise<void> {
+    await sleep(this.delayMs);
+    this.delayMs = Math.min(this.delayMs * 2, 60_000);
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2000) {
+      await continueAsNew<typeof provisionGroup>(input);
     }
   }
 }

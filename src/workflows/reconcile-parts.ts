@@ -1,16 +1,20 @@
 // What both reconcile loops share (reconcile.ts, and reconcile-v1.ts for runs started before patch
 // upstream-semantics): the input, the trigger's signals, who the LWS is, the generation's leader objects, and one
 // rollout step on the leader StatefulSet.
-import { condition, defineSignal, setHandler, sleep } from '@temporalio/workflow';
+import { condition, defineSignal, patched, setHandler, sleep } from '@temporalio/workflow';
 import {
   DEFAULT_POD_TERMINATION_POLICY,
   EVENT_REASONS,
+  leaderRefusal,
+  leaderStatefulSetName,
   nameConflictMessage,
+  type Refusal,
   type LeaderRollout,
   type LwsFacts,
   type ObjectKey,
 } from '../model/index.js';
 import type { KubernetesEvent, LwsActivities } from '../activities/types.js';
+import { apiRefusal } from '../shared/failures.js';
 import { kube } from './activities.js';
 import { ensureHeadlessService, ensureLeaderStatefulSet, type LwsRead } from './lws-io.js';
 import { namesFreed } from './names-freed.js';
@@ -135,16 +139,49 @@ export async function refusedAsInvalid(ref: ObjectKey, lws: LwsFacts): Promise<b
   return true;
 }
 
-/** The generation's headless Service, its leader StatefulSet at this step, and the policy on each leader pod. */
+type LeaderObjectsOutcome = 'applied' | 'names held' | 'stale' | { nameConflict: string };
+
+/**
+ * A marker in a reconcile run that met a leader StatefulSet the API server refused: from it on, the run tells it and
+ * waits for a fix instead of failing (runs recorded before it failed there, and replay so).
+ */
+export const TELL_REFUSALS_PATCH = 'tell-refused-templates';
+
+/**
+ * The generation's headless Service, its leader StatefulSet at this step, and the policy on each leader pod.
+ * `tellRefusals`: a leader StatefulSet the API server refuses is a `refused` outcome, not a failure.
+ */
+export function applyLeaderObjects(
+  ref: ObjectKey,
+  lws: LwsRead,
+  generation: number,
+  plan: LeaderRollout,
+): Promise<LeaderObjectsOutcome>;
+export function applyLeaderObjects(
+  ref: ObjectKey,
+  lws: LwsRead,
+  generation: number,
+  plan: LeaderRollout,
+  tellRefusals: true,
+): Promise<LeaderObjectsOutcome | { refused: Refusal }>;
 export async function applyLeaderObjects(
   ref: ObjectKey,
   lws: LwsRead,
   generation: number,
   plan: LeaderRollout,
-): Promise<'applied' | 'names held' | 'stale' | { nameConflict: string }> {
+  tellRefusals = false,
+): Promise<LeaderObjectsOutcome | { refused: Refusal }> {
   const { spec } = lws;
   if ((await ensureHeadlessService(lws)) === 'stale') return 'stale';
-  const leaders = await ensureLeaderStatefulSet(lws, stepOf(plan));
+  let leaders: Awaited<ReturnType<typeof ensureLeaderStatefulSet>>;
+  try {
+    leaders = await ensureLeaderStatefulSet(lws, stepOf(plan));
+  } catch (err) {
+    const refusal = apiRefusal(err);
+    if (!tellRefusals || refusal === undefined || !patched(TELL_REFUSALS_PATCH)) throw err;
+    const statefulSet = `${ref.namespace}/${leaderStatefulSetName(ref.name)}`;
+    return { refused: leaderRefusal(statefulSet, refusal) };
+  }
   if (leaders === 'stale') return leaders;
   if (typeof leaders === 'object' && leaders.outcome === 'name-taken') {
     const nameConflict = nameConflictMessage(`${ref.namespace}/${ref.name}`, leaders.holder);

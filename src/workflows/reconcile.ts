@@ -11,12 +11,15 @@ import {
   groupStates,
   LABEL_TEMPLATE_REVISION_HASH,
   planLeaderRollout,
+  refusalTold,
   sameStatus,
   statusCounts,
+  workersRefusedOf,
   type LeaderRollout,
   type LeaderStatefulSetFacts,
   type LwsFacts,
   type ObjectKey,
+  type Refusal,
   type StatusCounts,
 } from '../model/index.js';
 import { isNamespaceTerminating } from '../shared/failures.js';
@@ -85,6 +88,15 @@ async function reconcile({ ref, generation }: ReconcileInput): Promise<Reconcile
       continue;
     }
     const counts = statusCounts(live, groupsNow);
+    if (typeof outcome === 'object' && 'refused' in outcome) {
+      // The API server refuses this generation's leader StatefulSet: told until a new generation (or a resync that
+      // finds it accepted) ends it; the run waits for that instead of failing.
+      if (!refusalTold(live.status, outcome.refused)) {
+        await kube.recordEvent(eventOf(ref, live, outcome.refused.reason, outcome.refused.message, 'Warning'));
+      }
+      await writeStatus(ref, live, groups, counts, undefined, outcome.refused);
+      continue;
+    }
     if (typeof outcome === 'object') {
       // Another LWS's StatefulSet has the name: told on the status until it is gone (looked at again at each resync).
       await writeStatus(ref, live, groups, counts, outcome.nameConflict);
@@ -126,7 +138,7 @@ async function applyGeneration(
   lws: LwsRead,
   generation: number,
   plan: LeaderRollout,
-): Promise<'applied' | 'invalid' | 'names held' | 'stale' | { nameConflict: string }> {
+): Promise<'applied' | 'invalid' | 'names held' | 'stale' | { nameConflict: string } | { refused: Refusal }> {
   if (await refusedAsInvalid(ref, lws)) return 'invalid';
   // Before any leader of this revision exists: its workers are built from it.
   const revision = await ensureControllerRevision(lws);
@@ -142,19 +154,26 @@ async function applyGeneration(
       ),
     );
   }
-  return applyLeaderObjects(ref, lws, generation, plan);
+  return applyLeaderObjects(ref, lws, generation, plan, true);
 }
 
-/** As upstream: the status, and an Event when the pass's first condition turns True. */
+/**
+ * As upstream: the status, and an Event when the pass's first condition turns True. Ours too: a name taken, or a
+ * StatefulSet the API server refused (the leader's, else the workers' of a group as its provisioning wrote it).
+ */
 async function writeStatus(
   ref: ObjectKey,
   lws: LwsFacts,
   groups: Groups,
   counts: StatusCounts,
   nameConflict?: string,
+  leaderRefused?: Refusal,
 ): Promise<void> {
   const now = new Date().toISOString();
-  const status = computeStatus(lws, counts, leaderStatefulSetOf(lws, groups), now, nameConflict);
+  const formed = (leader: { uid: string }) =>
+    groups.workerStatefulSets.some((s) => s.ownerUid === leader.uid && s.deletionTimestamp === undefined);
+  const refusal = leaderRefused ?? workersRefusedOf(groups.leaders, formed);
+  const status = computeStatus(lws, counts, leaderStatefulSetOf(lws, groups), now, nameConflict, refusal);
   if (sameStatus(lws.status, status)) return;
   await kube.updateLeaderWorkerSetStatus({ ref, status });
   const told = conditionEvent(lws, counts);

@@ -13,6 +13,7 @@ export type TimelineEvent =
   | 'leader ready'
   | 'leader scheduled'
   | 'workers created'
+  | 'workers refused'
   | 'new group ready'
   | 'group recreated'
   | 'skipped';

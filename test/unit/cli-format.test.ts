@@ -114,6 +114,15 @@ describe('cli/format: status', () => {
     );
   });
 
+  it('a StatefulSet the API server refused: its ReplicaFailure condition with reason and message', () => {
+    const message =
+      'group 0: the API server refused worker StatefulSet default/demo-0 (HTTP 422), built from ' +
+      'spec.leaderWorkerTemplate.workerTemplate: spec.template.spec.restartPolicy: Unsupported value: "Never"';
+    const refused = { type: 'ReplicaFailure', status: 'True', reason: 'InvalidWorkerTemplate', message };
+    const text = formatStatus({ lws: { ...statusReport.lws, conditions: [refused] }, groups: [] });
+    assert.ok(text.includes(`Conditions       ReplicaFailure=True  InvalidWorkerTemplate: ${message}\n`), text);
+  });
+
   it('says so when there are no conditions or groups yet', () => {
     const text = formatStatus({ lws: { ...statusReport.lws, conditions: [] }, groups: [] });
     assert.match(text, /Conditions {7}\(none yet\)\n/);

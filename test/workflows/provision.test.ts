@@ -287,6 +287,64 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     assert.equal(fake.events.length, 0);
   });
 
+  const refusedMessage =
+    'StatefulSet.apps "demo-0" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "2": ' +
+    'must be less than or equal to cpu limit of 1';
+
+  it('workers refused by the API server: told once (Event, leader annotation), retried with backoff, made once accepted', async () => {
+    const fake = t.fake();
+    fake.setLws();
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    fake.fail('ensureWorkerStatefulSetOf', 3, 'refused', refusedMessage);
+    const result = await provision(fake, inputFor(fake, leader), 'provisionGroup-workers-refused');
+
+    assert.equal(result.outcome, 'provisioned', 'not failed');
+    const tries = fake.callsOf('ensureWorkerStatefulSetOf');
+    assert.equal(tries.length, 4);
+    const gaps = tries.slice(1).map((c, i) => c.at - tries[i]!.at);
+    // Each gap is the backoff plus the reads around it (milliseconds of workflow time).
+    assert.deepEqual(
+      gaps.map((g) => Math.floor(g / 1_000) * 1_000),
+      [5_000, 10_000, 20_000],
+      `a backoff that doubles: ${gaps.join(', ')} ms`,
+    );
+    const warnings = fake.events.filter((e) => e.type === 'Warning');
+    assert.deepEqual(
+      warnings.map((e) => e.reason),
+      ['InvalidWorkerTemplate'],
+      'one Event for the same refusal',
+    );
+    assert.match(
+      warnings[0]!.message,
+      /^group 0: the API server refused worker StatefulSet default\/demo-0 \(HTTP 422\)/,
+    );
+    assert.ok(warnings[0]!.message.endsWith(refusedMessage), "with the API server's message, which names the field");
+    const marks = fake.callsOf('markWorkersRefused').map((c) => (c.args[0] as { message?: string }).message);
+    assert.deepEqual(marks, [warnings[0]!.message, undefined], 'written on the leader, and taken off once made');
+    assert.ok(result.timeline.some((e) => e.event === 'workers refused'));
+    assert.deepEqual(
+      fake.createdStatefulSets.map((s) => s.name),
+      ['demo-0'],
+    );
+  });
+
+  it('workers refused until the leader goes (a fixed template rolls it): leader-gone, not a failure', async () => {
+    const fake = t.fake();
+    fake.setLws();
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    fake.fail('ensureWorkerStatefulSetOf', 1_000, 'refused', refusedMessage);
+    let tries = 0;
+    fake.onCall('ensureWorkerStatefulSetOf', (now) => {
+      if (++tries === 8) fake.removePodAt(leader.uid, now + 1);
+    });
+    const result = await provision(fake, inputFor(fake, leader));
+    assert.equal(result.outcome, 'leader-gone');
+    const gaps = fake.callsOf('ensureWorkerStatefulSetOf').map((c, i, all) => (i === 0 ? 0 : c.at - all[i - 1]!.at));
+    const longest = Math.max(...gaps);
+    assert.ok(longest >= 60_000 && longest < 61_000, `capped at a minute: ${longest} ms`);
+    assert.equal(fake.events.filter((e) => e.type === 'Warning').length, 1);
+  });
+
   it('the same provision twice: the second is already-provisioned and creates nothing', async () => {
     const fake = t.fake();
     fake.setLws();

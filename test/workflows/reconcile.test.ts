@@ -15,6 +15,10 @@ import { identityOf, type ActivityName, type FakeCluster } from '../fixtures/fak
 import { useWorkflowTestEnv, eventually } from './harness.js';
 
 const RESYNC = 5 * 60_000;
+const changedSignalName = 'changed';
+
+const isRunning = async (handle: { describe(): Promise<{ status: { name: string } }> }) =>
+  (await handle.describe()).status.name === 'RUNNING';
 
 /** `demo` at generation 3, 2 groups of 4: group 0 fully Ready, group 1's leader not Ready yet. */
 async function twoGroups(fake: FakeCluster) {
@@ -371,6 +375,92 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         statusWrites(fake).some((s) => s.conditions?.every((c) => c.type !== 'NameConflict')),
       );
       assert.ok(fake.leaderStatefulSet, 'the leader StatefulSet is written');
+    });
+  });
+
+  const refusedMessage =
+    'StatefulSet.apps "demo" is invalid: spec.template.spec.containers[0].name: Invalid value: "Main": a lowercase ' +
+    'RFC 1123 label must consist of lower case alphanumeric characters';
+  const replicaFailure = (status: LeaderWorkerSetStatus | undefined) =>
+    status?.conditions?.find((c) => c.type === 'ReplicaFailure');
+
+  it('a leader StatefulSet the API server refuses: a Warning Event once and a ReplicaFailure condition, no failure; a fixed generation clears it', async () => {
+    const fake = t.fake();
+    await twoGroups(fake);
+    fake.fail('ensureLeaderStatefulSetOf', 2, 'refused', refusedMessage);
+    await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
+        ref: fake.ref,
+        generation: 3,
+      });
+      run.keepHistory(handle, 'reconcileLeaderWorkerSet-leader-refused');
+      await eventually('the first status write', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
+      const condition = replicaFailure(statusWrites(fake)[0]);
+      assert.equal(condition?.status, 'True');
+      assert.equal(condition?.reason, 'InvalidLeaderTemplate');
+      assert.match(condition!.message, /^the API server refused leader StatefulSet default\/demo \(HTTP 422\)/);
+      assert.ok(condition!.message.endsWith(refusedMessage), condition!.message);
+      const warnings = () => fake.events.filter((e) => e.type === 'Warning');
+      assert.deepEqual(
+        warnings().map((e) => [e.reason, e.message]),
+        [['InvalidLeaderTemplate', condition!.message]],
+      );
+      // Its own status write is a change of the LWS: the next pass is refused the same, and tells nothing again.
+      fake.lws!.status = statusWrites(fake)[0];
+      await handle.signal(changedSignalName);
+      await eventually('a second refusal', () => fake.callsOf('ensureLeaderStatefulSetOf').length === 2);
+      await t.sleep(2_000);
+      assert.equal(warnings().length, 1, 'told once');
+      assert.equal(fake.completed('updateLeaderWorkerSetStatus').length, 1, 'the same status is not written again');
+      assert.equal(await isRunning(handle), true, 'waiting, not failed');
+      // The user fixes the template: a new generation, which this run leaves to its own.
+      fake.lws!.metadata.generation = 4;
+      await handle.signal(changedSignalName);
+      assert.equal(await handle.result(), 'superseded');
+    });
+    await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
+        ref: fake.ref,
+        generation: 4,
+      });
+      await eventually(
+        'a status write of generation 4',
+        () => fake.completed('updateLeaderWorkerSetStatus').length === 2,
+      );
+      assert.equal(replicaFailure(statusWrites(fake)[1]), undefined, 'the condition is gone');
+      assert.ok(fake.leaderStatefulSet, 'the leader StatefulSet is written');
+      await handle.terminate();
+    });
+  });
+
+  it("a group's workers refused, as its provisioning wrote on the leader: a ReplicaFailure condition while it has none", async () => {
+    const fake = t.fake();
+    fake.setLws({}, { generation: 3 });
+    const now = await fake.now();
+    const told = 'group 0: the API server refused worker StatefulSet default/demo-0 (HTTP 422), built from ...';
+    const leader = fake.addLeader({ groupIndex: 0, at: now - 60_000, readyAt: now - 60_000 });
+    leader.annotations['leaderworkerset.sigs.k8s.io/workers-refused'] = told;
+    const other = fake.addLeader({ groupIndex: 1, at: now - 60_000, readyAt: now - 60_000 });
+    other.annotations['leaderworkerset.sigs.k8s.io/workers-refused'] = 'made since';
+    fake.addWorkers({ groupIndex: 1, ownerUid: other.uid, at: now - 60_000 });
+    await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
+        ref: fake.ref,
+        generation: 3,
+      });
+      await eventually('the first status write', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
+      const condition = replicaFailure(statusWrites(fake)[0]);
+      assert.deepEqual(
+        [condition?.status, condition?.reason, condition?.message],
+        ['True', 'InvalidWorkerTemplate', told],
+      );
+      // The rollout of a fixed template replaces the leader: its successor carries nothing.
+      fake.lws!.status = statusWrites(fake)[0];
+      delete leader.annotations['leaderworkerset.sigs.k8s.io/workers-refused'];
+      await handle.signal(changedSignalName);
+      await eventually('the status without it', () => fake.completed('updateLeaderWorkerSetStatus').length === 2);
+      assert.equal(replicaFailure(statusWrites(fake)[1]), undefined);
+      await handle.terminate();
     });
   });
 
