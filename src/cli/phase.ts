@@ -1,5 +1,6 @@
 // The phase of each group of an LWS as `lws-temporal status` shows it: pure, from facts read off the cluster.
 import {
+  ANNOTATION_WORKERS_REFUSED,
   isDeleting,
   LABEL_TEMPLATE_REVISION_HASH,
   parseGroupIndex,
@@ -9,10 +10,11 @@ import {
   type StatefulSetFacts,
 } from '../model/index.js';
 
-export const PHASES = ['Ready', 'Provisioning', 'Terminating', 'Rebuilding', 'Missing'] as const;
+export const PHASES = ['Ready', 'Provisioning', 'Refused', 'Terminating', 'Rebuilding', 'Missing'] as const;
 /**
  * - Ready: the leader and every worker are ready, the workers in the StatefulSet this leader controls.
  * - Provisioning: the leader exists and its group is not complete or not ready yet.
+ * - Refused: the leader exists and the API server refused its worker StatefulSet (the LWS's ReplicaFailure says why).
  * - Terminating: the leader pod is being deleted (its teardown workflow runs).
  * - Rebuilding: the leader is gone (or replaced) while the old group's worker StatefulSet is still there.
  * - Missing: neither a leader nor a worker StatefulSet exists for a group index below spec.replicas.
@@ -35,7 +37,7 @@ export function groupPhase(g: GroupFacts): Phase {
   if (isDeleting(leader)) return 'Terminating';
   // The replacement leader waits while the old group's StatefulSet (same name) still exists or is going.
   if (workerSet && (isDeleting(workerSet) || workerSet.ownerUid !== leader.uid)) return 'Rebuilding';
-  if (g.size > 1 && !workerSet) return 'Provisioning';
+  if (g.size > 1 && !workerSet) return leader.annotations[ANNOTATION_WORKERS_REFUSED] ? 'Refused' : 'Provisioning';
   return leader.ready && readyWorkers(g) >= g.size - 1 ? 'Ready' : 'Provisioning';
 }
 

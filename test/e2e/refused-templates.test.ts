@@ -4,6 +4,8 @@
 // containers) never gets this far: it is refused at apply, naming the field.
 import assert from 'node:assert/strict';
 import type * as k8s from '@kubernetes/client-node';
+import { formatStatus } from '../../src/cli/format.js';
+import { readStatus } from '../../src/cli/status.js';
 import type { LeaderWorkerSet } from '../../src/model/index.js';
 import { waitFor } from '../../src/stack/processes.js';
 import { startController, type Controller } from '../fixtures/controller.js';
@@ -83,9 +85,19 @@ describe('controller: templates the API server refuses, told on the LWS (issue 2
     assert.ok(toCondition < 5_000, `condition ${toCondition} ms after the Event`);
     assert.ok(toEvent < 15_000, `Event ${toEvent} ms after the LWS was created`);
 
+    // `lws-temporal status` shows it (and, for refused workers, the groups so).
+    const text = formatStatus(await readStatus({ namespace, name }, controller.kc));
+    assert.ok(text.includes(`ReplicaFailure=True  ${reason}: ${condition.message}`), text);
+    if (reason === 'InvalidWorkerTemplate') assert.match(text, /\n0 +\S+ +Refused /, text);
+
     // Nothing failed, and nothing is told twice for the same refusal.
     await new Promise((r) => setTimeout(r, 3_000));
     assert.deepEqual(await failedWorkflows(), []);
+    // One Event per refusal: the leader StatefulSet's, or each group's workers'.
+    const told = (await warnings(name, reason)).map((e) => e.message ?? '');
+    if (reason === 'InvalidWorkerTemplate')
+      assert.deepEqual(told.map((m) => m.slice(0, 8)).sort(), ['group 0:', 'group 1:']);
+    else assert.equal(told.length, 1, told.join('\n'));
 
     await lws.patchSpec(name, { leaderWorkerTemplate: fix });
     await lws.waitForGroups(name, 2, 2, 150_000);

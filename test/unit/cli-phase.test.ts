@@ -58,6 +58,16 @@ describe('cli/phase: groupPhase', () => {
       ready: 1,
     },
     {
+      name: 'leader whose worker StatefulSet the API server refused (its provisioning says so on it)',
+      facts: {
+        size: 4,
+        leader: leader({ annotations: { 'leaderworkerset.sigs.k8s.io/workers-refused': 'group 0: refused' } }),
+        workers: [],
+      },
+      phase: 'Refused',
+      ready: 1,
+    },
+    {
       name: 'one worker not ready',
       facts: {
         size: 3,
