@@ -20,6 +20,7 @@ import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../
 import type { AllActivities, LeaderPodActivities } from '../../src/activities/types.js';
 import {
   ANNOTATION_POD_TERMINATION_POLICY,
+  ANNOTATION_WORKERS_REFUSED,
   ANNOTATION_SIZE,
   API_GROUP,
   API_GROUP_VERSION,
@@ -1053,6 +1054,20 @@ describe('activities against the cluster', function () {
   });
 
   describe('status and events', () => {
+    it('markWorkersRefused writes the refusal on the leader pod of that uid, once, and takes it off', async () => {
+      const leader = await createPod('refused-0', { labels: leaderLabels('refused') });
+      const told = () => readPod('refused-0').then((p) => p.metadata?.annotations?.[ANNOTATION_WORKERS_REFUSED]);
+      assert.equal(await act.markWorkersRefused({ leader, message: 'group 0: refused' }), true);
+      assert.equal(await told(), 'group 0: refused');
+      const version = (await readPod('refused-0')).metadata?.resourceVersion;
+      assert.equal(await act.markWorkersRefused({ leader, message: 'group 0: refused' }), true);
+      assert.equal((await readPod('refused-0')).metadata?.resourceVersion, version, 'no write when it says so already');
+      const other = { ...leader, uid: '00000000-0000-0000-0000-000000000000' };
+      assert.equal(await act.markWorkersRefused({ leader: other, message: 'x' }), false, 'another incarnation');
+      assert.equal(await act.markWorkersRefused({ leader }), true);
+      assert.equal(await told(), undefined);
+    });
+
     it('updateLeaderWorkerSetStatus merge-patches the status subresource', async () => {
       await createLws('with-status');
       const ref = { namespace, name: 'with-status' };

@@ -2,7 +2,9 @@
 // whose leader says so, the condition on the status, and the one bound on the API server's message.
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
+import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
+import { classify } from '../../src/activities/kube-errors.js';
 import {
   ANNOTATION_WORKERS_REFUSED,
   CONDITION_REPLICA_FAILURE,
@@ -49,6 +51,22 @@ describe('model/refusals', () => {
     assert.equal(long.length, MAX_API_MESSAGE_LENGTH);
     assert.ok(long.endsWith('...'));
     assert.equal(truncateApiMessage(long), long);
+  });
+
+  it('the activities raise a 422 with the message so bounded, and the workflows read it back', () => {
+    const body = JSON.stringify({
+      kind: 'Status',
+      code: 422,
+      reason: 'Invalid',
+      message: `${apiMessage} ${'y'.repeat(3000)}`,
+    });
+    const raised = classify(new ApiException(422, 'Unprocessable Entity', body, {}));
+    assert.ok(raised instanceof ApplicationFailure);
+    assert.equal(raised.nonRetryable, true);
+    const read = apiRefusal(raised);
+    assert.equal(read?.code, 422);
+    assert.equal(read?.message.length, MAX_API_MESSAGE_LENGTH);
+    assert.ok(read?.message.startsWith(apiMessage));
   });
 
   it('says which StatefulSet, from which template, and the API server message', () => {
