@@ -4,12 +4,12 @@
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { truncateApiMessage } from '../model/refusals.js';
-import { KUBERNETES_API_ERROR, NAMESPACE_TERMINATING } from '../shared/failures.js';
+import { KUBERNETES_API_ERROR, KUBERNETES_THROTTLED, NAMESPACE_TERMINATING } from '../shared/failures.js';
 import { httpStatusOf, PERMANENT_CODES, retryReasonOf, type KubeRetryReason } from '../kube/retry-reasons.js';
 
 export { KUBE_RETRY_REASONS, type KubeRetryReason } from '../kube/retry-reasons.js';
 
-export { KUBERNETES_API_ERROR } from '../shared/failures.js';
+export { KUBERNETES_API_ERROR, KUBERNETES_THROTTLED } from '../shared/failures.js';
 
 /** The parts of a metav1.Status the API server sends with a failure. */
 export interface KubeStatus {
@@ -72,6 +72,17 @@ function defaultMessage(code: number): string {
   return `HTTP ${code}`;
 }
 
+/** The longest Retry-After taken as asked: a longer one waits this long (the call's activity has no other deadline). */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/** Retry-After of a 429 or 503, in ms (delta-seconds, the form the API server sends); undefined when absent or other. */
+export function retryAfterMs(err: ApiException<unknown>): number | undefined {
+  if (err.code !== 429 && err.code !== 503) return undefined;
+  const header = Object.entries(err.headers ?? {}).find(([name]) => name.toLowerCase() === 'retry-after')?.[1];
+  if (header === undefined || !/^\d+$/.test(header.trim())) return undefined;
+  return Math.min(Number(header.trim()) * 1000, MAX_RETRY_AFTER_MS);
+}
+
 /** A transient API failure, thrown as an ordinary (retryable) error with a short message instead of client-node's. */
 export class TransientKubernetesError extends Error {
   override readonly name = 'TransientKubernetesError';
@@ -94,6 +105,17 @@ export function classify(err: unknown): unknown {
       type: status.causes?.includes(NAMESPACE_TERMINATING) ? NAMESPACE_TERMINATING : KUBERNETES_API_ERROR,
       nonRetryable: true,
       details: [{ code: status.code, reason: status.reason ?? null }],
+      cause: err,
+    });
+  }
+  const after = retryAfterMs(err);
+  if (after !== undefined) {
+    // As the server asks (API Priority and Fairness sends 1 s), not the retry policy's 200 ms, doubling.
+    return ApplicationFailure.create({
+      message: `Kubernetes API ${status.code}: ${truncateApiMessage(status.message)} (retried after ${after / 1000} s, as Retry-After asks)`,
+      type: KUBERNETES_THROTTLED,
+      nextRetryDelay: after,
+      details: [{ code: status.code }],
       cause: err,
     });
   }
@@ -123,6 +145,9 @@ export async function orNull<T>(call: () => Promise<T>): Promise<T | null> {
  * will not be (a permanent failure) or the error is no API failure (the activity's own "not yet", a cancellation).
  */
 export function retryReason(err: unknown): KubeRetryReason | undefined {
-  if (err instanceof ApplicationFailure) return undefined;
+  if (err instanceof ApplicationFailure) {
+    if (err.type !== KUBERNETES_THROTTLED) return undefined;
+    return retryReasonOf((err.details?.[0] as { code?: number } | undefined)?.code, err);
+  }
   return retryReasonOf(err instanceof TransientKubernetesError ? err.code : httpStatusOf(err), err);
 }

@@ -59,8 +59,9 @@ export const FAULT_RULES: Record<ProxyFaultKind, FaultRule[]> = {
  * - slow: every call waits up to the added latency, and from the leader terminating to its workers terminating the
  *   worker makes up to SEQUENTIAL_TEARDOWN_CALLS calls one after the other (read and delete of the worker StatefulSet,
  *   list and delete of its pods), so the bound grows by that many times the longest added latency.
- * - 429, 5xx, reset: a failed call is retried after the activity retry policy's backoff (200 ms, doubling); the bound
+ * - 5xx, reset: a failed call is retried after the activity retry policy's backoff (200 ms, doubling); the bound
  *   grows by RETRY_BUDGET_MS, four failures in a row on the teardown's path.
+ * - 429: retried after the Retry-After the proxy sends, as the API server asks; four in a row on that path.
  * - restarts of the API server or etcd: checkTrial already starts the bound once the API server serves again; the
  *   watches and the activities then come back after their backoff, which doubles while the server is away, so it is at
  *   most about as long as the outage was: the bound grows by the outage.
@@ -68,6 +69,7 @@ export const FAULT_RULES: Record<ProxyFaultKind, FaultRule[]> = {
  *   no relaxation.
  */
 export const SEQUENTIAL_TEARDOWN_CALLS = 4;
+export const RETRIES_BUDGETED = 4;
 export const RETRY_BUDGET_MS = 200 + 400 + 800 + 1600;
 
 export function parallelBoundMs(fault: ApiFaultKind, window: FaultWindow): number {
@@ -75,6 +77,9 @@ export function parallelBoundMs(fault: ApiFaultKind, window: FaultWindow): numbe
     case 'slow':
       return PARALLEL_BOUND_MS + SEQUENTIAL_TEARDOWN_CALLS * Math.max(...FAULT_RULES.slow.map((r) => r.latencyMs![1]));
     case '429':
+      return (
+        PARALLEL_BOUND_MS + RETRIES_BUDGETED * Math.max(...FAULT_RULES['429'].map((r) => r.retryAfterSeconds! * 1000))
+      );
     case '5xx':
     case 'reset':
       return PARALLEL_BOUND_MS + RETRY_BUDGET_MS;

@@ -6,6 +6,9 @@ import { REFUSED_OBJECT_CODES, type ApiRefusal } from '../model/refusals.js';
 /** ApplicationFailure.type of every other permanent Kubernetes API failure; its details: `[{ code, reason }]`. */
 export const KUBERNETES_API_ERROR = 'KubernetesApiError';
 
+/** ApplicationFailure.type of a retryable call the API server asked to be made again after a while (Retry-After). */
+export const KUBERNETES_THROTTLED = 'KubernetesThrottled';
+
 /**
  * ApplicationFailure.type of a create refused because the namespace is being deleted (the API server's
  * NamespaceLifecycle admission). The LWS in it is going too: a lifecycle that meets this ends, it does not fail.

@@ -5,6 +5,8 @@ import type { ActivityExecuteInput } from '@temporalio/worker';
 import {
   classify,
   KUBE_RETRY_REASONS,
+  KUBERNETES_THROTTLED,
+  MAX_RETRY_AFTER_MS,
   retryReason,
   TransientKubernetesError,
   type KubeRetryReason,
@@ -16,6 +18,8 @@ import { TriggerMetrics, WorkerMetrics } from '../../src/observability/metrics.j
 
 const api = (code: number) => new ApiException(code, `HTTP ${code}`, '{}', {});
 const coded = (code: string, message = code) => Object.assign(new Error(message), { code });
+const asked = (code: number, retryAfter: string) =>
+  new ApiException(code, `HTTP ${code}`, '{"message":"slow down"}', { 'Retry-After': retryAfter });
 
 describe('chaos API retries: why a failed call is made again (retryReason)', () => {
   const cases: [string, unknown, KubeRetryReason | undefined][] = [
@@ -27,6 +31,8 @@ describe('chaos API retries: why a failed call is made again (retryReason)', () 
     ['a 422, classified (non-retryable)', classify(api(422)), undefined],
     ['a stream that ended without a status (HTTP 0)', classify(api(0)), 'network'],
     ['a transient error with its code', new TransientKubernetesError(429, 'x'), '429'],
+    ['a 429 with Retry-After, classified (retried when asked)', classify(asked(429, '1')), '429'],
+    ['a 503 with Retry-After, classified', classify(asked(503, '2')), '5xx'],
     ['a refused connection', coded('ECONNREFUSED'), 'network'],
     ['a reset, as a cause', new Error('request failed', { cause: coded('ECONNRESET') }), 'network'],
     ['an HTTP/2 stream reset', coded('ERR_HTTP2_STREAM_ERROR'), 'network'],
@@ -39,6 +45,35 @@ describe('chaos API retries: why a failed call is made again (retryReason)', () 
     ['not an error', 'x', undefined],
   ];
   for (const [what, err, want] of cases) it(`${what}: ${want ?? 'none'}`, () => assert.equal(retryReason(err), want));
+});
+
+describe('chaos API retries: a call the API server asks to make again later (Retry-After)', () => {
+  const cases: [string, ApiException<unknown>, number | undefined][] = [
+    ['a 429 asking for 1 s', asked(429, '1'), 1_000],
+    ['a 503 asking for 5 s', asked(503, ' 5 '), 5_000],
+    ['a 429 asking for an hour: capped', asked(429, '3600'), MAX_RETRY_AFTER_MS],
+    [
+      'a 429 with an HTTP date (not what the API server sends): the retry policy',
+      asked(429, 'Wed, 21 Oct 2026 07:28:00 GMT'),
+      undefined,
+    ],
+    ['a 429 without it: the retry policy', api(429), undefined],
+    ['a 500 with it (only 429 and 503 mean it)', asked(500, '1'), undefined],
+  ];
+  for (const [what, err, delay] of cases) {
+    it(`${what}: ${delay === undefined ? 'no delay of its own' : `${delay} ms`}`, () => {
+      const failure = classify(err);
+      if (delay === undefined) {
+        assert.ok(failure instanceof TransientKubernetesError, String(failure));
+        return;
+      }
+      assert.ok(failure instanceof ApplicationFailure);
+      assert.equal(failure.type, KUBERNETES_THROTTLED);
+      assert.equal(failure.nonRetryable, false);
+      assert.equal(failure.nextRetryDelay, delay);
+      assert.match(failure.message, /slow down \(retried after \d+ s, as Retry-After asks\)/);
+    });
+  }
 });
 
 describe('chaos API retries: why a watch restarts (restartReason)', () => {
