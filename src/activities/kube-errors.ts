@@ -5,9 +5,15 @@ import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { truncateApiMessage } from '../model/refusals.js';
 import { KUBERNETES_API_ERROR, KUBERNETES_THROTTLED, NAMESPACE_TERMINATING } from '../shared/failures.js';
-import { httpStatusOf, PERMANENT_CODES, retryReasonOf, type KubeRetryReason } from '../kube/retry-reasons.js';
+import {
+  httpStatusOf,
+  PERMANENT_CODES,
+  retryAfterMs,
+  retryReasonOf,
+  type KubeRetryReason,
+} from '../kube/retry-reasons.js';
 
-export { KUBE_RETRY_REASONS, type KubeRetryReason } from '../kube/retry-reasons.js';
+export { KUBE_RETRY_REASONS, MAX_RETRY_AFTER_MS, type KubeRetryReason } from '../kube/retry-reasons.js';
 
 export { KUBERNETES_API_ERROR, KUBERNETES_THROTTLED } from '../shared/failures.js';
 
@@ -70,17 +76,6 @@ function defaultMessage(code: number): string {
   if (code === 401) return 'Unauthorized: the Kubernetes API rejected the credentials';
   if (code === 403) return 'Forbidden';
   return `HTTP ${code}`;
-}
-
-/** The longest Retry-After taken as asked: a longer one waits this long (the call's activity has no other deadline). */
-export const MAX_RETRY_AFTER_MS = 60_000;
-
-/** Retry-After of a 429 or 503, in ms (delta-seconds, the form the API server sends); undefined when absent or other. */
-export function retryAfterMs(err: ApiException<unknown>): number | undefined {
-  if (err.code !== 429 && err.code !== 503) return undefined;
-  const header = Object.entries(err.headers ?? {}).find(([name]) => name.toLowerCase() === 'retry-after')?.[1];
-  if (header === undefined || !/^\d+$/.test(header.trim())) return undefined;
-  return Math.min(Number(header.trim()) * 1000, MAX_RETRY_AFTER_MS);
 }
 
 /** A transient API failure, thrown as an ordinary (retryable) error with a short message instead of client-node's. */

@@ -2,7 +2,7 @@
 // pod finisher's and the benchmark's. The informer re-lists when it (re)starts and when the API answers 410 Gone, and
 // reports the difference as add / update / delete.
 import * as k8s from '@kubernetes/client-node';
-import { httpStatusOf, retryReasonOf, type KubeRetryReason } from './retry-reasons.js';
+import { httpStatusOf, retryAfterMs, retryReasonOf, type KubeRetryReason } from './retry-reasons.js';
 import type { Logger } from '../log.js';
 import { RestartBackoff } from './restart-backoff.js';
 
@@ -58,7 +58,7 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
   informer.on('connect', () => backoff.listed(Date.now()));
   informer.on('error', (err) => {
     if (stopped) return;
-    const restartDelay = backoff.next(Date.now());
+    const restartDelay = restartDelayMs(backoff, err, Date.now());
     log.warn('watch ended; listing again', {
       what,
       error: err instanceof Error ? err.message : String(err),
@@ -77,4 +77,9 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
       await informer.stop();
     },
   };
+}
+
+/** The backoff's delay, and never sooner than a throttled list was asked to wait (Retry-After). */
+export function restartDelayMs(backoff: RestartBackoff, err: unknown, now: number): number {
+  return Math.max(backoff.next(now), retryAfterMs(err) ?? 0);
 }

@@ -44,3 +44,18 @@ export function httpStatusOf(err: unknown): number | undefined {
   const statusCode = (err as { statusCode?: unknown } | undefined)?.statusCode;
   return typeof statusCode === 'number' ? statusCode : undefined;
 }
+
+/** The longest Retry-After taken as asked: a longer one waits this long. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * The Retry-After of a 429 or 503, in ms (delta-seconds, the form the API server sends), capped; undefined when the
+ * error has none (or an HTTP date, or another status): the caller's own backoff applies.
+ */
+export function retryAfterMs(err: unknown): number | undefined {
+  if (!(err instanceof ApiException) || (err.code !== 429 && err.code !== 503)) return undefined;
+  const headers = (err.headers ?? {}) as Record<string, string>;
+  const header = Object.entries(headers).find(([name]) => name.toLowerCase() === 'retry-after')?.[1];
+  if (header === undefined || !/^\d+$/.test(header.trim())) return undefined;
+  return Math.min(Number(header.trim()) * 1000, MAX_RETRY_AFTER_MS);
+}

@@ -12,7 +12,8 @@ import {
   type KubeRetryReason,
 } from '../../src/activities/kube-errors.js';
 import { metricsPort, parseRetries, retriesBetween } from '../../src/chaos/api-campaign.js';
-import { restartReason } from '../../src/kube/informer.js';
+import { restartDelayMs, restartReason } from '../../src/kube/informer.js';
+import { RestartBackoff } from '../../src/kube/restart-backoff.js';
 import { countActivityErrors } from '../../src/observability/activity-errors.js';
 import { TriggerMetrics, WorkerMetrics } from '../../src/observability/metrics.js';
 
@@ -73,6 +74,17 @@ describe('chaos API retries: a call the API server asks to make again later (Ret
       assert.equal(failure.nextRetryDelay, delay);
       assert.match(failure.message, /slow down \(retried after \d+ s, as Retry-After asks\)/);
     });
+  }
+});
+
+describe('chaos API retries: how long a watch waits before it lists again (restartDelayMs)', () => {
+  const cases: [string, unknown, number][] = [
+    ['a list throttled with Retry-After: 2: as asked, over the backoff', asked(429, '2'), 2_000],
+    ['a list throttled without it: the backoff', api(429), 500],
+    ['a watch cut: the backoff', coded('ERR_STREAM_PREMATURE_CLOSE'), 500],
+  ];
+  for (const [what, err, want] of cases) {
+    it(`${what}: ${want} ms`, () => assert.equal(restartDelayMs(new RestartBackoff(), err, 0), want));
   }
 });
 
