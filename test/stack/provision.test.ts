@@ -32,6 +32,7 @@ describe('npm run provision (with the cache filled by the run before the tests)'
     ['temporal-server', ['--version'], `temporal version ${versions.temporalServer}`],
     ['temporal-sql-tool', ['--version'], `temporal-sql-tool version ${versions.temporalServer}`],
     ['temporal-ui-server', ['--version'], `Temporal UI version ${versions.temporalUi}`],
+    ['lws-controller-manager', ['--version'], `Version: v${versions.lwsUpstream}`],
   ];
   for (const [binary, args, expected] of versionChecks) {
     it(`${binary} reports the pinned version`, () => {
