@@ -13,6 +13,14 @@ export const CRD_NAME = `${PLURAL}.${API_GROUP}`;
 
 const PREFIX = 'leaderworkerset.sigs.k8s.io/';
 
+/**
+ * Only this controller's labels or annotations of `all`: decisions read no other, and a user's own (copied from the
+ * pod templates) may say what only those who read the cluster should know.
+ */
+export function controllerKeysOf(all: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(all ?? {}).filter(([key]) => key.startsWith(PREFIX)));
+}
+
 /** Label on every object and pod of an LWS: the LWS name. */
 export const LABEL_NAME = `${PREFIX}name`;
 /** Label: index of the group (replica) a pod or worker StatefulSet belongs to. */

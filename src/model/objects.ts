@@ -2,6 +2,7 @@
 import type { V1ObjectMeta, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import {
   ANNOTATION_REPLICAS,
+  controllerKeysOf,
   LABEL_GROUP_INDEX,
   LABEL_NAME,
   LABEL_TEMPLATE_REVISION_HASH,
@@ -19,6 +20,7 @@ export interface ObjectIdentity extends ObjectKey {
 }
 
 export interface PodFacts extends ObjectIdentity {
+  /** This controller's labels and annotations only (controllerKeysOf). */
   labels: Record<string, string>;
   annotations: Record<string, string>;
   /** RFC 3339, whole seconds. */
@@ -36,6 +38,7 @@ export interface PodFacts extends ObjectIdentity {
 }
 
 export interface StatefulSetFacts extends ObjectIdentity {
+  /** This controller's labels only (controllerKeysOf). */
   labels: Record<string, string>;
   deletionTimestamp?: string;
   /** The controlling owner: the leader pod for a worker StatefulSet, the LWS for the leader StatefulSet. */
@@ -100,8 +103,8 @@ export function podFacts(pod: V1Pod): PodFacts | undefined {
   const ownerUid = controllerUid(m);
   return {
     ...id,
-    labels: { ...m?.labels },
-    annotations: { ...m?.annotations },
+    labels: controllerKeysOf(m?.labels),
+    annotations: controllerKeysOf(m?.annotations),
     ...(createdAt !== undefined && { createdAt }),
     ...(deletionTimestamp !== undefined && { deletionTimestamp }),
     ...(m?.deletionGracePeriodSeconds !== undefined && { deletionGracePeriodSeconds: m.deletionGracePeriodSeconds }),
@@ -120,7 +123,7 @@ export function statefulSetFacts(sts: V1StatefulSet): StatefulSetFacts | undefin
   const ownerUid = controllerUid(m);
   return {
     ...id,
-    labels: { ...m?.labels },
+    labels: controllerKeysOf(m?.labels),
     ...(deletionTimestamp !== undefined && { deletionTimestamp }),
     ...(ownerUid !== undefined && { ownerUid }),
     replicas: sts.spec?.replicas ?? 1,

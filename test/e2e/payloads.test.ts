@@ -1,10 +1,10 @@
 // Nothing secret in Temporal (issue 28): people who read workflow histories may not read the cluster's Secrets, and
 // an LWS's pod templates carry env values inline (upstream's vLLM example puts HF_TOKEN there). On the real stack, an
-// LWS whose templates hold a distinctive env value, image and command is provisioned, has a group rebuilt, a
-// container restarted and a rolling update; then every string and byte of every history under lws/<namespace>/
-// (inputs, results, local activity markers, signals, memo, search attributes, failures) is searched for them, and for
-// `managedFields`, which only a whole object carries. It also prints the history bytes per lifecycle
-// (docs/benchmarks.md). The payloads do not depend on the Temporal server: the dev server alone.
+// LWS whose templates hold a distinctive env value, image, command and pod labels and annotations of its own is
+// provisioned, has a group rebuilt, a container restarted and a rolling update; then every string and byte of every
+// history under lws/<namespace>/ (inputs, results, local activity markers, signals, memo, search attributes, failures)
+// is searched for them, and for `managedFields`, which only a whole object carries. It also prints the history bytes
+// per lifecycle (docs/benchmarks.md). The payloads do not depend on the Temporal server: the dev server alone.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
@@ -18,9 +18,13 @@ const token = randomBytes(6).toString('hex');
 const SECRET = `secret-${token}`;
 const IMAGE = `registry.invalid/payload-${token}`;
 const COMMAND = `/opt/payload-${token}/serve`;
+// A user's own pod labels and annotations: the pods carry them, the facts the workflows read do not.
+const USER_LABEL = `team-${token}`;
+const USER_ANNOTATION = `contact-${token}@example.com`;
 const NAME = 'secrets';
 
 const template = (role: string, tag: string) => ({
+  metadata: { labels: { 'example.com/team': USER_LABEL }, annotations: { 'example.com/contact': USER_ANNOTATION } },
   spec: {
     terminationGracePeriodSeconds: 2,
     containers: [
@@ -136,6 +140,8 @@ describe('controller: no pod template, env value or managedFields in any workflo
   it('provisions, rebuilds a group, recreates one after a restart and rolls out: nothing of the templates recorded', async () => {
     await lws.create(lwsOf());
     await lws.waitForGroups(NAME, 2, 2);
+    const pod = await lws.pod(`${NAME}-0-1`);
+    assert.equal(pod?.metadata?.labels?.['example.com/team'], USER_LABEL, 'the pods carry the label (test premise)');
 
     // A rebuild (Parallel): the leader deleted.
     const first = await leaderUid(0);
@@ -178,6 +184,8 @@ describe('controller: no pod template, env value or managedFields in any workflo
         ['managedFields', 'managedFields'],
         ['the container image', IMAGE],
         ['the container command', COMMAND],
+        ["the user's pod label", USER_LABEL],
+        ["the user's pod annotation", USER_ANNOTATION],
       ] as const) {
         if (all.includes(needle)) found.push(`${workflowId}: ${what}`);
       }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { V1ContainerStatus, V1OwnerReference, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { describe, it } from 'mocha';
 import {
+  ANNOTATION_SIZE,
   byName,
   controllerUid,
   deletionMadeAt,
@@ -9,6 +10,7 @@ import {
   isoTime,
   isPodReady,
   isStatefulSetReady,
+  LABEL_GROUP_INDEX,
   LABEL_NAME,
   podFacts,
   selectors,
@@ -99,7 +101,7 @@ describe('model/objects', () => {
     const typed: V1Pod = {
       metadata: {
         ...base.metadata,
-        annotations: { a: 'b' },
+        annotations: { [ANNOTATION_SIZE]: '2' },
         creationTimestamp: new Date('2025-01-01T00:00:07Z'),
         deletionTimestamp: new Date('2025-01-01T00:00:30Z'),
         deletionGracePeriodSeconds: 30,
@@ -113,7 +115,7 @@ describe('model/objects', () => {
       name: 'demo-0-1',
       uid: 'p1',
       labels: { [LABEL_NAME]: 'demo' },
-      annotations: { a: 'b' },
+      annotations: { [ANNOTATION_SIZE]: '2' },
       deletionGracePeriodSeconds: 30,
       ready: true,
       restartCount: 2,
@@ -154,6 +156,27 @@ describe('model/objects', () => {
     ];
     for (const [what, pod, expected] of shapes) {
       it(`reads ${what}`, () => assert.deepEqual(podFacts(pod), expected));
+    }
+
+    // A user's own labels and annotations (the pod template's) stay out of the facts, which workflow histories record.
+    const users = { 'example.com/team': 'ml', 'example.com/contact': 'alice@example.com' };
+    const mixed: V1Pod = {
+      metadata: {
+        ...base.metadata,
+        labels: { ...users, [LABEL_NAME]: 'demo', [LABEL_GROUP_INDEX]: '0' },
+        annotations: { ...users, [ANNOTATION_SIZE]: '2', 'kubectl.kubernetes.io/last-applied-configuration': '{}' },
+      },
+    };
+    for (const [what, got, expected] of [
+      ['labels', podFacts(mixed)?.labels, { [LABEL_NAME]: 'demo', [LABEL_GROUP_INDEX]: '0' }],
+      ['annotations', podFacts(mixed)?.annotations, { [ANNOTATION_SIZE]: '2' }],
+      [
+        'StatefulSet labels',
+        statefulSetFacts(mixed as V1StatefulSet)?.labels,
+        { [LABEL_NAME]: 'demo', [LABEL_GROUP_INDEX]: '0' },
+      ],
+    ] as const) {
+      it(`keeps only this controller's ${what}`, () => assert.deepEqual(got, expected));
     }
 
     it('tells deletion from deletionTimestamp, and gives empty labels for none', () => {
@@ -209,7 +232,11 @@ describe('model/objects', () => {
     it('reads spec.replicas (1 when absent, as the API server defaults it), readyReplicas (0 when absent) and the controlling owner', () => {
       assert.deepEqual(
         statefulSetFacts({
-          metadata: { ...base.metadata, labels: { a: 'b' }, ownerReferences: [owner('x', false), owner('l0', true)] },
+          metadata: {
+            ...base.metadata,
+            labels: { [LABEL_GROUP_INDEX]: '0' },
+            ownerReferences: [owner('x', false), owner('l0', true)],
+          },
           spec: { replicas: 4, selector: {}, serviceName: 'demo', template: {} },
           status: { replicas: 3, readyReplicas: 2, availableReplicas: 1, currentRevision: 'a', updateRevision: 'b' },
         }),
@@ -217,7 +244,7 @@ describe('model/objects', () => {
           namespace: 'default',
           name: 'demo-0',
           uid: 's0',
-          labels: { a: 'b' },
+          labels: { [LABEL_GROUP_INDEX]: '0' },
           replicas: 4,
           readyReplicas: 2,
           availableReplicas: 1,
