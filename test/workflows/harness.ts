@@ -138,8 +138,8 @@ export class WorkflowTestEnv {
         outcome = { error };
       }
       // A workflow left running would fire its timers in later tests; terminate it. Terminating one with an activity
-      // in flight leaks the test server's time lock (time then passes at wall-clock pace for the rest of the file),
-      // so a passing test must let such workflows finish: that case fails it.
+      // or a workflow task in flight leaks the test server's time lock (time then passes at wall-clock pace for the
+      // rest of the file), so a passing test must let such workflows finish, and a workflow task is let complete.
       const leftInFlight: string[] = [];
       const finished: WorkflowHandleWithFirstExecutionRunId<Workflow>[] = [];
       for (const handle of started) {
@@ -147,6 +147,7 @@ export class WorkflowTestEnv {
         if (description.status.name === 'COMPLETED' || description.status.name === 'FAILED') finished.push(handle);
         if (description.status.name !== 'RUNNING') continue;
         const pending = description.raw.pendingActivities?.length ?? 0;
+        await workflowTaskDone(handle);
         await handle.terminate('test finished');
         if (pending > 0) leftInFlight.push(`${handle.workflowId} (${pending} activities in flight)`);
       }
@@ -199,6 +200,31 @@ const { History } = temporal.api.history.v1;
 const historyToObject = (history: temporal.api.history.v1.IHistory) =>
   History.toObject(History.fromObject(history), { enums: String, longs: String, bytes: String });
 export const historyFromObject = (object: unknown) => History.fromObject(object as Record<string, unknown>);
+
+/**
+ * Resolves once the latest run has no workflow task handed out and not yet completed (its local activities may still
+ * run inside one), or after `timeoutMs` (a workflow task that never completes fails the test elsewhere).
+ */
+async function workflowTaskDone(
+  handle: { fetchHistory(): Promise<temporal.api.history.v1.IHistory> },
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    let scheduled = -1;
+    let ended = -1;
+    for (const [i, e] of ((await handle.fetchHistory()).events ?? []).entries()) {
+      if (e.workflowTaskScheduledEventAttributes) scheduled = i;
+      const end =
+        e.workflowTaskCompletedEventAttributes ??
+        e.workflowTaskFailedEventAttributes ??
+        e.workflowTaskTimedOutEventAttributes;
+      if (end) ended = i;
+    }
+    if (scheduled < ended) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 /** Polls (in wall time) until `probe` gives a value. */
 export async function eventually<T>(what: string, probe: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
