@@ -1,5 +1,7 @@
 // npm run bench [-- --quick] [--grace <seconds>] [--only <scenario,...>] [--out <dir>] [--one-process] [--together]
-//   [--dev] [--temporal dev-server|cluster]
+//   [--dev] [--temporal dev-server|cluster] [--against upstream]
+//   --against upstream: every scenario again with upstream LeaderWorkerSet's controller (built into the cache by
+//   `npm run provision`), after this project's, on the same cluster.
 // npm run bench -- --compare <first> <second>: prints a Markdown table of two runs side by side (each a
 //   benchmarks.json or the --out folder holding one), e.g. the dev server's against the cluster's; runs nothing.
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -32,6 +34,7 @@ try {
       together: { type: 'boolean', default: false },
       temporal: { type: 'string', default: 'dev-server' },
       compare: { type: 'boolean', default: false },
+      against: { type: 'string' },
     },
   });
   if (values.compare) {
@@ -46,6 +49,9 @@ try {
   if (!Number.isInteger(graceSeconds) || graceSeconds < 1 || graceSeconds > 300) {
     throw new Error(`--grace ${values.grace}: expected whole seconds from 1 to 300`);
   }
+  if (values.against !== undefined && values.against !== 'upstream') {
+    throw new Error(`--against ${values.against}: the one contender is upstream (upstream LeaderWorkerSet)`);
+  }
   const out = resolve(values.out);
   mkdirSync(out, { recursive: true });
   const result = await runBench({
@@ -56,6 +62,7 @@ try {
     oneProcess: values['one-process'],
     together: values.together,
     temporal,
+    ...(values.against === 'upstream' && { against: 'upstream' as const }),
     progress: (line) => process.stdout.write(line + '\n'),
   });
   writeFileSync(join(out, 'benchmarks.json'), JSON.stringify(result, null, 2) + '\n');

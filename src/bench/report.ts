@@ -6,15 +6,19 @@ import {
   temporalCpuSeconds,
   temporalTarget,
   type BenchResult,
+  type ScenarioLoad,
   type ScenarioResult,
+  UPSTREAM_PROCESS,
 } from './results.js';
 
 const s = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(2)} s`);
 
+/** This project's two rows of a scenario, and upstream's when the run had `--against upstream`. */
 function pair(results: ScenarioResult[], id: string) {
-  const seq = results.find((r) => r.id === id && r.policy === 'Sequential');
-  const par = results.find((r) => r.id === id && r.policy === 'Parallel');
-  return { seq, par };
+  const seq = results.find((r) => r.id === id && r.policy === 'Sequential' && !r.controller);
+  const par = results.find((r) => r.id === id && r.policy === 'Parallel' && !r.controller);
+  const upstream = results.find((r) => r.id === id && r.controller === 'upstream');
+  return { seq, par, upstream };
 }
 
 function ids(result: BenchResult): string[] {
@@ -103,7 +107,7 @@ ${split.join('\n')}`;
  */
 export function roundsTable(result: BenchResult): string | undefined {
   const rows = result.scenarios
-    .filter((r) => r.groups >= 10)
+    .filter((r) => r.groups >= 10 && !r.controller)
     .flatMap((r) => {
       const rounds = new Map<number, number[]>();
       for (const x of r.samples) rounds.set(x.roundStartedAt, [...(rounds.get(x.roundStartedAt) ?? []), x.teardownMs]);
@@ -158,6 +162,105 @@ function processLayout(result: BenchResult): string {
     : `Worker and trigger ran as two processes (\`${run('worker/main')}\`, \`${run('trigger/main')}\`), as the Deployments run them.`;
 }
 
+const ratioOf = (a: number | undefined, b: number | undefined) => (a && b ? (a / b).toFixed(2) : '-');
+
+/** CPU seconds per group lifecycle: the processes' CPU over a scenario's rounds, over its samples. */
+function cpuPerLifecycle(load: ScenarioLoad | undefined, names: string[], lifecycles: number): number | undefined {
+  if (!load || lifecycles === 0) return undefined;
+  const found = names.filter((n) => load.cpuSeconds[n] !== undefined);
+  if (found.length === 0) return undefined;
+  return found.reduce((sum, n) => sum + load.cpuSeconds[n]!, 0) / lifecycles;
+}
+
+/**
+ * `--against upstream`: per scenario, upstream's controller beside this project's two policies, measured on the same
+ * cluster in the same run (upstream after this project), and the CPU and memory each controller cost.
+ */
+export function upstreamTables(result: BenchResult): string | undefined {
+  const up = result.upstream;
+  if (!up) return undefined;
+  const p = (r: ScenarioResult | undefined, which: 'teardown' | 'recovery') =>
+    which === 'teardown'
+      ? `${s(r?.teardownP50Ms)} / ${s(r?.teardownP95Ms)}`
+      : `${s(r?.recoveryP50Ms)} / ${s(r?.recoveryP95Ms)}`;
+  // Recovery where the scenario has one (rebuilds, rolling updates), else teardown.
+  const measure = (r: ScenarioResult | undefined) => r?.recoveryP50Ms ?? r?.teardownP50Ms;
+  const share = (r: ScenarioResult | undefined) =>
+    r && r.samples.length
+      ? `${s(
+          percentile(
+            r.samples.map((x) => x.workersTerminatingMs),
+            50,
+          ),
+        )} / ${s(
+          percentile(
+            r.samples.map((x) => x.workersTerminatingMs),
+            95,
+          ),
+        )}`
+      : '-';
+  const times = ids(result).flatMap((id) => {
+    const { seq, par, upstream } = pair(result.scenarios, id);
+    if (!upstream) return [];
+    return [
+      `| ${upstream.title} | ${upstream.groups} x ${upstream.size} | ${p(upstream, 'teardown')} | ${p(seq, 'teardown')} | ${p(par, 'teardown')} | ${p(upstream, 'recovery')} | ${p(seq, 'recovery')} | ${p(par, 'recovery')} | ${ratioOf(measure(par), measure(upstream))} | ${ratioOf(measure(seq), measure(upstream))} | ${share(upstream)} | ${share(seq)} | ${share(par)} |`,
+    ];
+  });
+  const provisioning = ids(result).flatMap((id) => {
+    const { seq, par, upstream } = pair(result.scenarios, id);
+    if (upstream?.provisionMs === undefined) return [];
+    return [
+      `| ${upstream.title} | ${upstream.groups} x ${upstream.size} | ${s(upstream.provisionMs)} | ${s(seq?.provisionMs)} | ${s(par?.provisionMs)} | ${ratioOf(seq?.provisionMs, upstream.provisionMs)} / ${ratioOf(par?.provisionMs, upstream.provisionMs)} |`,
+    ];
+  });
+  const ours = Object.keys(result.processes);
+  const cost = ids(result).flatMap((id) => {
+    const { seq, par, upstream } = pair(result.scenarios, id);
+    if (!upstream) return [];
+    const lifecycles = (seq?.samples.length ?? 0) + (par?.samples.length ?? 0);
+    const own = cpuPerLifecycle(result.load[id], ours, lifecycles);
+    const temporal = temporalCpuPerLifecycle(result, id);
+    const theirs = cpuPerLifecycle(up.load[id], [UPSTREAM_PROCESS], upstream.samples.length);
+    const total = own !== undefined && temporal !== undefined ? own + temporal : undefined;
+    const c = (v: number | undefined) => (v === undefined ? '-' : `${v.toFixed(3)} s`);
+    return [
+      `| ${upstream.title} | ${c(theirs)} | ${c(own)} | ${c(temporal)} | ${c(total)} | ${ratioOf(total, theirs)} |`,
+    ];
+  });
+  const rss = Object.values(result.processes).reduce((sum, x) => sum + x.peakRssMb, 0);
+  return `## Against upstream LeaderWorkerSet
+
+Upstream LeaderWorkerSet ${up.version}'s controller, built from its module and run out of cluster with its own CRD
+and webhooks (\`--against upstream\`), ran every scenario after this project's, on the same cluster and machine, one
+controller at a time (its start, CRD swap included, took ${s(up.startMs)}). Upstream has no
+\`podTerminationPolicy\`: its only behaviour is this project's Sequential. Times as above, from the same watch.
+**Ratios** compare recovery p50 (teardown p50 where the scenario rebuilds nothing) with upstream's. **Leader deletion
+-> workers terminating** is the controller's share: for upstream and Sequential the old leader's grace period and the
+garbage collector's reaction, for Parallel this project's trigger, workflow start and delete.
+
+| scenario | groups x size | upstream teardown p50 / p95 | Sequential teardown | Parallel teardown | upstream recovery p50 / p95 | Sequential recovery | Parallel recovery | Parallel / upstream | Sequential / upstream | leader deletion -> workers terminating p50 / p95, upstream | Sequential | Parallel |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
+${times.join('\n')}
+
+Provisioning from nothing: each LeaderWorkerSet created alone, to its groups Ready.
+
+| scenario | groups x size | upstream | Sequential | Parallel | ratio Sequential / upstream, Parallel / upstream |
+|---|---|---|---|---|---|
+${provisioning.join('\n')}
+
+CPU seconds per group lifecycle (a group's teardown, and its return where the scenario has one), from \`/proc\` over
+each scenario's rounds. This project's is worker and trigger; Temporal's is counted apart and in the total.
+
+| scenario | upstream | worker + trigger | Temporal | worker + trigger + Temporal | total / upstream |
+|---|---|---|---|---|---|
+${cost.join('\n')}
+
+Peak RSS over the whole run: upstream's controller ${up.process.peakRssMb} MB (${up.process.cpuSeconds} CPU s); this
+project's ${Object.entries(result.processes)
+    .map(([name, x]) => `${name} ${x.peakRssMb} MB`)
+    .join(', ')} (${rss} MB together, Temporal not counted).`;
+}
+
 /** The Temporal a run measured, as the report's first paragraph names it. */
 function temporalLabel(result: BenchResult): string {
   const t = result.temporal;
@@ -194,6 +297,7 @@ export function markdown(result: BenchResult, chartFile: string): string {
   const floor = result.temporalStartFloor;
   const rounds = roundsTable(result);
   const rollouts = rolloutTable(result);
+  const upstream = upstreamTables(result);
   const t = targets(result);
   const v = result.versions;
   return `# Benchmarks
@@ -269,7 +373,13 @@ when the new group was Ready.
 
 ![Sequential and Parallel group timelines](${chartFile})
 
-Where the time and memory went, what was changed, and what is still open: [profiling.md](profiling.md).
+${
+  upstream
+    ? `${upstream}
+
+`
+    : ''
+}Where the time and memory went, what was changed, and what is still open: [profiling.md](profiling.md).
 `;
 }
 

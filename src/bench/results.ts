@@ -43,7 +43,12 @@ export interface ScenarioResult {
   kind: ScenarioKind;
   groups: number;
   size: number;
+  /** This project's policy; upstream's rows say Sequential, its only behaviour. */
   policy: 'Sequential' | 'Parallel';
+  /** `upstream`: measured with upstream LeaderWorkerSet's controller (`--against upstream`); else this project. */
+  controller?: 'upstream';
+  /** The LWS created -> its groups Ready, provisioned from nothing alone; absent in results from before. */
+  provisionMs?: number;
   samples: GroupSample[];
   teardownP50Ms: number;
   teardownP95Ms: number;
@@ -114,7 +119,20 @@ export interface BenchResult {
   processes: Record<string, ProcessStats>;
   /** By scenario id (both policies ran at once). */
   load: Record<string, ScenarioLoad>;
+  /** `--against upstream`: upstream's controller, run after this project's on the same cluster. */
+  upstream?: {
+    version: string;
+    /** CRD swap, process start, webhooks answering. */
+    startMs: number;
+    /** Its process over all of its scenarios. */
+    process: ProcessStats;
+    /** By scenario id, while upstream's rounds ran (its process as `lws-upstream`). */
+    load: Record<string, ScenarioLoad>;
+  };
 }
+
+/** The process name of upstream's controller in `ScenarioLoad.cpuSeconds`. */
+export const UPSTREAM_PROCESS = 'lws-upstream';
 
 /** Nearest-rank percentile; 0 for no values. */
 export function percentile(values: number[], p: number): number {

@@ -18,6 +18,8 @@ import { waitFor } from '../stack/processes.js';
 import { isProvisioned, provision } from '../stack/provision.js';
 import { postgresBinDir } from '../stack/temporal-cluster.js';
 import { startTemporal, type RunningTemporal, type TemporalTarget } from '../stack/temporal-target.js';
+import { cleanUpUpstreamLws, startUpstreamLws } from '../stack/upstream-lws.js';
+import { versions } from '../stack/versions.js';
 import { createLogger } from '../log.js';
 import { PodTracker } from './pod-tracker.js';
 import {
@@ -29,6 +31,7 @@ import {
   type ScenarioKind,
   type ScenarioLoad,
   type ScenarioResult,
+  UPSTREAM_PROCESS,
 } from './results.js';
 import { cpuSnapshot, loadBetween, type CpuSnapshot } from './cpu-load.js';
 import { processStats } from './process-stats.js';
@@ -118,6 +121,12 @@ export function scenarios(quick: boolean): Scenario[] {
 
 const policies: PodTerminationPolicy[] = ['Sequential', 'Parallel'];
 
+/** What one LWS of a scenario is measured with: this project under a policy, or upstream's controller. */
+export type Contender = PodTerminationPolicy | 'upstream';
+
+/** The policy a contender's LWS asks for: none for upstream, which has no podTerminationPolicy. */
+const policyOf = (c: Contender): PodTerminationPolicy | undefined => (c === 'upstream' ? undefined : c);
+
 export interface BenchOptions {
   graceSeconds: number;
   quick: boolean;
@@ -137,6 +146,8 @@ export interface BenchOptions {
   together: boolean;
   /** The Temporal the controller runs on: a fresh dev server, or the cluster of `npm run temporal:up`. */
   temporal: TemporalTarget;
+  /** `upstream`: every scenario again with upstream LeaderWorkerSet's controller, after this project's. */
+  against?: 'upstream';
   progress: (line: string) => void;
 }
 
@@ -144,12 +155,14 @@ async function runScenario(
   kc: k8s.KubeConfig,
   scenario: Scenario,
   graceSeconds: number,
-  trigger: ControllerProcess,
+  /** This project's trigger, whose log has its reactions; none for upstream. */
+  trigger: ControllerProcess | undefined,
   /** The processes of the stack, by name, whose CPU the scenario reports. */
   pids: Record<string, number | undefined>,
   progress: (line: string) => void,
-  opts: { together: boolean; settle(): Promise<void> },
+  opts: { together: boolean; settle(): Promise<void>; contenders: Contender[] },
 ): Promise<{ results: ScenarioResult[]; load: ScenarioLoad }> {
+  const { contenders } = opts;
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
   // The leaders of a round are deleted as streams on one HTTP/2 connection. Through client-node (HTTP/1.1, a TLS
@@ -168,17 +181,18 @@ async function runScenario(
   const tracker = new PodTracker(kc, namespace);
   await tracker.start();
   const g = scenario.groups;
-  const names = Object.fromEntries(policies.map((p) => [p, `${scenario.id}-${p.toLowerCase()}`])) as Record<
-    PodTerminationPolicy,
+  const names = Object.fromEntries(contenders.map((p) => [p, `${scenario.id}-${p.toLowerCase()}`])) as Record<
+    Contender,
     string
   >;
-  const samples: Record<PodTerminationPolicy, GroupSample[]> = { Sequential: [], Parallel: [] };
-  const rollouts: Record<PodTerminationPolicy, RolloutRound[]> = { Sequential: [], Parallel: [] };
+  const samples = Object.fromEntries(contenders.map((c) => [c, []])) as unknown as Record<Contender, GroupSample[]>;
+  const rollouts = Object.fromEntries(contenders.map((c) => [c, []])) as unknown as Record<Contender, RolloutRound[]>;
+  const provisionMs = {} as Record<Contender, number>;
   const timeout = (20 * graceSeconds + 60 + g * 2) * 1000;
-  const lwsBody = (policy: PodTerminationPolicy, image: string) =>
+  const lwsBody = (contender: Contender, image: string) =>
     sampleLeaderWorkerSet({
-      name: names[policy],
-      policy,
+      name: names[contender],
+      policy: policyOf(contender),
       replicas: g,
       size: scenario.size,
       graceSeconds,
@@ -186,7 +200,7 @@ async function runScenario(
       rollingUpdate: scenario.rollingUpdate,
     });
   /** A JSON merge patch of `policy`'s LWS spec. */
-  const patchSpec = (policy: PodTerminationPolicy, spec: object) =>
+  const patchSpec = (policy: Contender, spec: object) =>
     custom.patchNamespacedCustomObject(
       { group: API_GROUP, version: API_VERSION, plural: PLURAL, namespace, name: names[policy], body: { spec } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
@@ -195,10 +209,10 @@ async function runScenario(
    * One round: the leaders of the policies in `batch` deleted (or their LWS scaled down, deleted, or given the image
    * of round `round`) at once.
    */
-  const runRound = async (batch: PodTerminationPolicy[], round: number) => {
+  const runRound = async (batch: Contender[], round: number) => {
     const old = Object.fromEntries(
       batch.map((p) => [p, Array.from({ length: g }, (_, i) => tracker.groupUids(names[p], i))]),
-    ) as Partial<Record<PodTerminationPolicy, string[][]>>;
+    ) as Partial<Record<Contender, string[][]>>;
     const t0 = Date.now();
     const leaderDeletedAt = new Map<string, number>();
     const rollingOut = batch.map((p) => watchRollout(p, old[p]!));
@@ -289,7 +303,7 @@ async function runScenario(
    * no old pod and no surge group left), and the fewest groups Ready meanwhile. A group is Ready with all of its old
    * pods or `size` new ones, never a mix; surge groups count too.
    */
-  const watchRollout = (policy: PodTerminationPolicy, oldGroups: string[][]) => {
+  const watchRollout = (policy: Contender, oldGroups: string[][]) => {
     if (scenario.kind !== 'rolling-update') return undefined;
     const lws = names[policy];
     const olds = oldGroups.map((uids) => new Set(uids));
@@ -317,27 +331,31 @@ async function runScenario(
   let cpuTo: CpuSnapshot | undefined;
   const since = (from: number) => formatDuration(Date.now() - from);
   try {
-    const creating = Date.now();
-    for (const policy of policies) {
+    // Each contender's groups are provisioned from nothing alone: the LWS created -> its N groups Ready.
+    for (const contender of contenders) {
+      await opts.settle();
+      const creating = Date.now();
       await custom.createNamespacedCustomObject({
         group: API_GROUP,
         version: API_VERSION,
         plural: PLURAL,
         namespace,
-        body: lwsBody(policy, 'registry.invalid/inference:1'),
+        body: lwsBody(contender, 'registry.invalid/inference:1'),
       });
+      provisionMs[contender] = await tracker.until(
+        () => (tracker.allReady(names[contender], g, scenario.size) ? tracker.now() - creating : undefined),
+        timeout,
+        `${g} groups of ${names[contender]} ready`,
+      );
+      progress(
+        `  ${g} groups of ${names[contender]} provisioned and Ready in ${formatDuration(provisionMs[contender])}`,
+      );
     }
-    await tracker.until(
-      () => (policies.every((p) => tracker.allReady(names[p], g, scenario.size)) ? true : undefined),
-      timeout,
-      `${g} groups ready`,
-    );
-    progress(`  ${2 * g} groups provisioned and Ready in ${since(creating)}`);
     for (let round = 1; round <= scenario.rounds; round++) {
       // Apart (the default), each policy's groups are rebuilt alone, in an order that alternates by round: "N groups
       // at once" means N on the machine, and neither policy is measured under the other's load.
-      const order = round % 2 === 1 ? policies : [...policies].reverse();
-      for (const batch of opts.together ? [policies] : order.map((p) => [p])) {
+      const order = round % 2 === 1 ? contenders : [...contenders].reverse();
+      for (const batch of opts.together ? [contenders] : order.map((p) => [p])) {
         // The previous round's workflows (or the provisioning's) may still be finishing: Events, status, reports.
         const settling = Date.now();
         await opts.settle();
@@ -346,7 +364,7 @@ async function runScenario(
         cpuFrom ??= cpuSnapshot(pids, isTemporalProcess);
         await runRound(batch, round);
       }
-      const p50 = (p: PodTerminationPolicy) =>
+      const p50 = (p: Contender) =>
         formatDuration(
           percentile(
             samples[p].map((s) => s.teardownMs),
@@ -354,7 +372,7 @@ async function runScenario(
           ),
         );
       progress(
-        `  ${scenario.id} round ${round}/${scenario.rounds}: teardown p50 Sequential ${p50('Sequential')}, Parallel ${p50('Parallel')}`,
+        `  ${scenario.id} round ${round}/${scenario.rounds}: teardown p50 ${contenders.map((c) => `${c} ${p50(c)}`).join(', ')}`,
       );
     }
     cpuTo = cpuSnapshot(pids, isTemporalProcess);
@@ -376,15 +394,18 @@ async function runScenario(
       (err: unknown) => progress(`  WARNING ${(err as Error).message}; going on`),
     );
   }
-  const results = policies.map((policy) => ({
+  const results = contenders.map((policy): ScenarioResult => ({
     id: scenario.id,
     title: scenario.title,
     kind: scenario.kind,
     groups: scenario.groups,
     size: scenario.size,
-    policy,
+    // Upstream's only behaviour is this project's Sequential.
+    policy: policyOf(policy) ?? 'Sequential',
+    ...(policy === 'upstream' && { controller: 'upstream' as const }),
+    provisionMs: provisionMs[policy],
     samples: samples[policy],
-    reactionsMs: reactionTimes(trigger, `lws/${namespace}/${names[policy]}/`),
+    reactionsMs: trigger ? reactionTimes(trigger, `lws/${namespace}/${names[policy]}/`) : [],
     teardownP50Ms: percentile(
       samples[policy].map((s) => s.teardownMs),
       50,
@@ -446,6 +467,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const clusterWasRunning = Boolean(await isClusterRunning());
   const cluster = await startCluster({ log: createLogger('cluster') });
   const kc = localKubeConfig();
+  // A run that died mid-way against upstream leaves its CRD and webhooks: put ours back first.
+  await cleanUpUpstreamLws({ kc, log: createLogger('upstream-lws') });
   await installCrd(kc);
   const server = await startTemporal(opts.temporal, createLogger('temporal'));
   // Set as they start: whatever fails later, the finally below stops what did (Temporal too, if this run started it).
@@ -505,17 +528,25 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       const measured = await runScenario(kc, scenario, opts.graceSeconds, trigger, pids, opts.progress, {
         together: opts.together,
         settle: () => settle(temporal.client, temporal.taskQueue, opts.progress),
+        contenders: policies,
       });
       results.push(...measured.results);
       load[scenario.id] = measured.load;
     }
     const reactions = reactionTimes(trigger);
+    const processes = Object.fromEntries(controllers.map((c) => [processName(c), processStats(c.child.pid!)]));
+    let upstream: BenchResult['upstream'];
+    if (opts.against === 'upstream') {
+      // One controller at a time on the same cluster: ours stops before upstream's takes the CRD's name.
+      await Promise.all(controllers.map((c) => c.stop()));
+      controllers = [];
+      upstream = await runUpstream(kc, list, opts, { ...cluster.pids, bench: process.pid }, results, started);
+    }
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
     };
-    const { versions } = await import('../stack/versions.js');
     return {
-      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}${opts.oneProcess ? ' --one-process' : ''}${opts.together ? ' --together' : ''}${opts.temporal === 'cluster' ? ' --temporal cluster' : ''}`,
+      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}${opts.oneProcess ? ' --one-process' : ''}${opts.together ? ' --together' : ''}${opts.temporal === 'cluster' ? ' --temporal cluster' : ''}${opts.against ? ` --against ${opts.against}` : ''}`,
       compiled: opts.compiled,
       oneProcess: opts.oneProcess,
       together: opts.together,
@@ -534,14 +565,53 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         reactionP99Ms: percentile(reactions, 99),
       },
       temporalStartFloor,
-      processes: Object.fromEntries(controllers.map((c) => [processName(c), processStats(c.child.pid!)])),
+      processes,
       load,
+      ...(upstream && { upstream }),
     };
   } finally {
     await connection?.close();
     await Promise.all(controllers.map((c) => c.stop()));
     await server.stop();
     if (!clusterWasRunning) await stopCluster({ log: createLogger('cluster') });
+  }
+}
+
+/**
+ * Every scenario again with upstream's controller, started on the same cluster (its own CRD and webhooks); its rows
+ * go to `results`. Upstream has no workflows: nothing to settle between rounds.
+ */
+async function runUpstream(
+  kc: k8s.KubeConfig,
+  list: Scenario[],
+  opts: BenchOptions,
+  stackPids: Record<string, number | undefined>,
+  results: ScenarioResult[],
+  started: number,
+): Promise<NonNullable<BenchResult['upstream']>> {
+  opts.progress(`starting upstream LeaderWorkerSet ${versions.lwsUpstream} (its CRD and webhooks replace ours)`);
+  const controller = await startUpstreamLws({ kc, log: createLogger('upstream-lws') });
+  const load: Record<string, ScenarioLoad> = {};
+  try {
+    opts.progress(`  upstream serving after ${formatDuration(controller.startMs)}`);
+    const pids = { ...stackPids, [UPSTREAM_PROCESS]: controller.pid };
+    for (const [i, scenario] of list.entries()) {
+      opts.progress(
+        `[upstream ${i + 1}/${list.length}] ${scenario.title} (groups ${scenario.groups}, size ${scenario.size}, G ${opts.graceSeconds}s, elapsed ${formatDuration(Date.now() - started)})`,
+      );
+      const measured = await runScenario(kc, scenario, opts.graceSeconds, undefined, pids, opts.progress, {
+        together: false,
+        settle: async () => undefined,
+        contenders: ['upstream'],
+      });
+      results.push(...measured.results);
+      load[scenario.id] = measured.load;
+    }
+    const process = controller.stats();
+    return { version: versions.lwsUpstream, startMs: controller.startMs, process, load };
+  } finally {
+    opts.progress('stopping upstream LeaderWorkerSet; our CRD and webhook back');
+    await controller.stop();
   }
 }
 

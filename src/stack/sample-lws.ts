@@ -1,10 +1,12 @@
 // The spec's sample LeaderWorkerSet (a leader and workers, each one container), with the knobs the demo and the
-// benchmark turn: policy, replicas, size, the pods' grace period and, for a rolling update, maxUnavailable / maxSurge.
+// benchmark turn: policy (none for upstream's controller), replicas, size, the pods' grace period and, for a rolling
+// update, maxUnavailable / maxSurge.
 import { API_GROUP, API_VERSION, type LeaderWorkerSet, type PodTerminationPolicy } from '../model/index.js';
 
 export function sampleLeaderWorkerSet(opts: {
   name: string;
-  policy: PodTerminationPolicy;
+  /** None: the field left out, as upstream's manifests have it. */
+  policy?: PodTerminationPolicy;
   replicas: number;
   size: number;
   graceSeconds: number;
@@ -20,7 +22,7 @@ export function sampleLeaderWorkerSet(opts: {
     kind: 'LeaderWorkerSet',
     metadata: { name: opts.name },
     spec: {
-      podTerminationPolicy: opts.policy,
+      ...(opts.policy && { podTerminationPolicy: opts.policy }),
       replicas: opts.replicas,
       leaderWorkerTemplate: { size: opts.size, leaderTemplate: template('leader'), workerTemplate: template('worker') },
       ...(opts.rollingUpdate && {

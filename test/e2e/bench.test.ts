@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { scenarios } from '../../src/bench/run.js';
 import { temporalCpuSeconds, type BenchResult } from '../../src/bench/results.js';
 import { repoRoot } from '../../src/stack/paths.js';
+import { versions } from '../../src/stack/versions.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
 describe('npm run bench -- --quick', function () {
@@ -216,5 +217,48 @@ describe('npm run bench -- --quick', function () {
     assert.match(md, /Temporal server \S+ as a cluster/);
     assert.match(md, /\| one group rebuilt \| [\d.]+ s \| \d+ % \|.*\| [\d.]+ s \|\n/);
     assert.match(md, /Temporal's processes, each with its descendants/);
+  });
+
+  it('--against upstream measures the same scenarios with upstream LeaderWorkerSet, one controller at a time', async () => {
+    const only = ['rebuild-1', 'scale-down', 'delete', 'rollout'];
+    const { text, out, result } = await quickBench('--against', 'upstream', '--only', only.join(','));
+    assert.match(result.command, / --against upstream/);
+    assert.match(text, /\[upstream 1\/4\] one group rebuilt/, "upstream's progress is shown");
+    for (const scenario of scenarios(true).filter((x) => only.includes(x.id))) {
+      const rows = result.scenarios.filter((x) => x.id === scenario.id);
+      assert.deepEqual(
+        rows.map((x) => `${x.controller ?? 'lws-temporal'} ${x.policy}`).sort(),
+        ['lws-temporal Parallel', 'lws-temporal Sequential', 'upstream Sequential'],
+        `${scenario.id}: every contender's row`,
+      );
+      for (const r of rows) {
+        const who = `${scenario.id} ${r.controller ?? r.policy}`;
+        assert.equal(r.samples.length, scenario.groups * scenario.rounds, `${who}: samples`);
+        assert.ok(r.teardownP50Ms >= result.graceSeconds * 1000 * 0.9, `${who}: a teardown takes the grace period`);
+        assert.ok((r.provisionMs ?? 0) > 0, `${who}: provisioned from nothing`);
+        if (scenario.kind === 'rebuild' || scenario.kind === 'rolling-update') {
+          assert.deepEqual(
+            r.samples.map((x) => x.newLeaders),
+            r.samples.map(() => 1),
+            `${who}: each group rebuilt once`,
+          );
+          assert.ok(r.recoveryP50Ms! >= r.teardownP50Ms * 0.5, who);
+        }
+      }
+      const upstream = rows.find((x) => x.controller === 'upstream')!;
+      assert.deepEqual(upstream.reactionsMs, [], 'upstream has no trigger');
+      const load = result.upstream?.load[scenario.id];
+      assert.ok((load?.cpuSeconds['lws-upstream'] ?? 0) > 0, `${scenario.id}: upstream's CPU measured`);
+      assert.equal(load?.cpuSeconds.worker, undefined, `${scenario.id}: this project's worker had stopped`);
+    }
+    // Upstream behaves as Sequential: its workers terminate only once the leader is gone.
+    const up = result.scenarios.find((x) => x.id === 'rebuild-1' && x.controller === 'upstream')!;
+    assert.ok(up.samples[0]!.workersTerminatingMs >= up.samples[0]!.leaderGoneMs, 'upstream: workers after leader');
+    assert.ok(result.upstream!.process.peakRssMb > 0 && result.upstream!.process.cpuSeconds > 0);
+    assert.equal(result.upstream!.version, versions.lwsUpstream);
+    const md = readFileSync(join(out, 'benchmarks.md'), 'utf8');
+    assert.match(md, /## Against upstream LeaderWorkerSet/);
+    assert.match(md, /\| one group rebuilt \| 1 x 4 \| [\d.]+ s \/ [\d.]+ s \|/);
+    assert.match(md, /Peak RSS over the whole run: upstream's controller \d+ MB/);
   });
 });
