@@ -228,6 +228,9 @@ export function upstreamTables(result: BenchResult): string | undefined {
     ];
   });
   const rss = Object.values(result.processes).reduce((sum, x) => sum + x.peakRssMb, 0);
+  const goals = upstreamTargets(result)
+    .map((x) => `| ${x.target} | ${x.measured} | ${x.met === undefined ? '-' : x.met ? 'yes' : 'no'} |`)
+    .join('\n');
   return `## Against upstream LeaderWorkerSet
 
 Upstream LeaderWorkerSet ${up.version}'s controller, built from its module and run out of cluster with its own CRD
@@ -258,7 +261,64 @@ ${cost.join('\n')}
 Peak RSS over the whole run: upstream's controller ${up.process.peakRssMb} MB (${up.process.cpuSeconds} CPU s); this
 project's ${Object.entries(result.processes)
     .map(([name, x]) => `${name} ${x.peakRssMb} MB`)
-    .join(', ')} (${rss} MB together, Temporal not counted).`;
+    .join(', ')} (${rss} MB together, Temporal not counted).
+
+Issue 29's targets, measured in this run (reported, never asserted):
+
+| target | measured | met |
+|---|---|---|
+${goals}`;
+}
+
+/** Issue 29's targets against upstream, from the scenarios this run had; `met` undefined: only reported. */
+export function upstreamTargets(result: BenchResult): { target: string; measured: string; met?: boolean }[] {
+  const out: { target: string; measured: string; met?: boolean }[] = [];
+  const recovery = (id: string, which: 'seq' | 'par') => {
+    const rows = pair(result.scenarios, id);
+    const ratio = rows[which]?.recoveryP50Ms && rows.upstream?.recoveryP50Ms;
+    return ratio ? rows[which]!.recoveryP50Ms! / rows.upstream!.recoveryP50Ms! : undefined;
+  };
+  for (const [which, name, limit] of [
+    ['par', 'Parallel', 0.55],
+    ['seq', 'Sequential', 1.02],
+  ] as const) {
+    for (const id of ['rebuild-1', 'rebuild-10']) {
+      const r = recovery(id, which);
+      if (r === undefined) continue;
+      out.push({ target: `${name} recovery / upstream's, ${id} <= ${limit}`, measured: r.toFixed(2), met: r <= limit });
+    }
+  }
+  for (const id of ['rebuild-10', 'rebuild-50']) {
+    const { seq, par, upstream } = pair(result.scenarios, id);
+    if (!upstream?.provisionMs || !seq?.provisionMs || !par?.provisionMs) continue;
+    const r = Math.max(seq.provisionMs, par.provisionMs) / upstream.provisionMs;
+    out.push({
+      target: `provisioning ${upstream.groups} groups, this project / upstream <= 1.0 (the slower policy)`,
+      measured: r.toFixed(2),
+      met: r <= 1,
+    });
+  }
+  const many = pair(result.scenarios, 'rebuild-50').par;
+  if (many?.samples.length) {
+    const p95 = percentile(
+      many.samples.map((x) => x.workersTerminatingMs),
+      95,
+    );
+    out.push({
+      target: `controller's share, ${many.groups} groups at once (leader deletion -> workers terminating), p95 <= 1 s`,
+      measured: s(p95),
+      met: p95 <= 1000,
+    });
+  }
+  const up = result.upstream;
+  if (up) {
+    const ours = Object.values(result.processes).reduce((sum, x) => sum + x.peakRssMb, 0);
+    out.push({
+      target: `worker + trigger peak RSS / upstream's, at this run's largest scenario (the target is at 1,000 groups)`,
+      measured: `${ours} / ${up.process.peakRssMb} MB = ${(ours / up.process.peakRssMb).toFixed(1)}`,
+    });
+  }
+  return out;
 }
 
 /** The Temporal a run measured, as the report's first paragraph names it. */
