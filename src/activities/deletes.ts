@@ -169,7 +169,8 @@ export function deletePod(c: KubeClients, input: ObjectIdentity): Promise<Delete
 
 /**
  * No read: the trigger's view is enough, as an informer cache is (docs/profiling.md). A leader seen terminating stays
- * so, uid preconditions refuse any other incarnation, and the StatefulSet controller never replaces a terminating pod.
+ * so, and uid preconditions refuse any other incarnation. The pods go only once their StatefulSet is deleting: a pod
+ * gone before that (an API server restart between the two) would be made again by the StatefulSet controller.
  */
 export async function deleteSeenWorkers(c: KubeClients, input: SeenWorkers): Promise<DeleteOutcome> {
   const { namespace, name, uid } = input.statefulSet;
@@ -182,6 +183,7 @@ export async function deleteSeenWorkers(c: KubeClients, input: SeenWorkers): Pro
         throw classify(err);
       },
     );
-  const [outcome] = await Promise.all([stsDelete, deletePodsByUid(c, input.pods)]);
+  const outcome = await stsDelete;
+  await deletePodsByUid(c, input.pods);
   return outcome;
 }
