@@ -156,10 +156,10 @@ describe('activities against the cluster', function () {
     });
 
     it('getPod and getStatefulSet summarise, and give null when absent', async () => {
-      const pod = await createPod('summary', { labels: { a: 'b' } });
+      const pod = await createPod('summary', { labels: { a: 'b', [LABEL_GROUP_INDEX]: '0' } });
       const info = await act.getPod(pod);
       assert.equal(info?.uid, pod.uid);
-      assert.deepEqual(info?.labels, { a: 'b' });
+      assert.deepEqual(info?.labels, { [LABEL_GROUP_INDEX]: '0' }, "only this controller's labels");
       assert.equal(info?.restartCount, 0);
       assert.equal(info?.deletionTimestamp, undefined);
       assert.equal(await act.getPod({ namespace, name: 'no-such-pod' }), null);
