@@ -22,7 +22,7 @@ import { API_GROUP, API_VERSION, CRD_NAME, KIND, LABEL_NAME, PLURAL } from '../m
 import { applyLocalWebhookConfiguration, waitForPodMutation, WEBHOOK_CONFIGURATION_NAME } from './admission.js';
 import { admissionPolicyPath } from './admission-policy.js';
 import { localKubeConfig, readClusterState } from './cluster.js';
-import { installCrd } from './crd.js';
+import { createOrReplaceCrd, installCrd } from './crd.js';
 import { binPath, clusterDir, kubeconfigPath, stateDir } from './paths.js';
 import { freePort, GiveUp, isAlive, SERVER_PORTS, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
 import { lwsUpstreamDir } from './provision.js';
@@ -201,37 +201,6 @@ export function upstreamWebhookConfigurations(
       }),
     };
   });
-}
-
-/** Create, or replace what is there under the name (read again on a conflict). */
-async function createOrReplaceCrd(ext: k8s.ApiextensionsV1Api, crd: k8s.V1CustomResourceDefinition): Promise<void> {
-  const name = crd.metadata!.name!;
-  await waitFor(
-    `CRD ${name} created or replaced`,
-    async () => {
-      try {
-        await ext.createCustomResourceDefinition({ body: crd });
-        return true;
-      } catch (err) {
-        if (code(err) !== 409) throw err;
-      }
-      const live = await ext.readCustomResourceDefinition({ name });
-      await ext.replaceCustomResourceDefinition({
-        name,
-        body: { ...crd, metadata: { ...crd.metadata, resourceVersion: live.metadata?.resourceVersion } },
-      });
-      return true;
-    },
-    { timeoutMs: 30_000 },
-  );
-  await waitFor(
-    `CRD ${name} Established`,
-    async () => {
-      const live = await ext.readCustomResourceDefinition({ name });
-      return live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-    },
-    { timeoutMs: 30_000 },
-  );
 }
 
 /** Upstream's CRD is installed under the name of ours (ours carries our label). */
