@@ -50,7 +50,9 @@ async function main(): Promise<void> {
   // One connection for both: the trigger's starts then ask the server for eager workflow start, and the first task
   // of a teardown comes back with its start, to this process's worker, instead of through the task queue.
   const connection = await connectWorker(temporal);
-  const trigger = await runTrigger(temporal, kc, createLogger('trigger'), triggerEnv, connection);
+  // A KubeConfig each (the connections stay shared): lws_kube_api_requests_total counts each role's requests apart.
+  const triggerKc = loadKubeConfig(process.env, 'worker+trigger');
+  const trigger = await runTrigger(temporal, triggerKc, createLogger('trigger'), triggerEnv, connection);
   const stopTrigger = () => void trigger.stop();
   // The worker's SDK drains on SIGTERM / SIGINT by itself; the trigger stops alongside.
   process.once('SIGTERM', stopTrigger);

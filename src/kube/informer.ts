@@ -4,6 +4,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { httpStatusOf, retryAfterMs, retryReasonOf, type KubeRetryReason } from './retry-reasons.js';
 import type { Logger } from '../log.js';
+import { noteKubeRequest } from './requests.js';
 import { RestartBackoff } from './restart-backoff.js';
 
 export interface WatchHandlers<T> {
@@ -55,7 +56,10 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
   // Each (re)start counts from its connect, not from a list: after an error client-node resumes from the last
   // resourceVersion without listing (it lists only at the first start and after a 410), so a watch that ran for hours
   // between two breaks would otherwise never count as healthy, and its delay would only ever double, to 30 s.
-  informer.on('connect', () => backoff.listed(Date.now()));
+  informer.on('connect', () => {
+    backoff.listed(Date.now());
+    noteKubeRequest(opts.kc, 'GET', opts.path, 200, new URLSearchParams({ watch: 'true' }));
+  });
   informer.on('error', (err) => {
     if (stopped) return;
     const restartDelay = restartDelayMs(backoff, err, Date.now());

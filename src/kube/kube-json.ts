@@ -16,6 +16,7 @@ import {
 } from '@kubernetes/client-node';
 import { API_GROUP, API_VERSION, PLURAL, type LeaderWorkerSet, type ObjectKey } from '../model/index.js';
 import { http2Target, stream, streamError, type Http2Target } from './api-http2.js';
+import { noteKubeRequest } from './requests.js';
 
 // The collections the waits also watch (group-waits.ts), exported.
 export const podsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
@@ -80,9 +81,16 @@ export async function kubeCall<T>(kc: KubeConfig, call: Call): Promise<T> {
     answer = target ? await overHttp2(target, call.method, url, payload) : await overHttp1(url, options, payload);
   } catch (err) {
     // A server that turned HTTP/2 down is now marked for HTTP/1.1 (api-http2.ts): ask again that way.
-    if (!target || http2Target(kc, options)) throw err;
-    answer = await overHttp1(url, options, payload);
+    if (!target || http2Target(kc, options)) {
+      noteKubeRequest(kc, call.method, call.path, 0, url.searchParams);
+      throw err;
+    }
+    answer = await overHttp1(url, options, payload).catch((again: unknown) => {
+      noteKubeRequest(kc, call.method, call.path, 0, url.searchParams);
+      throw again;
+    });
   }
+  noteKubeRequest(kc, call.method, call.path, answer.code, url.searchParams);
   if (answer.code < 200 || answer.code > 299) {
     throw new ApiException(
       answer.code,

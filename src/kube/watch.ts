@@ -5,6 +5,7 @@ import * as http2 from 'node:http2';
 import type * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { http2Target, stream, streamError } from './api-http2.js';
+import { noteKubeRequest } from './requests.js';
 
 /** The server ends each watch after this long; a fresh GET and watch follow, which also heal a missed event. */
 export const WATCH_TIMEOUT_SECONDS = 60;
@@ -101,9 +102,22 @@ async function openWatch(
   const options: https.RequestOptions = { headers: { Accept: 'application/json' } };
   await kc.applyToHTTPSOptions(options);
   const target = http2Target(kc, options);
-  if (!target) return new k8s.Watch(kc).watch(path, query, onEvent, done);
   const search = new URLSearchParams({ watch: 'true' });
   for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, String(value));
+  // Counted once its status is known: a watch's answer is a stream that may last its whole timeout.
+  const note = (code: number) => noteKubeRequest(kc, 'GET', path, code, search);
+  if (!target) {
+    return new k8s.Watch(kc).watch(path, query, onEvent, done).then(
+      (controller) => {
+        note(200);
+        return controller;
+      },
+      (err: unknown) => {
+        note(0);
+        throw err;
+      },
+    );
+  }
   const request = stream(target, 'GET', `${path}?${search}`);
   let ended = false;
   const end = (err: unknown) => {
@@ -114,7 +128,10 @@ async function openWatch(
   let status = 0;
   let pending = '';
   request.setEncoding('utf8');
-  request.on('response', (headers) => (status = Number(headers[':status'])));
+  request.on('response', (headers) => {
+    status = Number(headers[':status']);
+    note(status);
+  });
   request.on('data', (chunk: string) => {
     pending += chunk;
     if (status !== 200) return; // the body is a Status: reported at the end
@@ -134,7 +151,10 @@ async function openWatch(
     }
   });
   request.on('end', () => end(status === 200 ? null : new Error(`watch ${path}: HTTP ${status}: ${pending.trim()}`)));
-  request.on('error', (err) => end(streamError(err)));
+  request.on('error', (err) => {
+    if (status === 0) note(0);
+    end(streamError(err));
+  });
   request.on('close', () => end(new Error(`watch ${path}: the HTTP/2 stream closed (code ${request.rstCode})`)));
   return { abort: () => request.close(http2.constants.NGHTTP2_CANCEL) };
 }

@@ -3,6 +3,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { observeKubeRequests } from '../kube/requests.js';
 import { KUBE_RETRY_REASONS } from '../kube/retry-reasons.js';
 import type { Logger } from '../log.js';
 
@@ -20,6 +22,29 @@ function retriesCounter(registry: Registry, component: 'worker' | 'trigger'): Co
   });
   for (const reason of KUBE_RETRY_REASONS) counter.inc({ component, reason }, 0);
   return counter;
+}
+
+/**
+ * Requests to the API server, by process, verb, resource and HTTP status (0: no answer), as the API server would
+ * count them: what the controller costs the API server per group lifecycle (docs/benchmarks.md).
+ */
+function requestsCounter(
+  registry: Registry,
+  component: 'worker' | 'trigger',
+): { counter: Counter<'component' | 'verb' | 'resource' | 'code'>; observe(kc: KubeConfig): void } {
+  const counter = new Counter({
+    name: 'lws_kube_api_requests_total',
+    help: 'Requests to the Kubernetes API server, by verb, resource and HTTP status (0: the connection failed)',
+    labelNames: ['component', 'verb', 'resource', 'code'] as const,
+    registers: [registry],
+  });
+  return {
+    counter,
+    observe: (kc) =>
+      observeKubeRequests(kc, ({ verb, resource, code }) =>
+        counter.inc({ component, verb, resource, code: String(code) }),
+      ),
+  };
 }
 
 /** Seconds: teardowns sit around 1-2 x the grace period, which is 5 s to several minutes for AI workloads. */
@@ -48,6 +73,8 @@ export class WorkerMetrics {
     registers: [this.registry],
   });
   readonly kubeApiRetries = retriesCounter(this.registry, 'worker');
+  /** `observe(kc)` counts each request made with that KubeConfig. */
+  readonly kubeApiRequests = requestsCounter(this.registry, 'worker');
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'lws_worker_' });
@@ -86,6 +113,8 @@ export class TriggerMetrics {
     registers: [this.registry],
   });
   readonly kubeApiRetries = retriesCounter(this.registry, 'trigger');
+  /** `observe(kc)` counts each request made with that KubeConfig. */
+  readonly kubeApiRequests = requestsCounter(this.registry, 'trigger');
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'lws_trigger_' });

@@ -37,6 +37,7 @@ export async function runTrigger(
   });
   const searchAttributes = await registeredSearchAttributes(client, temporal.namespace, log);
   const metrics = new TriggerMetrics();
+  metrics.kubeApiRequests.observe(kc);
   let ready = false;
   const server = await serveMetrics({ registry: metrics.registry, role: 'trigger', healthy: () => ready, log, env });
   const trigger = new Trigger({

@@ -71,6 +71,7 @@ export async function runWorker(
   { shared, versioning = workerVersioningFromEnv() }: RunWorkerOptions = {},
 ): Promise<void> {
   const metrics = new WorkerMetrics();
+  metrics.kubeApiRequests.observe(kc);
   const connection = shared ?? (await connectWorker(temporal));
   const { bundle, buildId } = await loadWorkflowBundle();
   const version: WorkerDeploymentVersion | undefined = versioning.enabled

@@ -277,6 +277,21 @@ for (const target of testTemporalTargets()) {
       const trigger = await scrape(controller.trigger.lines);
       assert.match(trigger, /lws_trigger_workflows_started_total\{workflow="teardownGroup"\} [1-9]/);
       assert.match(trigger, /lws_trigger_reaction_seconds_count [1-9]/);
+      // Each process's own requests to the API server: the worker deleted the old workers' StatefulSet, the trigger
+      // listed and watched the pods.
+      assert.match(
+        worker,
+        /lws_kube_api_requests_total\{component="worker",verb="delete",resource="statefulsets",code="200"\} [1-9]/,
+      );
+      assert.match(
+        trigger,
+        /lws_kube_api_requests_total\{component="trigger",verb="list",resource="pods",code="200"\} [1-9]/,
+      );
+      assert.match(
+        trigger,
+        /lws_kube_api_requests_total\{component="trigger",verb="watch",resource="pods",code="200"\} [1-9]/,
+      );
+      assert.doesNotMatch(trigger, /component="worker"/);
     });
 
     it('(d) scale-down 2 -> 1 under Parallel tears group 1 down in about 1 x grace', async () => {
