@@ -1,5 +1,7 @@
 // npm run bench [-- --quick] [--grace <seconds>] [--only <scenario,...>] [--out <dir>] [--one-process] [--together]
-//   [--dev] [--temporal dev-server|cluster] [--against upstream]
+//   [--dev] [--temporal dev-server|cluster] [--against upstream] [--scale]
+//   --scale: the scale scenarios too (10, 100 and 1,000 groups of 4 on KWOK; with --quick 4 and 8), after the others;
+//   `--only scale-1000` runs one of them alone.
 //   --against upstream: every scenario again with upstream LeaderWorkerSet's controller (built into the cache by
 //   `npm run provision`), after this project's, on the same cluster.
 // npm run bench -- --compare <first> <second>: prints a Markdown table of two runs side by side (each a
@@ -35,6 +37,7 @@ try {
       temporal: { type: 'string', default: 'dev-server' },
       compare: { type: 'boolean', default: false },
       against: { type: 'string' },
+      scale: { type: 'boolean', default: false },
     },
   });
   if (values.compare) {
@@ -63,6 +66,7 @@ try {
     together: values.together,
     temporal,
     ...(values.against === 'upstream' && { against: 'upstream' as const }),
+    scale: values.scale,
     progress: (line) => process.stdout.write(line + '\n'),
   });
   writeFileSync(join(out, 'benchmarks.json'), JSON.stringify(result, null, 2) + '\n');

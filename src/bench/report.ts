@@ -21,8 +21,9 @@ function pair(results: ScenarioResult[], id: string) {
   return { seq, par, upstream };
 }
 
+/** The scenarios of the main tables: the scale scenarios (rounds of different sizes) have a table of their own. */
 function ids(result: BenchResult): string[] {
-  return [...new Set(result.scenarios.map((r) => r.id))];
+  return [...new Set(result.scenarios.filter((r) => !r.scale).map((r) => r.id))];
 }
 
 /** Targets of issue 5, checked against the measurement (reported, never asserted by tests). */
@@ -107,7 +108,7 @@ ${split.join('\n')}`;
  */
 export function roundsTable(result: BenchResult): string | undefined {
   const rows = result.scenarios
-    .filter((r) => r.groups >= 10 && !r.controller)
+    .filter((r) => r.groups >= 10 && !r.controller && !r.scale)
     .flatMap((r) => {
       const rounds = new Map<number, number[]>();
       for (const x of r.samples) rounds.set(x.roundStartedAt, [...(rounds.get(x.roundStartedAt) ?? []), x.teardownMs]);
@@ -270,6 +271,112 @@ Issue 29's targets, measured in this run (reported, never asserted):
 ${goals}`;
 }
 
+const p50p95 = (values: number[]) =>
+  values.length ? `${s(percentile(values, 50))} / ${s(percentile(values, 95))}` : '-';
+
+/** A scale row's samples of rounds that rebuilt one group, or of the round that rebuilt the most at once. */
+function scaleSamples(r: ScenarioResult, which: 'one' | 'most') {
+  const most = Math.max(...r.samples.map((x) => x.rebuiltAtOnce ?? 1));
+  return r.samples.filter((x) => (which === 'one' ? x.rebuiltAtOnce === 1 : x.rebuiltAtOnce === most));
+}
+
+/**
+ * How the cost grows with the groups standing (`--scale`): per scale scenario and controller, provisioning, the
+ * controller's share and recovery with one group rebuilt and with a tenth at once, memory, API requests, history bytes.
+ */
+export function scaleTables(result: BenchResult): string | undefined {
+  const rows = result.scenarios
+    .filter((r) => r.scale)
+    .sort((a, b) => a.groups - b.groups || Number(Boolean(a.controller)) - Number(Boolean(b.controller)));
+  if (rows.length === 0) return undefined;
+  const who = (r: ScenarioResult) => (r.controller === 'upstream' ? 'upstream' : r.policy);
+  const times = rows.map((r) => {
+    const one = scaleSamples(r, 'one');
+    const most = scaleSamples(r, 'most');
+    const share = (xs: typeof one) => p50p95(xs.map((x) => x.workersTerminatingMs));
+    const recovery = (xs: typeof one) => p50p95(xs.map((x) => x.recoveryMs ?? 0));
+    return `| ${r.groups} x ${r.size} | ${who(r)} | ${s(r.provisionMs)} | ${share(one)} | ${recovery(one)} | ${most[0]?.rebuiltAtOnce ?? '-'} | ${share(most)} | ${recovery(most)} |`;
+  });
+  const cost = rows.map((r) => {
+    const f = r.scale!;
+    const rss = Object.values(f.residentMb).reduce((sum, mb) => sum + mb, 0);
+    const perLifecycle = r.samples.length ? (f.apiRequests.rounds / r.samples.length).toFixed(1) : '-';
+    const bytes = (kind: string) => {
+      const h = f.historyBytes?.[kind];
+      return h?.runs ? `${Math.round(h.bytes / h.runs)} B` : '-';
+    };
+    return `| ${r.groups} x ${r.size} | ${who(r)} | ${Object.entries(f.residentMb)
+      .map(([name, mb]) => `${name} ${mb}`)
+      .join(
+        ' + ',
+      )} = ${rss} MB | ${(f.apiRequests.provisioning / r.groups).toFixed(1)} | ${perLifecycle} | ${bytes('provision')} | ${bytes('teardown')} | ${bytes('reconcile')} |`;
+  });
+  const goals = scaleTargets(result)
+    .map((x) => `| ${x.target} | ${x.measured} | ${x.met ? 'yes' : 'no'} |`)
+    .join('\n');
+  return `## How the cost grows with the groups standing
+
+Scale scenarios (\`--scale\`): an LWS of N groups of 4 on KWOK, provisioned from nothing, then one group rebuilt
+(its leader deleted) three times while the other N - 1 stand, then a tenth of the groups at once. This project under
+Parallel, whose share is its own; upstream (its only behaviour is Sequential) where the run had \`--against upstream\`.
+**Share** is leader deletion -> workers terminating, as above.
+
+| groups x size | controller | provisioning | share, one rebuilt p50 / p95 | recovery, one rebuilt | rebuilt at once | share p50 / p95 | recovery p50 / p95 |
+|---|---|---|---|---|---|---|---|
+${times.join('\n')}
+
+What it costs with every group standing. **RSS** is each process's resident memory after the rounds (Temporal not
+counted). **API requests** are the controller's own client-side count (this project's
+\`lws_kube_api_requests_total\`, upstream's \`rest_client_requests_total\`), per group provisioned and per group
+lifecycle of the rounds (a teardown and its return). **History bytes** are per workflow run, as the server counts a
+history's size (the reconcile's runs grow with the groups it lists).
+
+| groups x size | controller | RSS (MB) | API requests per group provisioned | per lifecycle | history bytes: provision | teardown | reconcile |
+|---|---|---|---|---|---|---|---|
+${cost.join('\n')}
+${
+  goals
+    ? `
+| target | measured | met |
+|---|---|---|
+${goals}
+`
+    : ''
+}`;
+}
+
+/** Issue 29's scale targets, from the scale scenarios this run had (reported, never asserted). */
+export function scaleTargets(result: BenchResult): { target: string; measured: string; met: boolean }[] {
+  const rows = result.scenarios.filter((r) => r.scale);
+  const ours = rows.filter((r) => !r.controller).sort((a, b) => a.groups - b.groups);
+  const out: { target: string; measured: string; met: boolean }[] = [];
+  const shareP50 = (r: ScenarioResult) =>
+    percentile(
+      scaleSamples(r, 'one').map((x) => x.workersTerminatingMs),
+      50,
+    );
+  const [smallest, largest] = [ours[0], ours[ours.length - 1]];
+  if (smallest && largest && largest !== smallest && shareP50(smallest) > 0) {
+    const ratio = shareP50(largest) / shareP50(smallest);
+    out.push({
+      target: `controller's share with ${largest.groups - 1} other groups standing / with ${smallest.groups - 1}, p50 <= 1.2`,
+      measured: `${s(shareP50(largest))} / ${s(shareP50(smallest))} = ${ratio.toFixed(2)}`,
+      met: ratio <= 1.2,
+    });
+  }
+  const upstream = rows.find((r) => r.controller === 'upstream' && r.groups === largest?.groups);
+  if (largest?.scale && upstream?.scale) {
+    const sum = (r: ScenarioResult) => Object.values(r.scale!.residentMb).reduce((a, b) => a + b, 0);
+    const ratio = sum(largest) / sum(upstream);
+    out.push({
+      target: `worker + trigger RSS / upstream's at ${largest.groups} groups <= 2`,
+      measured: `${sum(largest)} / ${sum(upstream)} MB = ${ratio.toFixed(1)}`,
+      met: ratio <= 2,
+    });
+  }
+  return out;
+}
+
 /** Issue 29's targets against upstream, from the scenarios this run had; `met` undefined: only reported. */
 export function upstreamTargets(result: BenchResult): { target: string; measured: string; met?: boolean }[] {
   const out: { target: string; measured: string; met?: boolean }[] = [];
@@ -358,6 +465,7 @@ export function markdown(result: BenchResult, chartFile: string): string {
   const rounds = roundsTable(result);
   const rollouts = rolloutTable(result);
   const upstream = upstreamTables(result);
+  const scale = scaleTables(result);
   const t = targets(result);
   const v = result.versions;
   return `# Benchmarks
@@ -439,7 +547,13 @@ ${
 
 `
     : ''
-}Where the time and memory went, what was changed, and what is still open: [profiling.md](profiling.md).
+}${
+    scale
+      ? `${scale}
+
+`
+      : ''
+  }Where the time and memory went, what was changed, and what is still open: [profiling.md](profiling.md).
 `;
 }
 

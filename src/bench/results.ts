@@ -25,6 +25,21 @@ export interface GroupSample {
   recoveryMs?: number;
   /** Leader pods the group had from the deletion until it was Ready again: 1 unless something rebuilt it twice. */
   newLeaders?: number;
+  /** Scale scenarios: how many groups its round rebuilt at once (the others stood). */
+  rebuiltAtOnce?: number;
+}
+
+/** How the cost grows with the groups standing: a scale scenario's figures, of the controller that ran it. */
+export interface ScaleFigures {
+  /** Resident memory of the controller's processes once the rounds were over, every group standing, MB. */
+  residentMb: Record<string, number>;
+  /**
+   * Requests the controller made to the API server, by its own client-side count (this project's
+   * lws_kube_api_requests_total, upstream's rest_client_requests_total): provisioning the groups, and the rounds.
+   */
+  apiRequests: { provisioning: number; rounds: number };
+  /** Temporal history bytes (as the server counts a history's size) by lifecycle: runs and bytes. This project only. */
+  historyBytes?: Record<string, { runs: number; bytes: number }>;
 }
 
 export type ScenarioKind = 'rebuild' | 'scale-down' | 'delete' | 'rolling-update';
@@ -58,6 +73,8 @@ export interface ScenarioResult {
   reactionsMs: number[];
   /** Rolling updates: the limits the LWS had, and each round. */
   rollout?: { maxUnavailable: number; maxSurge: number; rounds: RolloutRound[] };
+  /** Scale scenarios (`--scale`). */
+  scale?: ScaleFigures;
 }
 
 /** CPU while a scenario's rounds ran, from the first deletion until every group's samples were in. */

@@ -30,12 +30,14 @@ import {
   type RolloutRound,
   type ScenarioKind,
   type ScenarioLoad,
+  type ScaleFigures,
   type ScenarioResult,
   UPSTREAM_PROCESS,
 } from './results.js';
 import { cpuSnapshot, loadBetween, type CpuSnapshot } from './cpu-load.js';
 import { processStats } from './process-stats.js';
 import { measureStartFloor } from './temporal-floor.js';
+import { controllerProbes, upstreamProbes, type ScaleProbes } from './scale-probes.js';
 import { settle } from './settle.js';
 import { temporalConfigFromEnv } from '../config/temporal.js';
 
@@ -49,6 +51,31 @@ export interface Scenario {
   rounds: number;
   /** The LWS's rolling-update limits, in groups (the defaults when absent). */
   rollingUpdate?: { maxUnavailable: number; maxSurge: number };
+  /**
+   * Rebuilds only: groups rebuilt at once in each round, in order, while the others stand (one round per entry);
+   * every group in each of `rounds` when absent.
+   */
+  rebuiltPerRound?: number[];
+  /** This project's policies it measures (both when absent). */
+  policies?: PodTerminationPolicy[];
+  /** Records how the cost grows: memory with every group standing, API requests, history bytes (ScaleFigures). */
+  scale?: boolean;
+}
+
+/** Groups of size 4 at 10, 100 and 1,000 (KWOK): one rebuilt three times while the others stand, then a tenth at once. */
+export function scaleScenarios(quick: boolean): Scenario[] {
+  return (quick ? [4, 8] : [10, 100, 1000]).map((groups) => ({
+    id: `scale-${groups}`,
+    title: `${groups} groups standing: one rebuilt, then ${Math.max(1, groups / 10)} at once`,
+    kind: 'rebuild' as const,
+    groups,
+    size: 4,
+    rounds: 4,
+    rebuiltPerRound: [1, 1, 1, Math.max(1, groups / 10)],
+    // Parallel is the policy whose share is this controller's (Sequential's is the grace period and the GC's).
+    policies: ['Parallel' as const],
+    scale: true,
+  }));
 }
 
 export function scenarios(quick: boolean): Scenario[] {
@@ -148,6 +175,8 @@ export interface BenchOptions {
   temporal: TemporalTarget;
   /** `upstream`: every scenario again with upstream LeaderWorkerSet's controller, after this project's. */
   against?: 'upstream';
+  /** The scale scenarios too (scaleScenarios), after the others; `only` may also name them. */
+  scale?: boolean;
   progress: (line: string) => void;
 }
 
@@ -160,7 +189,13 @@ async function runScenario(
   /** The processes of the stack, by name, whose CPU the scenario reports. */
   pids: Record<string, number | undefined>,
   progress: (line: string) => void,
-  opts: { together: boolean; settle(): Promise<void>; contenders: Contender[] },
+  opts: {
+    together: boolean;
+    settle(): Promise<void>;
+    contenders: Contender[];
+    /** Scale scenarios: what ScaleFigures records, from the controller that runs (one contender at a time). */
+    scale?: ScaleProbes;
+  },
 ): Promise<{ results: ScenarioResult[]; load: ScenarioLoad }> {
   const { contenders } = opts;
   const core = kc.makeApiClient(k8s.CoreV1Api);
@@ -210,8 +245,9 @@ async function runScenario(
    * of round `round`) at once.
    */
   const runRound = async (batch: Contender[], round: number) => {
+    const indices = roundGroups(scenario, round);
     const old = Object.fromEntries(
-      batch.map((p) => [p, Array.from({ length: g }, (_, i) => tracker.groupUids(names[p], i))]),
+      batch.map((p) => [p, indices.map((i) => tracker.groupUids(names[p], i))]),
     ) as Partial<Record<Contender, string[][]>>;
     const t0 = Date.now();
     const leaderDeletedAt = new Map<string, number>();
@@ -222,7 +258,7 @@ async function runScenario(
       batch.map(async (p) => {
         if (scenario.kind === 'rebuild') {
           await Promise.all(
-            Array.from({ length: g }, async (_, i) => {
+            indices.map(async (i) => {
               const leader = `${names[p]}-${i}`;
               await pods.delete({ namespace, name: leader }, {});
               leaderDeletedAt.set(leader, Date.now());
@@ -247,7 +283,8 @@ async function runScenario(
     );
     await Promise.all(
       batch.flatMap((p) =>
-        old[p]!.map(async (uids, i) => {
+        old[p]!.map(async (uids, j) => {
+          const i = indices[j]!;
           const leader = `${names[p]}-${i}`;
           const group = { lws: names[p], groupIndex: i };
           // A rolling update deletes the leaders one after another (the StatefulSet controller, as the reconcile
@@ -269,6 +306,7 @@ async function runScenario(
           );
           const sample: GroupSample = {
             roundStartedAt: t0,
+            ...(scenario.rebuiltPerRound && { rebuiltAtOnce: indices.length }),
             ...(scenario.kind === 'rolling-update' && { updateToLeaderDeletionMs: from - t0 }),
             teardownMs: gone - from,
             ...(leaderDeletedAt.has(leader) ? { leaderDeletedMs: leaderDeletedAt.get(leader)! - t0 } : {}),
@@ -329,11 +367,15 @@ async function runScenario(
   };
   let cpuFrom: CpuSnapshot | undefined;
   let cpuTo: CpuSnapshot | undefined;
+  const probes = scenario.scale ? opts.scale : undefined;
+  const requests: number[] = [];
+  let scale: ScaleFigures | undefined;
   const since = (from: number) => formatDuration(Date.now() - from);
   try {
     // Each contender's groups are provisioned from nothing alone: the LWS created -> its N groups Ready.
     for (const contender of contenders) {
       await opts.settle();
+      if (probes) requests.push(await probes.apiRequests());
       const creating = Date.now();
       await custom.createNamespacedCustomObject({
         group: API_GROUP,
@@ -351,7 +393,12 @@ async function runScenario(
         `  ${g} groups of ${names[contender]} provisioned and Ready in ${formatDuration(provisionMs[contender])}`,
       );
     }
-    for (let round = 1; round <= scenario.rounds; round++) {
+    if (probes) {
+      await opts.settle();
+      requests.push(await probes.apiRequests());
+    }
+    const rounds = scenario.rebuiltPerRound?.length ?? scenario.rounds;
+    for (let round = 1; round <= rounds; round++) {
       // Apart (the default), each policy's groups are rebuilt alone, in an order that alternates by round: "N groups
       // at once" means N on the machine, and neither policy is measured under the other's load.
       const order = round % 2 === 1 ? contenders : [...contenders].reverse();
@@ -372,10 +419,27 @@ async function runScenario(
           ),
         );
       progress(
-        `  ${scenario.id} round ${round}/${scenario.rounds}: teardown p50 ${contenders.map((c) => `${c} ${p50(c)}`).join(', ')}`,
+        `  ${scenario.id} round ${round}/${rounds}: teardown p50 ${contenders.map((c) => `${c} ${p50(c)}`).join(', ')}`,
       );
     }
     cpuTo = cpuSnapshot(pids, isTemporalProcess);
+    if (probes) {
+      await opts.settle();
+      const [beforeProvisioning = 0, provisioned = 0] = requests;
+      const afterRounds = await probes.apiRequests();
+      scale = {
+        residentMb: probes.residentMb(),
+        apiRequests: { provisioning: provisioned - beforeProvisioning, rounds: afterRounds - provisioned },
+        ...(probes.historyBytes && { historyBytes: await probes.historyBytes(namespace) }),
+      };
+      progress(
+        `  with ${g} groups standing: RSS ${Object.entries(scale.residentMb)
+          .map(([name, mb]) => `${name} ${mb} MB`)
+          .join(
+            ', ',
+          )}; API requests ${scale.apiRequests.provisioning} to provision, ${scale.apiRequests.rounds} over the rounds`,
+      );
+    }
   } finally {
     tracker.stop();
     // A namespace still tearing down hundreds of pods in the background loaded the API server during the next
@@ -429,8 +493,20 @@ async function runScenario(
           )
         : undefined,
     ...(scenario.rollingUpdate && { rollout: { ...scenario.rollingUpdate, rounds: rollouts[policy] } }),
+    ...(scale && { scale }),
   }));
   return { results, load: loadBetween(cpuFrom!, cpuTo!) };
+}
+
+/**
+ * The group indices a round rebuilds (or tears down, or rolls): all of them, or with `rebuiltPerRound` the next ones
+ * after the previous rounds', so that a group is rebuilt again only once every other one was.
+ */
+export function roundGroups(scenario: Scenario, round: number): number[] {
+  const counts = scenario.rebuiltPerRound;
+  if (!counts) return Array.from({ length: scenario.groups }, (_, i) => i);
+  const first = counts.slice(0, round - 1).reduce((sum, n) => sum + n, 0);
+  return Array.from({ length: counts[round - 1] ?? 0 }, (_, k) => (first + k) % scenario.groups);
 }
 
 /** Trigger reaction times (watch event -> workflow started) from its JSON log lines, of the workflow IDs given. */
@@ -475,8 +551,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   let controllers: ControllerProcess[] = [];
   let connection: Connection | undefined;
   try {
-    const list = scenarios(opts.quick).filter((s) => opts.only.length === 0 || opts.only.includes(s.id));
-    const largestBurst = 2 * Math.max(...list.map((s) => s.groups));
+    const list = [...scenarios(opts.quick), ...scaleScenarios(opts.quick)].filter((s) =>
+      opts.only.length === 0 ? !s.scale || opts.scale : opts.only.includes(s.id),
+    );
+    // The floor under a round's starts: a scale scenario rebuilds no more than a tenth of its groups at once.
+    const largestBurst = 2 * Math.max(...list.map((s) => (s.scale ? Math.max(...s.rebuiltPerRound!) : s.groups)));
     opts.progress(
       `measuring workflow starts on the idle Temporal server (one at a time, then ${largestBurst} at once)`,
     );
@@ -527,8 +606,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       );
       const measured = await runScenario(kc, scenario, opts.graceSeconds, trigger, pids, opts.progress, {
         together: opts.together,
-        settle: () => settle(temporal.client, temporal.taskQueue, opts.progress),
-        contenders: policies,
+        settle: () => settle(temporal.client, temporal.taskQueue, opts.progress, settleTimeoutMs(scenario)),
+        contenders: scenario.policies ?? policies,
+        scale: controllerProbes(controllers, temporal.client, processName),
       });
       results.push(...measured.results);
       load[scenario.id] = measured.load;
@@ -546,7 +626,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       dependencies: Record<string, string>;
     };
     return {
-      command: `npm run bench --${opts.quick ? ' --quick' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}${opts.oneProcess ? ' --one-process' : ''}${opts.together ? ' --together' : ''}${opts.temporal === 'cluster' ? ' --temporal cluster' : ''}${opts.against ? ` --against ${opts.against}` : ''}`,
+      command: `npm run bench --${opts.quick ? ' --quick' : ''}${opts.scale ? ' --scale' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}${opts.oneProcess ? ' --one-process' : ''}${opts.together ? ' --together' : ''}${opts.temporal === 'cluster' ? ' --temporal cluster' : ''}${opts.against ? ` --against ${opts.against}` : ''}`,
       compiled: opts.compiled,
       oneProcess: opts.oneProcess,
       together: opts.together,
@@ -603,6 +683,7 @@ async function runUpstream(
         together: false,
         settle: async () => undefined,
         contenders: ['upstream'],
+        scale: upstreamProbes(controller),
       });
       results.push(...measured.results);
       load[scenario.id] = measured.load;
@@ -613,6 +694,11 @@ async function runUpstream(
     opts.progress('stopping upstream LeaderWorkerSet; our CRD and webhook back');
     await controller.stop();
   }
+}
+
+/** Up to 2 minutes, more for the workflows of hundreds of groups provisioned at once. */
+function settleTimeoutMs(scenario: Scenario): number {
+  return Math.max(120_000, scenario.groups * 600);
 }
 
 /** What the result records of the Temporal it ran on. */

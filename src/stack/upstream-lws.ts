@@ -10,6 +10,7 @@
 import { constants } from 'node:fs';
 import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
+import { get as httpsGet, type RequestOptions as HttpsRequestOptions } from 'node:https';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import * as k8s from '@kubernetes/client-node';
@@ -76,6 +77,11 @@ export interface UpstreamLws {
   readonly startMs: number;
   /** CPU seconds and peak RSS so far (from /proc; the bench takes differences around a scenario). Throws once it exited. */
   stats(): ProcessStats;
+  /**
+   * Its Prometheus text (controller-runtime's, rest_client_requests_total among it), from its metrics server: HTTPS
+   * with a certificate of its own making, and a bearer token it checks with the API server (TokenReview).
+   */
+  metrics(): Promise<string>;
   /**
    * Deletes every LWS (their pods go while upstream's webhooks still answer), its webhook configurations, then the
    * process (SIGTERM), its DisaggregatedSet CRD; puts our CRD, admission policies and pod webhook back. Idempotent.
@@ -352,6 +358,29 @@ function httpStatus(port: number, path: string): Promise<number> {
   });
 }
 
+/** GET /metrics over HTTPS with the KubeConfig's credentials; its certificate is self-signed, so not verified. */
+async function scrapeMetrics(kc: k8s.KubeConfig, port: number): Promise<string> {
+  const options: HttpsRequestOptions = {};
+  await kc.applyToHTTPSOptions(options);
+  return new Promise((resolve, reject) => {
+    const req = httpsGet(
+      { host: '127.0.0.1', port, path: '/metrics', headers: options.headers, rejectUnauthorized: false, timeout: 5000 },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(text)
+            : reject(new Error(`upstream's /metrics: HTTP ${res.statusCode}: ${text.slice(0, 200)}`)),
+        );
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error("upstream's /metrics: no answer in 5 s")));
+    req.on('error', reject);
+  });
+}
+
 /** A TLS handshake to the webhook server, verified against our CA for the IP 127.0.0.1. */
 function tlsHandshake(port: number, ca: string): Promise<true> {
   return new Promise((resolve, reject) => {
@@ -562,6 +591,7 @@ export async function startUpstreamLws(opts: UpstreamLwsOptions = {}): Promise<U
       if (!isAlive(pid)) throw new Error(`upstream LeaderWorkerSet (pid ${pid}) is not running: ${hint}`);
       return processStats(pid);
     },
+    metrics: () => scrapeMetrics(kc, ports.metrics),
     async stop() {
       if (stopped) return stopped;
       const stopping = Date.now();

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scenarios } from '../../src/bench/run.js';
+import { scaleScenarios, scenarios } from '../../src/bench/run.js';
 import { temporalCpuSeconds, type BenchResult } from '../../src/bench/results.js';
 import { repoRoot } from '../../src/stack/paths.js';
 import { versions } from '../../src/stack/versions.js';
@@ -221,9 +221,9 @@ describe('npm run bench -- --quick', function () {
 
   it('--against upstream measures the same scenarios with upstream LeaderWorkerSet, one controller at a time', async () => {
     const only = ['rebuild-1', 'scale-down', 'delete', 'rollout'];
-    const { text, out, result } = await quickBench('--against', 'upstream', '--only', only.join(','));
+    const { text, out, result } = await quickBench('--against', 'upstream', '--only', [...only, 'scale-4'].join(','));
     assert.match(result.command, / --against upstream/);
-    assert.match(text, /\[upstream 1\/4\] one group rebuilt/, "upstream's progress is shown");
+    assert.match(text, /\[upstream 1\/5\] one group rebuilt/, "upstream's progress is shown");
     for (const scenario of scenarios(true).filter((x) => only.includes(x.id))) {
       const rows = result.scenarios.filter((x) => x.id === scenario.id);
       assert.deepEqual(
@@ -260,5 +260,43 @@ describe('npm run bench -- --quick', function () {
     assert.match(md, /## Against upstream LeaderWorkerSet/);
     assert.match(md, /\| one group rebuilt \| 1 x 4 \| [\d.]+ s \/ [\d.]+ s \|/);
     assert.match(md, /Peak RSS over the whole run: upstream's controller \d+ MB/);
+
+    // The scale scenario (4 groups standing, one rebuilt per round): Parallel and upstream, what each costs.
+    const scale = scaleScenarios(true).find((x) => x.id === 'scale-4')!;
+    const rows = result.scenarios.filter((x) => x.id === 'scale-4');
+    assert.deepEqual(rows.map((x) => `${x.controller ?? 'lws-temporal'} ${x.policy}`).sort(), [
+      'lws-temporal Parallel',
+      'upstream Sequential',
+    ]);
+    for (const r of rows) {
+      const who = `scale-4 ${r.controller ?? r.policy}`;
+      assert.deepEqual(
+        r.samples.map((x) => x.rebuiltAtOnce),
+        scale.rebuiltPerRound,
+        `${who}: one sample per group rebuilt`,
+      );
+      assert.deepEqual(
+        r.samples.map((x) => x.newLeaders),
+        [1, 1, 1, 1],
+        `${who}: each group rebuilt once`,
+      );
+      const f = r.scale!;
+      assert.ok(f, `${who}: scale figures`);
+      assert.ok(
+        Object.values(f.residentMb).every((mb) => mb > 0),
+        `${who}: RSS ${JSON.stringify(f.residentMb)}`,
+      );
+      // Every controller writes to provision 4 groups (StatefulSets, or our workflows' Events and status) and to
+      // rebuild them.
+      assert.ok(f.apiRequests.provisioning > 0 && f.apiRequests.rounds > 0, `${who}: ${JSON.stringify(f.apiRequests)}`);
+    }
+    const ours = rows.find((x) => !x.controller)!.scale!;
+    assert.deepEqual(Object.keys(ours.residentMb).sort(), ['trigger', 'worker']);
+    assert.equal(ours.historyBytes?.provision?.runs, 4, 'one provisioning per group');
+    assert.ok((ours.historyBytes?.teardown?.runs ?? 0) >= 4, 'one teardown per group rebuilt');
+    assert.ok(ours.historyBytes!.provision!.bytes > 1000, 'a provisioning history has its events');
+    assert.deepEqual(Object.keys(rows.find((x) => x.controller)!.scale!.residentMb), ['lws-upstream']);
+    assert.match(md, /## How the cost grows with the groups standing/);
+    assert.match(md, /\| 4 x 4 \| upstream \| lws-upstream \d+ = \d+ MB \|/);
   });
 });

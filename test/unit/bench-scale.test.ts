@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'mocha';
+import { scaleTables, scaleTargets } from '../../src/bench/report.js';
+import type { BenchResult, GroupSample, ScenarioResult } from '../../src/bench/results.js';
+import { roundGroups, scaleScenarios } from '../../src/bench/run.js';
+import { metricsPortOf, sumMetric } from '../../src/bench/scale-probes.js';
+
+describe('bench scale scenarios: which groups each round rebuilds', () => {
+  const [ten, hundred] = scaleScenarios(false);
+  const cases: [string, number, number[]][] = [
+    ['round 1 of 10 groups: group 0 alone', 1, [0]],
+    ['round 2: the next group', 2, [1]],
+    ['round 3: the next', 3, [2]],
+    ['round 4 (a tenth of 10): one more, the next', 4, [3]],
+  ];
+  for (const [what, round, groups] of cases) {
+    it(what, () => assert.deepEqual(roundGroups(ten!, round), groups));
+  }
+  it('a tenth of 100 at once: the 10 groups after the three rebuilt alone', () => {
+    assert.deepEqual(roundGroups(hundred!, 4), [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+  });
+  it('wraps around when a scenario asks for more groups than are left', () => {
+    const small = { ...ten!, groups: 3, rebuiltPerRound: [2, 2] };
+    assert.deepEqual(roundGroups(small, 2), [2, 0]);
+  });
+  it('without rebuiltPerRound, every group in every round', () => {
+    const { rebuiltPerRound: _, ...all } = ten!;
+    assert.deepEqual(roundGroups(all, 3), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+  it('10, 100 and 1,000 groups of 4, Parallel only; quick: 4 and 8', () => {
+    assert.deepEqual(
+      scaleScenarios(false).map((s) => [s.id, s.groups, s.size, s.rebuiltPerRound, s.policies]),
+      [
+        ['scale-10', 10, 4, [1, 1, 1, 1], ['Parallel']],
+        ['scale-100', 100, 4, [1, 1, 1, 10], ['Parallel']],
+        ['scale-1000', 1000, 4, [1, 1, 1, 100], ['Parallel']],
+      ],
+    );
+    assert.deepEqual(
+      scaleScenarios(true).map((s) => s.groups),
+      [4, 8],
+    );
+  });
+});
+
+describe('bench scale probes: Prometheus text', () => {
+  const text = [
+    '# HELP lws_kube_api_requests_total Requests',
+    '# TYPE lws_kube_api_requests_total counter',
+    'lws_kube_api_requests_total{component="worker",verb="get",resource="pods",code="200"} 12',
+    'lws_kube_api_requests_total{component="worker",verb="delete",resource="pods",code="200"} 3',
+    'lws_kube_api_requests_total_other 100',
+    'rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 5',
+    'rest_client_requests_total 2',
+  ].join('\n');
+  it('sums every label set of one counter, and nothing of a longer name', () => {
+    assert.equal(sumMetric(text, 'lws_kube_api_requests_total'), 15);
+    assert.equal(sumMetric(text, 'rest_client_requests_total'), 7);
+    assert.equal(sumMetric(text, 'absent_total'), 0);
+  });
+  it('reads the metrics port a process logged, in JSON or in the human format', () => {
+    assert.equal(metricsPortOf(['x', '{"component":"worker","msg":"metrics server listening","port":41234}']), 41234);
+    assert.equal(metricsPortOf(['[trigger] metrics server listening port=9465 paths="/metrics /healthz"']), 9465);
+    assert.throws(() => metricsPortOf(['nothing']), /did not log its metrics port/);
+  });
+});
+
+/** A scale row: `[rebuilt at once, workers terminating ms, recovery ms]` per sample. */
+function scaleRow(
+  groups: number,
+  controller: 'ours' | 'upstream',
+  samples: [number, number, number][],
+  rss: number,
+): ScenarioResult {
+  return {
+    id: `scale-${groups}`,
+    title: `${groups} groups standing`,
+    kind: 'rebuild',
+    groups,
+    size: 4,
+    policy: controller === 'upstream' ? 'Sequential' : 'Parallel',
+    ...(controller === 'upstream' && { controller: 'upstream' as const }),
+    provisionMs: groups * 100,
+    samples: samples.map(([rebuiltAtOnce, workersTerminatingMs, recoveryMs]): GroupSample => ({
+      roundStartedAt: 0,
+      rebuiltAtOnce,
+      teardownMs: recoveryMs - 100,
+      leaderGoneMs: 0,
+      workersTerminatingMs,
+      recoveryMs,
+    })),
+    teardownP50Ms: 0,
+    teardownP95Ms: 0,
+    reactionsMs: [],
+    scale: {
+      residentMb: controller === 'upstream' ? { 'lws-upstream': rss } : { worker: rss - 50, trigger: 50 },
+      apiRequests: { provisioning: groups * 6, rounds: samples.length * 20 },
+      ...(controller === 'ours' && {
+        historyBytes: { provision: { runs: groups, bytes: groups * 5000 }, teardown: { runs: 2, bytes: 25000 } },
+      }),
+    },
+  };
+}
+
+describe('bench report: how the cost grows with the groups standing', () => {
+  const result = {
+    scenarios: [
+      scaleRow(
+        1000,
+        'ours',
+        [
+          [1, 300, 10_500],
+          [1, 200, 10_400],
+          [1, 250, 10_450],
+          [100, 900, 12_000],
+        ],
+        400,
+      ),
+      scaleRow(
+        10,
+        'ours',
+        [
+          [1, 100, 10_300],
+          [1, 120, 10_310],
+          [1, 110, 10_305],
+          [1, 130, 10_320],
+        ],
+        250,
+      ),
+      scaleRow(
+        1000,
+        'upstream',
+        [
+          [1, 10_100, 20_500],
+          [1, 10_100, 20_500],
+          [1, 10_100, 20_500],
+        ],
+        100,
+      ),
+    ],
+  } as BenchResult;
+
+  it('one row per size and controller, smallest first; the share and recovery of one group and of the largest round', () => {
+    const rows = scaleTables(result)!
+      .split('\n')
+      .filter((l) => /^\| \d/.test(l));
+    assert.deepEqual(rows.slice(0, 3), [
+      '| 10 x 4 | Parallel | 1.00 s | 0.11 s / 0.13 s | 10.30 s / 10.32 s | 1 | 0.11 s / 0.13 s | 10.30 s / 10.32 s |',
+      '| 1000 x 4 | Parallel | 100.00 s | 0.25 s / 0.30 s | 10.45 s / 10.50 s | 100 | 0.90 s / 0.90 s | 12.00 s / 12.00 s |',
+      '| 1000 x 4 | upstream | 100.00 s | 10.10 s / 10.10 s | 20.50 s / 20.50 s | 1 | 10.10 s / 10.10 s | 20.50 s / 20.50 s |',
+    ]);
+    assert.deepEqual(rows.slice(3), [
+      '| 10 x 4 | Parallel | worker 200 + trigger 50 = 250 MB | 6.0 | 20.0 | 5000 B | 12500 B | - |',
+      '| 1000 x 4 | Parallel | worker 350 + trigger 50 = 400 MB | 6.0 | 20.0 | 5000 B | 12500 B | - |',
+      '| 1000 x 4 | upstream | lws-upstream 100 = 100 MB | 6.0 | 20.0 | - | - | - |',
+    ]);
+  });
+
+  it('the targets: the share at the largest size over the smallest, and RSS against upstream at the largest', () => {
+    assert.deepEqual(scaleTargets(result), [
+      {
+        target: "controller's share with 999 other groups standing / with 9, p50 <= 1.2",
+        measured: '0.25 s / 0.11 s = 2.27',
+        met: false,
+      },
+      { target: "worker + trigger RSS / upstream's at 1000 groups <= 2", measured: '400 / 100 MB = 4.0', met: false },
+    ]);
+  });
+
+  it('no scale scenario: no table', () => {
+    assert.equal(scaleTables({ scenarios: [] as ScenarioResult[] } as BenchResult), undefined);
+  });
+});
