@@ -56,11 +56,16 @@ export function controllerProbes(
     async historyBytes(namespace) {
       const byKind: Record<string, { runs: number; bytes: number }> = {};
       for await (const wf of temporal.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${namespace}/"` })) {
-        if (wf.historySize === undefined) continue;
+        // Visibility records a history's size when the run closes: a running one's (the reconcile) is described.
+        const size =
+          wf.status.name === 'RUNNING'
+            ? (await temporal.workflow.getHandle(wf.workflowId, wf.runId).describe()).historySize
+            : wf.historySize;
+        if (!size) continue;
         const kind = parseWorkflowId(wf.workflowId)?.op.kind ?? 'other';
         const row = (byKind[kind] ??= { runs: 0, bytes: 0 });
         row.runs += 1;
-        row.bytes += wf.historySize;
+        row.bytes += size;
       }
       return byKind;
     },
