@@ -1056,6 +1056,8 @@ describe('activities against the cluster', function () {
   describe('status and events', () => {
     it('markWorkersRefused writes the refusal on the leader pod of that uid, once, and takes it off', async () => {
       const leader = await createPod('refused-0', { labels: leaderLabels('refused') });
+      // Once KWOK has made it Ready, nothing else writes the pod: a new resourceVersion below is the activity's write.
+      await act.waitForPodReady(leader);
       const told = () => readPod('refused-0').then((p) => p.metadata?.annotations?.[ANNOTATION_WORKERS_REFUSED]);
       assert.equal(await act.markWorkersRefused({ leader, message: 'group 0: refused' }), true);
       assert.equal(await told(), 'group 0: refused');
