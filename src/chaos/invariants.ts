@@ -13,6 +13,9 @@ export interface PodHistory {
   seenAt: number;
   terminatingAt?: number;
   goneAt?: number;
+  /** Its controller's uid (a worker's StatefulSet) and the field manager that created it: who made an extra pod. */
+  ownerUid?: string;
+  createdBy?: string;
 }
 
 export interface LivePod {
@@ -181,7 +184,8 @@ export function checkTrial(shape: TrialShape, pods: PodHistory[], fault: FaultWi
     const incarnations = replaced.has(g) ? 2 : 1;
     if (leaders !== incarnations || workers !== incarnations * (shape.size - 1)) {
       violations.push(
-        `group ${g}: ${leaders} leaders and ${workers} workers seen, want ${incarnations} and ${incarnations * (shape.size - 1)}`,
+        `group ${g}: ${leaders} leaders and ${workers} workers seen, want ${incarnations} and ${incarnations * (shape.size - 1)}` +
+          workerOrigins(pods, g, shape.podsBefore),
       );
     }
   }
@@ -192,4 +196,33 @@ export function checkTrial(shape: TrialShape, pods: PodHistory[], fault: FaultWi
     parallelKept: kept,
     ...(afterRecoveryMs === undefined ? {} : { afterRecoveryMs }),
   };
+}
+
+/**
+ * Where a group's workers came from, by owning StatefulSet: the one torn down (`old`) or a later one, who created
+ * them and when they were first seen against the old workers' end. Tells the StatefulSet controller re-making pods
+ * of a deleted StatefulSet from a stale cache apart from a StatefulSet made again.
+ */
+function workerOrigins(pods: PodHistory[], g: number, podsBefore: ReadonlySet<string>): string {
+  const workers = pods.filter((p) => !p.leader && p.groupIndex === g);
+  const oldOwners = new Set(workers.filter((w) => podsBefore.has(w.uid)).map((w) => w.ownerUid));
+  const oldGone = Math.max(...workers.filter((w) => podsBefore.has(w.uid)).map((w) => w.goneAt ?? -Infinity));
+  const byOwner = new Map<string, PodHistory[]>();
+  for (const w of workers) {
+    const key = w.ownerUid ?? 'no owner';
+    byOwner.set(key, [...(byOwner.get(key) ?? []), w]);
+  }
+  if (byOwner.size === 0 || (byOwner.size === 1 && byOwner.has('no owner'))) return '';
+  const parts = [...byOwner].map(([owner, ws]) => {
+    const fresh = ws.filter((w) => !podsBefore.has(w.uid));
+    const first = Math.min(...fresh.map((w) => w.seenAt));
+    const makers = [...new Set(fresh.map((w) => w.createdBy ?? '?'))].join(', ');
+    const when =
+      fresh.length && Number.isFinite(oldGone)
+        ? `, new ones first seen ${first - oldGone} ms after the old were gone`
+        : '';
+    const made = fresh.length ? `, ${fresh.length} made by ${makers}${when}` : '';
+    return `${ws.length} of StatefulSet ${owner.slice(0, 8)}${oldOwners.has(owner) ? ' (the old one)' : ''}${made}`;
+  });
+  return ` (${parts.join('; ')})`;
 }

@@ -3,7 +3,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { watchResource, type RunningWatch } from '../kube/informer.js';
 import type { Logger } from '../log.js';
-import { LABEL_NAME, parsePodName } from '../model/index.js';
+import { controllerUid, LABEL_NAME, parsePodName } from '../model/index.js';
 import type { PodHistory } from './invariants.js';
 
 export class PodWatch {
@@ -45,6 +45,8 @@ export class PodWatch {
         groupIndex: parsed.groupIndex,
         leader: parsed.workerIndex === 0,
         seenAt: now,
+        ...(controllerUid(m) !== undefined && { ownerUid: controllerUid(m) }),
+        ...(m.managedFields?.[0]?.manager !== undefined && { createdBy: m.managedFields[0].manager }),
       };
       this.byUid.set(m.uid, h);
     }

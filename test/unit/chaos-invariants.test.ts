@@ -180,6 +180,25 @@ describe('chaos invariants: checkTrial (teardown order and rebuild counts)', () 
       ],
       want: [],
     },
+    {
+      name: 'an LWS deletion: workers made again from the deleted StatefulSet are named as such',
+      shape: shape({ lifecycle: 'lws-deletion', policy: 'Sequential' }),
+      pods: [
+        h('L0', 0, true, 1000, 6000),
+        { ...h('W0', 0, false, 6100, 11000), ownerUid: 'sts-old-0', createdBy: 'kube-controller-manager' },
+        {
+          ...h('Z0', 0, false, 11500, 12000),
+          seenAt: 11400,
+          ownerUid: 'sts-old-0',
+          createdBy: 'kube-controller-manager',
+        },
+        h('L1', 1, true, 1000, 6000),
+        h('W1', 1, false, 6050, 11000),
+      ],
+      want: [
+        /group 0: 1 leaders and 2 workers seen, want 1 and 1 \(2 of StatefulSet sts-old- \(the old one\), 1 made by kube-controller-manager, new ones first seen 400 ms after the old were gone\)/,
+      ],
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
