@@ -284,6 +284,15 @@ function scaleSamples(r: ScenarioResult, which: 'one' | 'most') {
  * How the cost grows with the groups standing (`--scale`): per scale scenario and controller, provisioning, the
  * controller's share and recovery with one group rebuilt and with a tenth at once, memory, API requests, history bytes.
  */
+/** The six most frequent kinds of request, each divided by `per`: `list pods 5.2, get leaderworkersets 3.1`. */
+export function topKinds(byKind: Record<string, number>, per: number): string {
+  return Object.entries(byKind)
+    .sort(([ka, a], [kb, b]) => b - a || ka.localeCompare(kb))
+    .slice(0, 6)
+    .map(([kind, n]) => `${kind} ${(n / per).toFixed(1)}`)
+    .join(', ');
+}
+
 export function scaleTables(result: BenchResult): string | undefined {
   const rows = result.scenarios
     .filter((r) => r.scale)
@@ -311,6 +320,13 @@ export function scaleTables(result: BenchResult): string | undefined {
         ' + ',
       )} = ${rss} MB | ${(f.apiRequests.provisioning / r.groups).toFixed(1)} | ${perLifecycle} | ${bytes('provision')} | ${bytes('teardown')} | ${bytes('reconcile')} |`;
   });
+  const kinds = rows
+    .filter((r) => r.scale?.apiRequestsByKind)
+    .map((r) => {
+      const { provisioning, rounds } = r.scale!.apiRequestsByKind!;
+      const lifecycles = r.samples.length;
+      return `| ${r.groups} x ${r.size} | ${who(r)} | ${topKinds(provisioning, r.groups)} | ${lifecycles ? topKinds(rounds, lifecycles) : '-'} |`;
+    });
   const goals = scaleTargets(result)
     .map((x) => `| ${x.target} | ${x.measured} | ${x.met ? 'yes' : 'no'} |`)
     .join('\n');
@@ -335,14 +351,25 @@ history's size (the reconcile's runs grow with the groups it lists).
 |---|---|---|---|---|---|---|---|
 ${cost.join('\n')}
 ${
-  goals
+  kinds.length
     ? `
+Where the requests go: the most frequent kinds (this project's by verb and resource, upstream's by method), per group
+provisioned and per group lifecycle of the rounds.
+
+| groups x size | controller | per group provisioned | per lifecycle |
+|---|---|---|---|
+${kinds.join('\n')}
+`
+    : ''
+}${
+    goals
+      ? `
 | target | measured | met |
 |---|---|---|
 ${goals}
 `
-    : ''
-}`;
+      : ''
+  }`;
 }
 
 /** Issue 29's scale targets, from the scale scenarios this run had (reported, never asserted). */

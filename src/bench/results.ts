@@ -38,6 +38,8 @@ export interface ScaleFigures {
    * lws_kube_api_requests_total, upstream's rest_client_requests_total): provisioning the groups, and the rounds.
    */
   apiRequests: { provisioning: number; rounds: number };
+  /** The same by kind (this project: `verb resource`; upstream: its method); absent in results from before. */
+  apiRequestsByKind?: { provisioning: Record<string, number>; rounds: Record<string, number> };
   /** Temporal history bytes (as the server counts a history's size) by lifecycle: runs and bytes. This project only. */
   historyBytes?: Record<string, { runs: number; bytes: number }>;
 }

@@ -37,7 +37,7 @@ import {
 import { cpuSnapshot, loadBetween, type CpuSnapshot } from './cpu-load.js';
 import { processStats } from './process-stats.js';
 import { measureStartFloor } from './temporal-floor.js';
-import { controllerProbes, upstreamProbes, type ScaleProbes } from './scale-probes.js';
+import { controllerProbes, requestsSince, totalOf, upstreamProbes, type ScaleProbes } from './scale-probes.js';
 import { settle } from './settle.js';
 import { temporalConfigFromEnv } from '../config/temporal.js';
 
@@ -368,7 +368,7 @@ async function runScenario(
   let cpuFrom: CpuSnapshot | undefined;
   let cpuTo: CpuSnapshot | undefined;
   const probes = scenario.scale ? opts.scale : undefined;
-  const requests: number[] = [];
+  const requests: Record<string, number>[] = [];
   let scale: ScaleFigures | undefined;
   const since = (from: number) => formatDuration(Date.now() - from);
   try {
@@ -425,11 +425,15 @@ async function runScenario(
     cpuTo = cpuSnapshot(pids, isTemporalProcess);
     if (probes) {
       await opts.settle();
-      const [beforeProvisioning = 0, provisioned = 0] = requests;
-      const afterRounds = await probes.apiRequests();
+      const [beforeProvisioning = {}, provisioned = {}] = requests;
+      const byKind = {
+        provisioning: requestsSince(beforeProvisioning, provisioned),
+        rounds: requestsSince(provisioned, await probes.apiRequests()),
+      };
       scale = {
         residentMb: probes.residentMb(),
-        apiRequests: { provisioning: provisioned - beforeProvisioning, rounds: afterRounds - provisioned },
+        apiRequests: { provisioning: totalOf(byKind.provisioning), rounds: totalOf(byKind.rounds) },
+        apiRequestsByKind: byKind,
         ...(probes.historyBytes && { historyBytes: await probes.historyBytes(namespace) }),
       };
       progress(

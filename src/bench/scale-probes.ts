@@ -9,24 +9,40 @@ import { UPSTREAM_PROCESS } from './results.js';
 
 /** How a scale scenario reads the controller that runs it. */
 export interface ScaleProbes {
-  /** Requests it has made to the API server so far (its own client-side counter). */
-  apiRequests(): Promise<number>;
+  /**
+   * Requests it has made to the API server so far (its own client-side counter), by kind: this project's by verb and
+   * resource (`list pods`), upstream's by method (its counter has no resource).
+   */
+  apiRequests(): Promise<Record<string, number>>;
   /** Resident memory of its processes now, MB. */
   residentMb(): Record<string, number>;
   /** Temporal history bytes of the namespace's workflows, by lifecycle (this project only). */
   historyBytes?(namespace: string): Promise<Record<string, { runs: number; bytes: number }>>;
 }
 
-/** The sum of every sample of a counter in Prometheus text (all label sets); 0 when it has none. */
-export function sumMetric(text: string, name: string): number {
-  let sum = 0;
+/** A counter's samples summed by some of their labels, joined by a space (`get pods`); 0-valued keys omitted. */
+export function metricBy(text: string, name: string, labels: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    if (Number.isFinite(value)) sum += value;
+    if (!Number.isFinite(value) || value === 0) continue;
+    const labelText = line.startsWith(`${name}{`) ? line.slice(name.length + 1, line.lastIndexOf('}')) : '';
+    const has = Object.fromEntries([...labelText.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    const key = labels.map((l) => has[l] ?? '?').join(' ');
+    out[key] = (out[key] ?? 0) + value;
   }
-  return sum;
+  return out;
 }
+
+/** b - a, kind by kind (counters only grow; a kind absent from `a` counts from 0). */
+export function requestsSince(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [kind, n] of Object.entries(b)) if (n - (a[kind] ?? 0) > 0) out[kind] = n - (a[kind] ?? 0);
+  return out;
+}
+
+export const totalOf = (byKind: Record<string, number>): number => Object.values(byKind).reduce((sum, n) => sum + n, 0);
 
 /** The port a process logged for its metrics server (METRICS_PORT=0 picks a free one). */
 export function metricsPortOf(lines: string[]): number {
@@ -45,12 +61,10 @@ export function controllerProbes(
 ): ScaleProbes {
   return {
     async apiRequests() {
-      let sum = 0;
-      for (const c of controllers) {
-        const res = await fetch(`http://127.0.0.1:${metricsPortOf(c.lines)}/metrics`);
-        sum += sumMetric(await res.text(), 'lws_kube_api_requests_total');
-      }
-      return sum;
+      const texts = await Promise.all(
+        controllers.map(async (c) => (await fetch(`http://127.0.0.1:${metricsPortOf(c.lines)}/metrics`)).text()),
+      );
+      return metricBy(texts.join('\n'), 'lws_kube_api_requests_total', ['verb', 'resource']);
     },
     residentMb: () => Object.fromEntries(controllers.map((c) => [name(c), residentMb(c.child.pid!)])),
     async historyBytes(namespace) {
@@ -74,7 +88,7 @@ export function controllerProbes(
 
 export function upstreamProbes(controller: UpstreamLws): ScaleProbes {
   return {
-    apiRequests: async () => sumMetric(await controller.metrics(), 'rest_client_requests_total'),
+    apiRequests: async () => metricBy(await controller.metrics(), 'rest_client_requests_total', ['method']),
     residentMb: () => ({ [UPSTREAM_PROCESS]: residentMb(controller.pid) }),
   };
 }

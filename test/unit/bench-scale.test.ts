@@ -3,7 +3,7 @@ import { describe, it } from 'mocha';
 import { scaleTables, scaleTargets } from '../../src/bench/report.js';
 import type { BenchResult, GroupSample, ScenarioResult } from '../../src/bench/results.js';
 import { roundGroups, scaleScenarios } from '../../src/bench/run.js';
-import { metricsPortOf, sumMetric } from '../../src/bench/scale-probes.js';
+import { metricBy, metricsPortOf, requestsSince, totalOf } from '../../src/bench/scale-probes.js';
 
 describe('bench scale scenarios: which groups each round rebuilds', () => {
   const [ten, hundred] = scaleScenarios(false);
@@ -53,10 +53,21 @@ describe('bench scale probes: Prometheus text', () => {
     'rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 5',
     'rest_client_requests_total 2',
   ].join('\n');
-  it('sums every label set of one counter, and nothing of a longer name', () => {
-    assert.equal(sumMetric(text, 'lws_kube_api_requests_total'), 15);
-    assert.equal(sumMetric(text, 'rest_client_requests_total'), 7);
-    assert.equal(sumMetric(text, 'absent_total'), 0);
+  it('sums one counter by the labels asked for, and nothing of a longer name', () => {
+    const ours = metricBy(text, 'lws_kube_api_requests_total', ['verb', 'resource']);
+    assert.deepEqual(ours, { 'get pods': 12, 'delete pods': 3 });
+    assert.equal(totalOf(ours), 15);
+    assert.deepEqual(metricBy(text, 'rest_client_requests_total', ['method']), { GET: 5, '?': 2 });
+    assert.deepEqual(metricBy(text, 'absent_total', ['verb']), {});
+  });
+  it('the requests between two scrapes, kind by kind', () => {
+    assert.deepEqual(
+      requestsSince({ 'get pods': 12, 'list pods': 4 }, { 'get pods': 20, 'list pods': 4, 'create pods': 2 }),
+      {
+        'get pods': 8,
+        'create pods': 2,
+      },
+    );
   });
   it('reads the metrics port a process logged, in JSON or in the human format', () => {
     assert.equal(metricsPortOf(['x', '{"component":"worker","msg":"metrics server listening","port":41234}']), 41234);
@@ -95,6 +106,12 @@ function scaleRow(
     scale: {
       residentMb: controller === 'upstream' ? { 'lws-upstream': rss } : { worker: rss - 50, trigger: 50 },
       apiRequests: { provisioning: groups * 6, rounds: samples.length * 20 },
+      ...(controller === 'ours' && {
+        apiRequestsByKind: {
+          provisioning: { 'list pods': groups * 4, 'get leaderworkersets': groups * 2 },
+          rounds: { 'delete pods': samples.length * 20 },
+        },
+      }),
       ...(controller === 'ours' && {
         historyBytes: { provision: { runs: groups, bytes: groups * 5000 }, teardown: { runs: 2, bytes: 25000 } },
       }),
@@ -149,10 +166,20 @@ describe('bench report: how the cost grows with the groups standing', () => {
       '| 1000 x 4 | Parallel | 100.00 s | 0.25 s / 0.30 s | 10.45 s / 10.50 s | 100 | 0.90 s / 0.90 s | 12.00 s / 12.00 s |',
       '| 1000 x 4 | upstream | 100.00 s | 10.10 s / 10.10 s | 20.50 s / 20.50 s | 1 | 10.10 s / 10.10 s | 20.50 s / 20.50 s |',
     ]);
-    assert.deepEqual(rows.slice(3), [
+    assert.deepEqual(rows.slice(3, 6), [
       '| 10 x 4 | Parallel | worker 200 + trigger 50 = 250 MB | 6.0 | 20.0 | 5000 B | 12500 B | - |',
       '| 1000 x 4 | Parallel | worker 350 + trigger 50 = 400 MB | 6.0 | 20.0 | 5000 B | 12500 B | - |',
       '| 1000 x 4 | upstream | lws-upstream 100 = 100 MB | 6.0 | 20.0 | - | - | - |',
+    ]);
+  });
+
+  it('where the requests go: the kinds per group provisioned and per lifecycle, for the rows that have them', () => {
+    const rows = scaleTables(result)!
+      .split('\n')
+      .filter((l) => /^\| \d/.test(l));
+    assert.deepEqual(rows.slice(6), [
+      '| 10 x 4 | Parallel | list pods 4.0, get leaderworkersets 2.0 | delete pods 20.0 |',
+      '| 1000 x 4 | Parallel | list pods 4.0, get leaderworkersets 2.0 | delete pods 20.0 |',
     ]);
   });
 
