@@ -35,6 +35,11 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
   handlers: WatchHandlers<T>;
   /** Each restart after an error, with why (lws_kube_api_retries_total's reason). */
   onRestart?: (reason: KubeRetryReason) => void;
+  /**
+   * Cuts an object down in place before the handlers see it. client-node's informer keeps the very object it
+   * delivers, so this is also what its cache holds.
+   */
+  trim?: (obj: T) => void;
 }): RunningWatch {
   const { log, what } = opts;
   const backoff = new RestartBackoff();
@@ -42,7 +47,9 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
   let listFailure: unknown;
   const list = async () => {
     try {
-      return await opts.list();
+      const listed = await opts.list();
+      if (opts.trim) listed.items.forEach(opts.trim);
+      return listed;
     } catch (err) {
       listFailure = err;
       throw err;
@@ -50,8 +57,15 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
   };
   const informer = k8s.makeInformer<T>(opts.kc, opts.path, list, opts.labelSelector);
   let stopped = false;
-  informer.on('add', (obj) => opts.handlers.upsert(obj, 'add'));
-  informer.on('update', (obj) => opts.handlers.upsert(obj, 'update'));
+  const trim = opts.trim ?? (() => undefined);
+  informer.on('add', (obj) => {
+    trim(obj);
+    opts.handlers.upsert(obj, 'add');
+  });
+  informer.on('update', (obj) => {
+    trim(obj);
+    opts.handlers.upsert(obj, 'update');
+  });
   informer.on('delete', (obj) => opts.handlers.remove(obj));
   // Each (re)start counts from its connect, not from a list: after an error client-node resumes from the last
   // resourceVersion without listing (it lists only at the first start and after a 410), so a watch that ran for hours

@@ -2,6 +2,7 @@
 export * from './labels.js';
 export * from './types.js';
 export * from './objects.js';
+export * from './cache-trim.js';
 export * from './defaults.js';
 export * from './validate.js';
 export * from './rollout.js';

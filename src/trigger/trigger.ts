@@ -15,6 +15,8 @@ import {
   PLURAL,
   podFacts,
   statefulSetFacts,
+  trimPod,
+  trimStatefulSet,
   type LeaderWorkerSet,
   type PodFacts,
 } from '../model/index.js';
@@ -193,6 +195,7 @@ export class Trigger {
       () => lists.statefulSets.listAll({ labelSelector: LABEL_NAME }),
       (o, removed) => this.onStatefulSet(o, removed),
       LABEL_NAME,
+      trimStatefulSet,
     );
     await this.watch<k8s.V1Pod>(
       'pods',
@@ -200,6 +203,7 @@ export class Trigger {
       () => lists.pods.listAll({ labelSelector: LABEL_NAME }),
       (o, removed) => this.onPod(o, removed),
       LABEL_NAME,
+      trimPod,
     );
     // The first lists arrive in any order: decide once more now that every owner is known.
     this.resync();
@@ -219,6 +223,7 @@ export class Trigger {
     list: () => Promise<unknown>,
     on: (obj: T, removed: boolean) => void,
     labelSelector?: string,
+    trim?: (obj: T) => void,
   ): Promise<void> {
     const watch = watchResource<T>({
       kc: this.opts.kc,
@@ -230,6 +235,7 @@ export class Trigger {
       list: list as () => Promise<k8s.KubernetesListObject<T>>,
       handlers: { upsert: (o) => on(o, false), remove: (o) => on(o, true) },
       onRestart: (reason) => this.opts.onWatchRestart?.(what, reason),
+      ...(trim && { trim }),
     });
     this.watches.push(watch);
     await watch.synced;
