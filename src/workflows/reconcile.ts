@@ -170,8 +170,10 @@ async function writeStatus(
   leaderRefused?: Refusal,
 ): Promise<void> {
   const now = new Date().toISOString();
-  const formed = (leader: { uid: string }) =>
-    groups.workerStatefulSets.some((s) => s.ownerUid === leader.uid && s.deletionTimestamp === undefined);
+  const owners = new Set(
+    groups.workerStatefulSets.filter((s) => s.deletionTimestamp === undefined).map((s) => s.ownerUid),
+  );
+  const formed = (leader: { uid: string }) => owners.has(leader.uid);
   const refusal = leaderRefused ?? workersRefusedOf(groups.leaders, formed);
   const status = computeStatus(lws, counts, leaderStatefulSetOf(lws, groups), now, nameConflict, refusal);
   if (sameStatus(lws.status, status)) return;
