@@ -1,12 +1,14 @@
 // `npm run admission`: the mutating admission webhook for LeaderWorkerSet pods (server.ts), configured by
 // environment variables (src/config/admission.ts). With ADMISSION_CERT_SECRET it keeps its CA and certificate in a
 // Secret and the CA in its MutatingWebhookConfiguration (certificates.ts); with ADMISSION_CERT_DIR it serves the
-// files there and needs no Kubernetes client at all (the local stack runs it so, for 127.0.0.1).
+// files there (the local stack runs it so, for 127.0.0.1). Either way it reads the StatefulSet of each pod it admits
+// (owner-check.ts).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { admissionConfigFromEnv, type AdmissionConfig } from '../config/admission.js';
 import { createLogger, type Logger } from '../log.js';
 import { createAdmissionServer, HEALTHZ_PATH, MUTATE_POD_PATH } from './server.js';
+import { ownerCheck, type StatefulSetLookup } from './owner-check.js';
 
 /** How often the certificate is looked at again: files are cheap to read, the Secret is two API requests. */
 const REFRESH_MS = { files: 60_000, secret: 10 * 60_000 } as const;
@@ -44,6 +46,36 @@ async function caBundleSetter(name: string, log: Logger): Promise<(ca: string) =
   };
 }
 
+/**
+ * The owner check's read of a pod's StatefulSet (owner-check.ts), with the process's Kubernetes identity; none
+ * without a cluster to ask (then pods are admitted unchecked, as before the check).
+ */
+async function statefulSetLookup(log: Logger): Promise<StatefulSetLookup | undefined> {
+  const [k8s, { loadKubeConfig }, { httpStatusOf }] = await Promise.all([
+    import('@kubernetes/client-node'),
+    import('../config/kubernetes.js'),
+    import('../kube/retry-reasons.js'),
+  ]);
+  let apps: InstanceType<typeof k8s.AppsV1Api>;
+  try {
+    apps = loadKubeConfig(process.env, 'admission').makeApiClient(k8s.AppsV1Api);
+  } catch (err) {
+    log.warn('no cluster to read StatefulSets from: pods of a deleted StatefulSet are not refused', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+    return undefined;
+  }
+  return async (namespace, name) => {
+    try {
+      const sts = await apps.readNamespacedStatefulSet({ namespace, name });
+      return { uid: sts.metadata?.uid, deletionTimestamp: sts.metadata?.deletionTimestamp };
+    } catch (err) {
+      if (httpStatusOf(err) === 404) return null;
+      throw err;
+    }
+  };
+}
+
 async function secretLoader(
   config: AdmissionConfig,
   target: { namespace: string; name: string; hosts: string[] },
@@ -70,7 +102,8 @@ try {
   const load =
     certs.kind === 'files' ? await fileLoader(config, certs.dir, log) : await secretLoader(config, certs, log);
   let served = await load();
-  const admission = createAdmissionServer({ tls: served, log });
+  const lookup = await statefulSetLookup(log);
+  const admission = createAdmissionServer({ tls: served, log, ...(lookup && { ownerCheck: ownerCheck(lookup, log) }) });
   const port = await admission.listen(config.port, config.bindAddress);
   log.info('admission webhook serving', {
     port,

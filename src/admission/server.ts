@@ -9,6 +9,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { silentLogger, type Logger } from '../log.js';
 import { diffObjects } from './json-patch.js';
 import { mutatePod } from './pod-mutation.js';
+import type { OwnerCheck } from './owner-check.js';
 
 export const MUTATE_POD_PATH = '/mutate-pod';
 export const HEALTHZ_PATH = '/healthz';
@@ -139,6 +140,15 @@ export function reviewPod(request: AdmissionRequest, mutate: PodMutation): Revie
 }
 
 /** The body as text, refused (413) beyond `limit` bytes without reading the rest. */
+/** A pod CREATE's owner check; anything else passes. */
+async function checkOwnerOf(request: AdmissionRequest, check: OwnerCheck): Promise<string | undefined> {
+  const isPod = (request.kind?.group ?? '') === '' && request.kind?.kind === 'Pod' && !request.subResource;
+  if (!isPod || request.operation !== 'CREATE' || !isObject(request.object)) return undefined;
+  const pod = request.object as V1Pod;
+  const namespace = pod.metadata?.namespace || request.namespace;
+  return namespace ? check(namespace, pod) : undefined;
+}
+
 function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
@@ -168,6 +178,8 @@ export interface AdmissionServerOptions {
   /** The serving certificate (PEM, its chain after it) and its key. */
   tls: { cert: string | Buffer; key: string | Buffer };
   mutate?: PodMutation;
+  /** Refuses a pod whose StatefulSet is gone or being deleted (owner-check.ts); none: not checked. */
+  ownerCheck?: OwnerCheck;
   log?: Logger;
   maxBodyBytes?: number;
 }
@@ -202,7 +214,10 @@ export function createAdmissionServer(opts: AdmissionServerOptions): AdmissionSe
       throw new BadReview(`the body is no JSON: ${(err as Error).message}`);
     }
     const request = parseReview(body);
-    const { review, paths, denied } = reviewPod(request, mutate);
+    const refused = opts.ownerCheck && (await checkOwnerOf(request, opts.ownerCheck));
+    const { review, paths, denied } = refused
+      ? { review: deny(request.uid, 403, 'Forbidden', refused), paths: [], denied: refused }
+      : reviewPod(request, mutate);
     const json = JSON.stringify(review);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) }).end(json);
     const object = isObject(request.object) ? (request.object as V1Pod) : undefined;

@@ -49,6 +49,8 @@ export async function spawnLocalAdmission(opts: {
   dir: string;
   port: number;
   logFile: string;
+  /** The identity it reads StatefulSets with (the owner check). */
+  kubeconfig: string;
 }): Promise<LocalAdmission> {
   const bundle = await createServingBundle({ hosts: ['127.0.0.1'] });
   await mkdir(opts.dir, { recursive: true });
@@ -65,7 +67,8 @@ export async function spawnLocalAdmission(opts: {
       ADMISSION_PORT: String(opts.port),
       ADMISSION_BIND_ADDRESS: '127.0.0.1',
       ADMISSION_CERT_DIR: opts.dir,
-      // The stack writes the configuration itself (applyLocalWebhookConfiguration): the process needs no client.
+      KUBECONFIG: opts.kubeconfig,
+      // The stack writes the configuration itself (applyLocalWebhookConfiguration).
       ADMISSION_CERT_SECRET: '',
       ADMISSION_WEBHOOK_CONFIGURATION: '',
     },

@@ -284,6 +284,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
         dir: join(pkiDir, 'admission'),
         port: ports.admission,
         logFile: join(logDir, 'admission.log'),
+        kubeconfig: componentKubeconfig,
       });
       state.pids.admission = admission.pid;
       await save();

@@ -186,6 +186,56 @@ describe('the pod admission webhook on the cluster', function () {
     assert.match(status.message, /size/);
     assert.ok(!events.first.has('nosize-0'), 'a dry run stores nothing');
   });
+
+  it('refuses a pod of a StatefulSet that is gone, or being deleted, naming it (dry run)', async () => {
+    const hold = 'lws-temporal.test/hold';
+    const make = async (name: string, finalizers?: string[]) => {
+      const body = statefulSet(name, { replicas: 0, labels: { [LABEL_NAME]: 'owned' }, annotations: {} });
+      body.metadata = { ...body.metadata, ...(finalizers && { finalizers }) };
+      return (await apps.createNamespacedStatefulSet({ namespace, body })).metadata!.uid!;
+    };
+    const podOf = (sts: string, uid: string): k8s.V1Pod => ({
+      metadata: {
+        name: `${sts}-1`,
+        labels: { [LABEL_NAME]: 'owned' },
+        annotations: { [ANNOTATION_SIZE]: '2', [ANNOTATION_LEADER_NAME]: sts },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: sts, uid, controller: true }],
+      },
+      spec: { containers: [container] },
+    });
+    const refusal = (body: k8s.V1Pod) =>
+      core.createNamespacedPod({ namespace, dryRun: 'All', body }).then(
+        () => '',
+        (e: unknown) =>
+          e instanceof k8s.ApiException ? (JSON.parse(String(e.body)) as { message: string }).message : String(e),
+      );
+
+    const live = await make('owned-0');
+    assert.equal(await refusal(podOf('owned-0', live)), '', 'a pod of a live StatefulSet is admitted');
+
+    const gone = await make('owned-1');
+    await apps.deleteNamespacedStatefulSet({ namespace, name: 'owned-1' });
+    await waitFor(
+      'the StatefulSet gone',
+      async () =>
+        (await apps.listNamespacedStatefulSet({ namespace })).items.some((s) => s.metadata?.name === 'owned-1')
+          ? undefined
+          : true,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    assert.match(await refusal(podOf('owned-1', gone)), new RegExp(`owned-1 \\(uid ${gone}\\) no longer exists`));
+
+    const deleting = await make('owned-2', [hold]);
+    await apps.deleteNamespacedStatefulSet({ namespace, name: 'owned-2' });
+    try {
+      assert.match(await refusal(podOf('owned-2', deleting)), /owned-2 \(uid [-0-9a-f]+\) is being deleted/);
+    } finally {
+      await apps.patchNamespacedStatefulSet(
+        { namespace, name: 'owned-2', body: [{ op: 'remove', path: '/metadata/finalizers' }] },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+      );
+    }
+  });
 });
 
 /** GET /healthz of a webhook on 127.0.0.1, verified against `ca` for the name `servername`. */

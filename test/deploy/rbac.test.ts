@@ -213,6 +213,7 @@ describe('RBAC in deploy/ matches the Kubernetes calls in src/', function () {
     assert.deepEqual(admission, [
       'admissionregistration.k8s.io/mutatingwebhookconfigurations:get',
       'admissionregistration.k8s.io/mutatingwebhookconfigurations:patch',
+      'apps/statefulsets:get',
       'core/secrets:create',
       'core/secrets:get',
       'core/secrets:update',
