@@ -2,12 +2,14 @@
 // or StatefulSet, and the groups of an LWS. Absent objects are null, never errors.
 import {
   byName,
+  leaderFactsOf,
   leaderStatefulSetFacts,
   leaderStatefulSetName,
   lwsFacts,
   podFacts,
   selectors,
   statefulSetFacts,
+  workerSetFactsOf,
   type LeaderWorkerSet,
   type LwsFacts,
   type ObjectKey,
@@ -52,8 +54,14 @@ export async function listGroups(c: KubeClients, { namespace, name }: ObjectKey)
   ]);
   const leaderStatefulSet = leaderSts && leaderStatefulSetFacts(leaderSts);
   return {
-    leaders: pods.items.flatMap((p) => podFacts(p) ?? []).sort(byName),
-    workerStatefulSets: statefulSets.items.flatMap((s) => statefulSetFacts(s) ?? []).sort(byName),
+    leaders: pods.items
+      .flatMap((p) => podFacts(p) ?? [])
+      .sort(byName)
+      .map(leaderFactsOf),
+    workerStatefulSets: statefulSets.items
+      .flatMap((s) => statefulSetFacts(s) ?? [])
+      .sort(byName)
+      .map(workerSetFactsOf),
     ...(leaderStatefulSet && { leaderStatefulSet }),
   };
 }

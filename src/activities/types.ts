@@ -5,7 +5,9 @@ import type {
   ObjectKey,
   PodFacts,
   StatefulSetFacts,
+  LeaderFacts,
   LeaderStatefulSetFacts,
+  WorkerSetFacts,
   LeaderStatefulSetOptions,
   LeaderStatefulSetStep,
   LeaderWorkerSet,
@@ -24,9 +26,10 @@ export type EnsureRevisionOutcome = 'created' | 'unchanged' | 'reused';
 export type Stale = 'stale';
 
 /** What the reconcile reads of an LWS's groups each pass. */
+/** A reconcile pass's look at the groups: only what its decisions read (leaderFactsOf, workerSetFactsOf). */
 export interface Groups {
-  leaders: PodFacts[];
-  workerStatefulSets: StatefulSetFacts[];
+  leaders: LeaderFacts[];
+  workerStatefulSets: WorkerSetFacts[];
   /** Absent before it is created (and in results recorded before it was read). */
   leaderStatefulSet?: LeaderStatefulSetFacts;
 }

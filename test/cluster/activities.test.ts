@@ -20,8 +20,9 @@ import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../
 import type { AllActivities, LeaderPodActivities } from '../../src/activities/types.js';
 import {
   ANNOTATION_POD_TERMINATION_POLICY,
-  ANNOTATION_WORKERS_REFUSED,
   ANNOTATION_SIZE,
+  ANNOTATION_WORKERS_REFUSED,
+  LABEL_TEMPLATE_REVISION_HASH,
   API_GROUP,
   API_GROUP_VERSION,
   API_VERSION,
@@ -530,9 +531,20 @@ describe('activities against the cluster', function () {
         [['demo-0', leader.uid]],
       );
       assert.deepEqual(
-        groups.workerStatefulSets.map((s) => [s.name, s.uid, s.ownerUid, s.replicas]),
-        [['demo-0', workersUid, leader.uid, 2]],
+        groups.workerStatefulSets.map((s) => [s.name, s.ownerUid, s.replicas]),
+        [['demo-0', leader.uid, 2]],
       );
+      // Recorded at every reconcile pass: only the keys its decisions read, not the name label both objects carry.
+      const decisive = [LABEL_TEMPLATE_REVISION_HASH, ANNOTATION_SIZE, ANNOTATION_WORKERS_REFUSED];
+      assert.equal((await readPod('demo-0')).metadata?.labels?.[LABEL_NAME], 'demo');
+      for (const record of [groups.leaders[0]!, groups.workerStatefulSets[0]!]) {
+        const keys = [...Object.keys(record.labels), ...Object.keys('annotations' in record ? record.annotations : {})];
+        assert.deepEqual(
+          keys.filter((k) => !decisive.includes(k)),
+          [],
+          `${record.name}: ${keys.join(', ')}`,
+        );
+      }
       const pods = await act.listGroupPods({ namespace, lwsName: 'demo', groupIndex: 0 });
       assert.deepEqual(
         pods.map((p) => p.name),

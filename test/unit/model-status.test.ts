@@ -2,17 +2,24 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {
   ANNOTATION_SIZE,
+  ANNOTATION_WORKERS_REFUSED,
   computeStatus,
   conditionEvent,
   groupStates,
+  LABEL_GROUP_INDEX,
+  LABEL_NAME,
   LABEL_TEMPLATE_REVISION_HASH,
+  leaderFactsOf,
   lwsFacts,
   statusCounts,
   templateRevisionHash,
+  workerSetFactsOf,
   type Condition,
   type LeaderFacts,
   type LeaderWorkerSet,
   type LeaderWorkerSetStatus,
+  type PodFacts,
+  type StatefulSetFacts,
   type WorkerSetFacts,
 } from '../../src/model/index.js';
 import { sampleLws } from './model-fixtures.js';
@@ -215,5 +222,72 @@ describe('model/status (upstream semantics)', () => {
     });
     const after = { ...facts, status: computeStatus(facts, counts, { statusReplicas: 2 }, NOW) };
     assert.equal(conditionEvent(after, counts), undefined);
+  });
+});
+
+describe('model/status: what a reconcile pass records of each group', () => {
+  const leader: PodFacts = {
+    namespace: 'ns',
+    name: 'demo-1',
+    uid: 'l3',
+    labels: {
+      [LABEL_NAME]: 'demo',
+      [LABEL_GROUP_INDEX]: '1',
+      [LABEL_TEMPLATE_REVISION_HASH]: 'abc',
+      'leaderworkerset.sigs.k8s.io/group-key': 'f'.repeat(40),
+    },
+    annotations: { [ANNOTATION_SIZE]: '4', [ANNOTATION_WORKERS_REFUSED]: 'cpu: banana', other: 'x' },
+    createdAt: '2026-12-03T07:00:00Z',
+    deletionTimestamp: '2026-12-03T07:01:00Z',
+    deletionGracePeriodSeconds: 60,
+    ready: true,
+    phase: 'Running',
+    restartCount: 2,
+    ownerUid: 'sts',
+  };
+  const workers: StatefulSetFacts = {
+    namespace: 'ns',
+    name: 'demo-1',
+    uid: 'w3',
+    labels: { [LABEL_NAME]: 'demo', [LABEL_TEMPLATE_REVISION_HASH]: 'abc' },
+    ownerUid: 'l3',
+    replicas: 3,
+    readyReplicas: 2,
+    availableReplicas: 2,
+    rolledOut: true,
+  };
+
+  it('a leader: identity, readiness, deletion, its revision, size and refusal; nothing else', () => {
+    assert.deepEqual(leaderFactsOf(leader), {
+      name: 'demo-1',
+      uid: 'l3',
+      labels: { [LABEL_TEMPLATE_REVISION_HASH]: 'abc' },
+      annotations: { [ANNOTATION_SIZE]: '4', [ANNOTATION_WORKERS_REFUSED]: 'cpu: banana' },
+      ready: true,
+      phase: 'Running',
+      deletionTimestamp: '2026-12-03T07:01:00Z',
+    });
+  });
+
+  it('a worker StatefulSet: name, owner, revision and counts', () => {
+    assert.deepEqual(workerSetFactsOf(workers), {
+      name: 'demo-1',
+      ownerUid: 'l3',
+      labels: { [LABEL_TEMPLATE_REVISION_HASH]: 'abc' },
+      replicas: 3,
+      readyReplicas: 2,
+      availableReplicas: 2,
+      rolledOut: true,
+    });
+  });
+
+  it('the groups judged from the records as from the full facts', () => {
+    const { deletionTimestamp: _, ...live } = leader;
+    const current = { [LABEL_TEMPLATE_REVISION_HASH]: facts.revision };
+    const on = { ...live, labels: { ...live.labels, ...current }, annotations: { [ANNOTATION_SIZE]: '4' } };
+    const sts = { ...workers, labels: { ...workers.labels, ...current }, readyReplicas: 3, availableReplicas: 3 };
+    const full = groupStates(facts, [on], [sts]);
+    assert.deepEqual(full, [{ groupIndex: 1, terminating: false, formed: true, ready: true, updated: true }]);
+    assert.deepEqual(groupStates(facts, [leaderFactsOf(on)], [workerSetFactsOf(sts)]), full);
   });
 });
