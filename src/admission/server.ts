@@ -98,6 +98,11 @@ function deny(uid: string, code: number, reason: string, message: string): Admis
   return answer({ uid, allowed: false, status: { code, reason, message } });
 }
 
+function isPodCreate(request: AdmissionRequest): boolean {
+  const isPod = (request.kind?.group ?? '') === '' && request.kind?.kind === 'Pod' && !request.subResource;
+  return isPod && request.operation === 'CREATE';
+}
+
 /**
  * The answer to one AdmissionRequest: the pod as mutatePod returns it, as a JSONPatch against the pod that came in.
  * Anything but a pod CREATE is allowed unchanged (the configuration selects none). A mutation error denies the
@@ -106,8 +111,7 @@ function deny(uid: string, code: number, reason: string, message: string): Admis
  */
 export function reviewPod(request: AdmissionRequest, mutate: PodMutation): ReviewOutcome {
   const { uid } = request;
-  const isPod = (request.kind?.group ?? '') === '' && request.kind?.kind === 'Pod' && !request.subResource;
-  if (!isPod || request.operation !== 'CREATE') {
+  if (!isPodCreate(request)) {
     return { review: answer({ uid, allowed: true }), paths: [] };
   }
   if (!isObject(request.object)) {
@@ -139,16 +143,15 @@ export function reviewPod(request: AdmissionRequest, mutate: PodMutation): Revie
   };
 }
 
-/** The body as text, refused (413) beyond `limit` bytes without reading the rest. */
 /** A pod CREATE's owner check; anything else passes. */
 async function checkOwnerOf(request: AdmissionRequest, check: OwnerCheck): Promise<string | undefined> {
-  const isPod = (request.kind?.group ?? '') === '' && request.kind?.kind === 'Pod' && !request.subResource;
-  if (!isPod || request.operation !== 'CREATE' || !isObject(request.object)) return undefined;
+  if (!isPodCreate(request) || !isObject(request.object)) return undefined;
   const pod = request.object as V1Pod;
   const namespace = pod.metadata?.namespace || request.namespace;
   return namespace ? check(namespace, pod) : undefined;
 }
 
+/** The body as text, refused (413) beyond `limit` bytes without reading the rest. */
 function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
