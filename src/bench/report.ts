@@ -280,10 +280,6 @@ function scaleSamples(r: ScenarioResult, which: 'one' | 'most') {
   return r.samples.filter((x) => (which === 'one' ? x.rebuiltAtOnce === 1 : x.rebuiltAtOnce === most));
 }
 
-/**
- * How the cost grows with the groups standing (`--scale`): per scale scenario and controller, provisioning, the
- * controller's share and recovery with one group rebuilt and with a tenth at once, memory, API requests, history bytes.
- */
 /** The six most frequent kinds of request, each divided by `per`: `list pods 5.2, get leaderworkersets 3.1`. */
 export function topKinds(byKind: Record<string, number>, per: number): string {
   return Object.entries(byKind)
@@ -293,6 +289,10 @@ export function topKinds(byKind: Record<string, number>, per: number): string {
     .join(', ');
 }
 
+/**
+ * How the cost grows with the groups standing (`--scale`): per scale scenario and controller, provisioning, the
+ * controller's share and recovery with one group rebuilt and with a tenth at once, memory, API requests, history bytes.
+ */
 export function scaleTables(result: BenchResult): string | undefined {
   const rows = result.scenarios
     .filter((r) => r.scale)
@@ -330,6 +330,23 @@ export function scaleTables(result: BenchResult): string | undefined {
   const goals = scaleTargets(result)
     .map((x) => `| ${x.target} | ${x.measured} | ${x.met ? 'yes' : 'no'} |`)
     .join('\n');
+  const kindsTable = kinds.length
+    ? `
+Where the requests go: the most frequent kinds (this project's by verb and resource, upstream's by method), per group
+provisioned and per group lifecycle of the rounds.
+
+| groups x size | controller | per group provisioned | per lifecycle |
+|---|---|---|---|
+${kinds.join('\n')}
+`
+    : '';
+  const goalsTable = goals
+    ? `
+| target | measured | met |
+|---|---|---|
+${goals}
+`
+    : '';
   return `## How the cost grows with the groups standing
 
 Scale scenarios (\`--scale\`): an LWS of N groups of 4 on KWOK, provisioned from nothing, then one group rebuilt
@@ -350,26 +367,7 @@ history's size (the reconcile's runs grow with the groups it lists).
 | groups x size | controller | RSS (MB) | API requests per group provisioned | per lifecycle | history bytes: provision | teardown | reconcile |
 |---|---|---|---|---|---|---|---|
 ${cost.join('\n')}
-${
-  kinds.length
-    ? `
-Where the requests go: the most frequent kinds (this project's by verb and resource, upstream's by method), per group
-provisioned and per group lifecycle of the rounds.
-
-| groups x size | controller | per group provisioned | per lifecycle |
-|---|---|---|---|
-${kinds.join('\n')}
-`
-    : ''
-}${
-    goals
-      ? `
-| target | measured | met |
-|---|---|---|
-${goals}
-`
-      : ''
-  }`;
+${kindsTable}${goalsTable}`;
 }
 
 /** Issue 29's scale targets, from the scale scenarios this run had (reported, never asserted). */

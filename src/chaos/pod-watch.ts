@@ -38,6 +38,7 @@ export class PodWatch {
     const now = Date.now();
     let h = this.byUid.get(m.uid);
     if (!h) {
+      const owner = controllerUid(m);
       h = {
         lws,
         name: m.name!,
@@ -45,7 +46,7 @@ export class PodWatch {
         groupIndex: parsed.groupIndex,
         leader: parsed.workerIndex === 0,
         seenAt: now,
-        ...(controllerUid(m) !== undefined && { ownerUid: controllerUid(m) }),
+        ...(owner !== undefined && { ownerUid: owner }),
         ...(m.managedFields?.[0]?.manager !== undefined && { createdBy: m.managedFields[0].manager }),
       };
       this.byUid.set(m.uid, h);
