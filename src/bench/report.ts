@@ -327,6 +327,25 @@ export function scaleTables(result: BenchResult): string | undefined {
       const lifecycles = r.samples.length;
       return `| ${r.groups} x ${r.size} | ${who(r)} | ${topKinds(provisioning, r.groups)} | ${lifecycles ? topKinds(rounds, lifecycles) : '-'} |`;
     });
+  const tasks = rows.flatMap((r) =>
+    Object.entries(r.scale?.workflowTasks ?? {})
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(
+        ([kind, t]) =>
+          `| ${r.groups} x ${r.size} | ${kind} | ${t.runs} | ${t.completed} | ${t.startToCloseTimedOut} | ${t.scheduleToStartTimedOut} | ${t.failed} |`,
+      ),
+  );
+  const tasksTable = tasks.length
+    ? `
+How this project's workflow tasks ended, summed over each lifecycle's runs. A task **timed out running** (past its
+workflow task timeout without a heartbeat) is run again, with the local activities it had not recorded; one
+**timed out queued** waited on the worker's sticky queue past its timeout and went to the shared queue.
+
+| groups x size | lifecycle | runs | completed | timed out running | timed out queued | failed |
+|---|---|---|---|---|---|---|
+${tasks.join('\n')}
+`
+    : '';
   const goals = scaleTargets(result)
     .map((x) => `| ${x.target} | ${x.measured} | ${x.met ? 'yes' : 'no'} |`)
     .join('\n');
@@ -367,7 +386,7 @@ history's size (the reconcile's runs grow with the groups it lists).
 | groups x size | controller | RSS (MB) | API requests per group provisioned | per lifecycle | history bytes: provision | teardown | reconcile |
 |---|---|---|---|---|---|---|---|
 ${cost.join('\n')}
-${kindsTable}${goalsTable}`;
+${kindsTable}${tasksTable}${goalsTable}`;
 }
 
 /** Issue 29's scale targets, from the scale scenarios this run had (reported, never asserted). */

@@ -42,6 +42,21 @@ export interface ScaleFigures {
   apiRequestsByKind?: { provisioning: Record<string, number>; rounds: Record<string, number> };
   /** Temporal history bytes (as the server counts a history's size) by lifecycle: runs and bytes. This project only. */
   historyBytes?: Record<string, { runs: number; bytes: number }>;
+  /** How the workflow tasks of each lifecycle ended, summed over its runs (this project only; absent before). */
+  workflowTasks?: Record<string, WorkflowTaskCounts>;
+}
+
+/**
+ * A history's workflow tasks by how they ended. A task that timed out after it started reran whatever local
+ * activities had not been recorded; one that timed out on a sticky queue (schedule-to-start) only moved to the shared
+ * queue.
+ */
+export interface WorkflowTaskCounts {
+  runs: number;
+  completed: number;
+  startToCloseTimedOut: number;
+  scheduleToStartTimedOut: number;
+  failed: number;
 }
 
 export type ScenarioKind = 'rebuild' | 'scale-down' | 'delete' | 'rolling-update';

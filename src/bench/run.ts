@@ -435,6 +435,7 @@ async function runScenario(
         apiRequests: { provisioning: totalOf(byKind.provisioning), rounds: totalOf(byKind.rounds) },
         apiRequestsByKind: byKind,
         ...(probes.historyBytes && { historyBytes: await probes.historyBytes(namespace) }),
+        ...(probes.workflowTasks && { workflowTasks: await probes.workflowTasks(namespace) }),
       };
       progress(
         `  with ${g} groups standing: RSS ${Object.entries(scale.residentMb)

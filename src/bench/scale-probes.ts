@@ -1,11 +1,12 @@
 // What a scale scenario reads of the controller that runs it (ScaleProbes): its own count of API requests from its
 // Prometheus endpoint, its processes' resident memory, and, for this project, the bytes of its Temporal histories.
 import type { Client } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
 import { parseWorkflowId } from '../model/index.js';
 import type { ControllerProcess } from '../stack/controller-processes.js';
 import type { UpstreamLws } from '../stack/upstream-lws.js';
 import { residentMb } from './process-stats.js';
-import { UPSTREAM_PROCESS } from './results.js';
+import { UPSTREAM_PROCESS, type WorkflowTaskCounts } from './results.js';
 
 /** How a scale scenario reads the controller that runs it. */
 export interface ScaleProbes {
@@ -18,7 +19,33 @@ export interface ScaleProbes {
   residentMb(): Record<string, number>;
   /** Temporal history bytes of the namespace's workflows, by lifecycle (this project only). */
   historyBytes?(namespace: string): Promise<Record<string, { runs: number; bytes: number }>>;
+  /** How the namespace's workflow tasks ended, by lifecycle, from their histories (this project only). */
+  workflowTasks?(namespace: string): Promise<Record<string, WorkflowTaskCounts>>;
 }
+
+const { EventType, TimeoutType } = proto.api.enums.v1;
+
+/** Adds one history's workflow task endings to `into`. */
+export function countWorkflowTasks(events: proto.api.history.v1.IHistoryEvent[], into: WorkflowTaskCounts): void {
+  into.runs += 1;
+  for (const e of events) {
+    if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) into.completed += 1;
+    else if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) into.failed += 1;
+    else if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT) {
+      if (e.workflowTaskTimedOutEventAttributes?.timeoutType === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START)
+        into.scheduleToStartTimedOut += 1;
+      else into.startToCloseTimedOut += 1;
+    }
+  }
+}
+
+export const noWorkflowTasks = (): WorkflowTaskCounts => ({
+  runs: 0,
+  completed: 0,
+  startToCloseTimedOut: 0,
+  scheduleToStartTimedOut: 0,
+  failed: 0,
+});
 
 /** A counter's samples summed by some of their labels, joined by a space (`get pods`); 0-valued keys omitted. */
 export function metricBy(text: string, name: string, labels: string[]): Record<string, number> {
@@ -80,6 +107,23 @@ export function controllerProbes(
         const row = (byKind[kind] ??= { runs: 0, bytes: 0 });
         row.runs += 1;
         row.bytes += size;
+      }
+      return byKind;
+    },
+    async workflowTasks(namespace) {
+      const runs: { workflowId: string; runId: string }[] = [];
+      for await (const wf of temporal.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${namespace}/"` }))
+        runs.push({ workflowId: wf.workflowId, runId: wf.runId });
+      const byKind: Record<string, WorkflowTaskCounts> = {};
+      // A few at a time: a thousand histories read one by one would take minutes, all at once would load the server.
+      for (let i = 0; i < runs.length; i += 16) {
+        await Promise.all(
+          runs.slice(i, i + 16).map(async ({ workflowId, runId }) => {
+            const history = await temporal.workflow.getHandle(workflowId, runId).fetchHistory();
+            const kind = parseWorkflowId(workflowId)?.op.kind ?? 'other';
+            countWorkflowTasks(history.events ?? [], (byKind[kind] ??= noWorkflowTasks()));
+          }),
+        );
       }
       return byKind;
     },

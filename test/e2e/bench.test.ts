@@ -295,6 +295,12 @@ describe('npm run bench -- --quick', function () {
     assert.equal(ours.historyBytes?.provision?.runs, 4 + 4, 'one provisioning per group, and per group rebuilt');
     assert.ok((ours.historyBytes?.teardown?.runs ?? 0) >= 4, 'one teardown per group rebuilt');
     assert.ok(ours.historyBytes!.provision!.bytes > 1000, 'a provisioning history has its events');
+    const provisionTasks = ours.workflowTasks?.provision;
+    assert.equal(provisionTasks?.runs, 4 + 4, 'the workflow tasks of every provisioning counted');
+    assert.ok(
+      provisionTasks.completed >= provisionTasks.runs,
+      `every provisioning completed a task: ${JSON.stringify(provisionTasks)}`,
+    );
     assert.deepEqual(Object.keys(rows.find((x) => x.controller)!.scale!.residentMb), ['lws-upstream']);
     assert.match(md, /## How the cost grows with the groups standing/);
     assert.match(md, /\| 4 x 4 \| upstream \| lws-upstream \d+ = \d+ MB \|/);

@@ -3,7 +3,16 @@ import { describe, it } from 'mocha';
 import { scaleTables, scaleTargets } from '../../src/bench/report.js';
 import type { BenchResult, GroupSample, ScenarioResult } from '../../src/bench/results.js';
 import { roundGroups, scaleScenarios } from '../../src/bench/run.js';
-import { metricBy, metricsPortOf, requestsSince, totalOf } from '../../src/bench/scale-probes.js';
+import { temporal } from '@temporalio/proto';
+import type { WorkflowTaskCounts } from '../../src/bench/results.js';
+import {
+  countWorkflowTasks,
+  metricBy,
+  metricsPortOf,
+  noWorkflowTasks,
+  requestsSince,
+  totalOf,
+} from '../../src/bench/scale-probes.js';
 
 describe('bench scale scenarios: which groups each round rebuilds', () => {
   const [ten, hundred] = scaleScenarios(false);
@@ -114,6 +123,16 @@ function scaleRow(
       }),
       ...(controller === 'ours' && {
         historyBytes: { provision: { runs: groups, bytes: groups * 5000 }, teardown: { runs: 2, bytes: 25000 } },
+        workflowTasks: {
+          teardown: { runs: 2, completed: 10, startToCloseTimedOut: 0, scheduleToStartTimedOut: 1, failed: 0 },
+          provision: {
+            runs: groups,
+            completed: groups * 3,
+            startToCloseTimedOut: groups / 10,
+            scheduleToStartTimedOut: 0,
+            failed: 1,
+          },
+        },
       }),
     },
   };
@@ -177,9 +196,21 @@ describe('bench report: how the cost grows with the groups standing', () => {
     const rows = scaleTables(result)!
       .split('\n')
       .filter((l) => /^\| \d/.test(l));
-    assert.deepEqual(rows.slice(6), [
+    assert.deepEqual(rows.slice(6, 8), [
       '| 10 x 4 | Parallel | list pods 4.0, get leaderworkersets 2.0 | delete pods 20.0 |',
       '| 1000 x 4 | Parallel | list pods 4.0, get leaderworkersets 2.0 | delete pods 20.0 |',
+    ]);
+  });
+
+  it('how the workflow tasks ended: per size and lifecycle, lifecycles by name', () => {
+    const rows = scaleTables(result)!
+      .split('\n')
+      .filter((l) => /^\| \d/.test(l));
+    assert.deepEqual(rows.slice(8), [
+      '| 10 x 4 | provision | 10 | 30 | 1 | 0 | 1 |',
+      '| 10 x 4 | teardown | 2 | 10 | 0 | 1 | 0 |',
+      '| 1000 x 4 | provision | 1000 | 3000 | 100 | 0 | 1 |',
+      '| 1000 x 4 | teardown | 2 | 10 | 0 | 1 | 0 |',
     ]);
   });
 
@@ -196,5 +227,45 @@ describe('bench report: how the cost grows with the groups standing', () => {
 
   it('no scale scenario: no table', () => {
     assert.equal(scaleTables({ scenarios: [] as ScenarioResult[] } as BenchResult), undefined);
+  });
+});
+
+describe('bench scale: how a history says its workflow tasks ended', () => {
+  const { EventType, TimeoutType } = temporal.api.enums.v1;
+  const timedOut = (timeoutType: number) => ({
+    eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
+    workflowTaskTimedOutEventAttributes: { timeoutType },
+  });
+  const cases: [string, temporal.api.history.v1.IHistoryEvent[], Partial<WorkflowTaskCounts>][] = [
+    ['an empty history: one run, no task', [], {}],
+    [
+      'completed tasks, and the other events not counted',
+      [
+        { eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED },
+        { eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED },
+        { eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED },
+        { eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED },
+      ],
+      { completed: 2 },
+    ],
+    [
+      'a timeout after the task started, and one on the sticky queue',
+      [timedOut(TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE), timedOut(TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START)],
+      { startToCloseTimedOut: 1, scheduleToStartTimedOut: 1 },
+    ],
+    ['a failed task', [{ eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED }], { failed: 1 }],
+  ];
+  for (const [what, events, expected] of cases) {
+    it(what, () => {
+      const counts = noWorkflowTasks();
+      countWorkflowTasks(events, counts);
+      assert.deepEqual(counts, { ...noWorkflowTasks(), runs: 1, ...expected });
+    });
+  }
+  it('adds each history to the counts it is given', () => {
+    const counts = noWorkflowTasks();
+    countWorkflowTasks([{ eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED }], counts);
+    countWorkflowTasks([{ eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED }], counts);
+    assert.deepEqual(counts, { ...noWorkflowTasks(), runs: 2, completed: 1, failed: 1 });
   });
 });
