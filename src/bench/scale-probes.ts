@@ -1,7 +1,8 @@
 // What a scale scenario reads of the controller that runs it (ScaleProbes): its own count of API requests from its
 // Prometheus endpoint, its processes' resident memory, and, for this project, the bytes of its Temporal histories.
 import type { Client } from '@temporalio/client';
-import { temporal as proto } from '@temporalio/proto';
+// A CommonJS package: Node's ESM loader gives it as a default export only.
+import protoPackage, { type temporal as proto } from '@temporalio/proto';
 import { parseWorkflowId } from '../model/index.js';
 import type { ControllerProcess } from '../stack/controller-processes.js';
 import type { UpstreamLws } from '../stack/upstream-lws.js';
@@ -23,7 +24,7 @@ export interface ScaleProbes {
   workflowTasks?(namespace: string): Promise<Record<string, WorkflowTaskCounts>>;
 }
 
-const { EventType, TimeoutType } = proto.api.enums.v1;
+const { EventType, TimeoutType } = protoPackage.temporal.api.enums.v1;
 
 /** Adds one history's workflow task endings to `into`. */
 export function countWorkflowTasks(events: proto.api.history.v1.IHistoryEvent[], into: WorkflowTaskCounts): void {
