@@ -26,9 +26,8 @@ export interface ScaleProbes {
 
 const { EventType, TimeoutType } = protoPackage.temporal.api.enums.v1;
 
-/** Adds one history's workflow task endings to `into`. */
+/** Adds the workflow task endings among `events` (a history, or a page of one) to `into`. */
 export function countWorkflowTasks(events: proto.api.history.v1.IHistoryEvent[], into: WorkflowTaskCounts): void {
-  into.runs += 1;
   for (const e of events) {
     if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) into.completed += 1;
     else if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) into.failed += 1;
@@ -120,15 +119,34 @@ export function controllerProbes(
       for (let i = 0; i < runs.length; i += 16) {
         await Promise.all(
           runs.slice(i, i + 16).map(async ({ workflowId, runId }) => {
-            const history = await temporal.workflow.getHandle(workflowId, runId).fetchHistory();
             const kind = parseWorkflowId(workflowId)?.op.kind ?? 'other';
-            countWorkflowTasks(history.events ?? [], (byKind[kind] ??= noWorkflowTasks()));
+            const counts = (byKind[kind] ??= noWorkflowTasks());
+            counts.runs += 1;
+            for await (const events of historyPages(temporal, workflowId, runId)) countWorkflowTasks(events, counts);
           }),
         );
       }
       return byKind;
     },
   };
+}
+
+/**
+ * A history's events, a page at a time: a reconcile of 1,000 groups writes pages past gRPC's 4 MB limit at the
+ * server's default page size, which fetchHistory uses.
+ */
+async function* historyPages(temporal: Client, workflowId: string, runId: string) {
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await temporal.workflowService.getWorkflowExecutionHistory({
+      namespace: temporal.options.namespace,
+      execution: { workflowId, runId },
+      maximumPageSize: 200,
+      ...(nextPageToken && { nextPageToken }),
+    });
+    yield page.history?.events ?? [];
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
 }
 
 export function upstreamProbes(controller: UpstreamLws): ScaleProbes {
