@@ -8,6 +8,20 @@
  */
 export const WORKFLOW_TASK_TIMEOUT = '2s';
 
+/**
+ * Each lifecycle's workflow task timeout. A teardown's first task holds the Parallel delete and a recreate's the
+ * leader's; the reconcile's decide what the trigger starts: a crash costs them 2 s. Provisioning times no policy: at
+ * 1,000 groups its calls took 1.6 s each on the saturated API server, the SDK's heartbeat (at 80 % of 2 s) came too
+ * late, and each timed-out task went back behind hundreds of others on the task queue (docs/profiling.md). With
+ * Temporal's default, a crash mid-provisioning costs up to 10 s.
+ */
+export const WORKFLOW_TASK_TIMEOUTS = {
+  teardownGroup: WORKFLOW_TASK_TIMEOUT,
+  recreateGroup: WORKFLOW_TASK_TIMEOUT,
+  reconcileLeaderWorkerSet: WORKFLOW_TASK_TIMEOUT,
+  provisionGroup: '10s',
+} as const;
+
 /** A task sent to a dead worker's sticky queue goes to the shared task queue after this. */
 export const STICKY_QUEUE_TIMEOUT = '2s';
 

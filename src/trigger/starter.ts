@@ -10,7 +10,7 @@ import {
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../log.js';
-import { WORKFLOW_TASK_TIMEOUT } from '../model/crash-recovery.js';
+import { WORKFLOW_TASK_TIMEOUTS } from '../model/crash-recovery.js';
 import { GroupIndex, Lifecycle, LwsName, LwsNamespace, TerminationPolicy } from '../workflows/search-attributes.js';
 import { changedSignal } from '../workflows/reconcile.js';
 import type { StartAction } from './decide.js';
@@ -138,8 +138,8 @@ export class WorkflowStarter {
         typedSearchAttributes: this.searchAttributesFor(action),
         // A lifecycle runs once per incarnation: the ID names the object's uid, so a later start is a repeat.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        // A first task whose worker died (the Parallel delete is in it) moves to another in seconds, not 10.
-        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+        // A first task whose worker died (a teardown's holds the Parallel delete) moves to another in seconds, not 10.
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUTS[action.workflowType],
         requestEagerStart: this.opts.eagerStart,
       });
       this.remember(action.workflowId);
@@ -180,7 +180,7 @@ export class WorkflowStarter {
         args: action.args,
         signal: changedSignal,
         signalArgs: action.change ? [action.change] : [],
-        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUTS[action.workflowType],
         staticSummary: action.summary,
         typedSearchAttributes: this.searchAttributesFor(action),
       });

@@ -10,6 +10,8 @@ type Call = {
   op: 'start' | 'signalWithStart' | 'signal';
   workflowId: string;
   requestEagerStart?: boolean;
+  workflowType?: string;
+  workflowTaskTimeout?: string;
   /** The typed search attributes a start carried, by name. */
   searchAttributes?: Record<string, unknown>;
   /** A signal's arguments, and when it was sent. */
@@ -35,10 +37,15 @@ function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'gone' 
   };
   const client = {
     workflow: {
-      start: (_type: string, o: { workflowId: string; requestEagerStart?: boolean } & StartSearchAttributes) =>
+      start: (
+        workflowType: string,
+        o: { workflowId: string; requestEagerStart?: boolean; workflowTaskTimeout?: string } & StartSearchAttributes,
+      ) =>
         respond({
           op: 'start',
           workflowId: o.workflowId,
+          workflowType,
+          ...(o.workflowTaskTimeout && { workflowTaskTimeout: o.workflowTaskTimeout }),
           ...(o.requestEagerStart === undefined ? {} : { requestEagerStart: o.requestEagerStart }),
           ...(o.typedSearchAttributes === undefined
             ? {}
@@ -46,8 +53,18 @@ function fakeClient(answer: (call: Call, n: number) => 'ok' | 'exists' | 'gone' 
                 searchAttributes: Object.fromEntries(o.typedSearchAttributes.map((p) => [p.key.name, p.value])),
               }),
         }),
-      signalWithStart: (_type: string, o: { workflowId: string; signalArgs?: unknown[] }) =>
-        respond({ op: 'signalWithStart', workflowId: o.workflowId, signalArgs: o.signalArgs, at: Date.now() }),
+      signalWithStart: (
+        workflowType: string,
+        o: { workflowId: string; signalArgs?: unknown[]; workflowTaskTimeout?: string },
+      ) =>
+        respond({
+          op: 'signalWithStart',
+          workflowId: o.workflowId,
+          workflowType,
+          ...(o.workflowTaskTimeout && { workflowTaskTimeout: o.workflowTaskTimeout }),
+          signalArgs: o.signalArgs,
+          at: Date.now(),
+        }),
       getHandle: (workflowId: string) => ({
         signal: (_signal: unknown, ...signalArgs: unknown[]) =>
           respond({ op: 'signal', workflowId, signalArgs, at: Date.now() }),
@@ -102,6 +119,25 @@ describe('trigger: WorkflowStarter', () => {
     }
   });
 
+  it('gives each lifecycle its workflow task timeout: 2 s where a crash would hold up a delete, 10 s to provision', async () => {
+    const { client, calls } = fakeClient(() => 'ok');
+    const starter = starterWith(client, []);
+    const provision = {
+      ...action('lws/default/demo/0/provision'),
+      workflowType: 'provisionGroup',
+      args: [{ ref, groupIndex: 0, leader }],
+    } as StartAction;
+    starter.submit(action('lws/default/demo/0/teardown'));
+    starter.submit(provision);
+    starter.submit(action('lws/default/demo/reconcile', 'signal-with-start'));
+    await settle();
+    assert.deepEqual(calls.map((c) => [c.workflowType, c.workflowTaskTimeout]).sort(), [
+      ['provisionGroup', '10s'],
+      ['reconcileLeaderWorkerSet', '2s'],
+      ['teardownGroup', '2s'],
+    ]);
+  });
+
   // Each attribute the start does not carry, a workflow that wants it must upsert: one more write for the server.
   const searchAttributeCases: [string, Partial<StartAction>, boolean, Record<string, unknown> | undefined][] = [
     [
@@ -136,7 +172,10 @@ describe('trigger: WorkflowStarter', () => {
     await settle();
     starter.submit(action('wf-a'));
     await settle();
-    assert.deepEqual(calls, [{ op: 'start', workflowId: 'wf-a' }]);
+    assert.deepEqual(
+      calls.map(({ op, workflowId }) => ({ op, workflowId })),
+      [{ op: 'start', workflowId: 'wf-a' }],
+    );
     assert.deepEqual(outcomes, ['wf-a:started']);
   });
 
