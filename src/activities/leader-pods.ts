@@ -33,7 +33,8 @@ async function readIncarnation(c: KubeClients, pod: ObjectIdentity): Promise<V1P
 
 /**
  * False when the pod of this uid is gone. The uid in the patch makes the API server refuse it (422, uid is immutable)
- * for a newer pod of the same name instead of patching that one. `live`: the pod as just read, to save a GET.
+ * for a newer pod of the same name instead of patching that one. `live`: the pod as just read, to skip a patch it
+ * already has.
  */
 export async function patchLeaderPod(
   c: KubeClients,
@@ -41,9 +42,9 @@ export async function patchLeaderPod(
   patch: MetadataPatch,
   live?: V1Pod,
 ): Promise<boolean> {
-  const current = live ?? (await readIncarnation(c, pod));
-  if (current === undefined) return false;
-  if (applied(current, patch)) return true;
+  // Unread, the patch goes out at once: one already applied changes nothing, and the uid in it refuses another pod, so
+  // a GET first would cost a round trip each group's provisioning waits on.
+  if (live !== undefined && applied(live, patch)) return true;
   try {
     await c.pods.mergePatch(pod, { metadata: { ...patch.metadata, uid: pod.uid } });
     return true;
