@@ -47,7 +47,7 @@ export interface ScaleFigures {
 }
 
 /**
- * A history's workflow tasks by how they ended. A task that timed out after it started reran whatever local
+ * Workflow tasks by how they ended, summed over `runs` histories. A task that timed out after it started reran whatever local
  * activities had not been recorded; one that timed out on a sticky queue (schedule-to-start) only moved to the shared
  * queue.
  */

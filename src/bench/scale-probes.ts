@@ -86,6 +86,7 @@ export function controllerProbes(
   temporal: Client,
   name: (c: ControllerProcess) => string,
 ): ScaleProbes {
+  const runsOf = (namespace: string) => temporal.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${namespace}/"` });
   return {
     async apiRequests() {
       const texts = await Promise.all(
@@ -96,7 +97,7 @@ export function controllerProbes(
     residentMb: () => Object.fromEntries(controllers.map((c) => [name(c), residentMb(c.child.pid!)])),
     async historyBytes(namespace) {
       const byKind: Record<string, { runs: number; bytes: number }> = {};
-      for await (const wf of temporal.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${namespace}/"` })) {
+      for await (const wf of runsOf(namespace)) {
         // Visibility records a history's size when the run closes: a running one's (the reconcile) is described.
         const size =
           wf.status.name === 'RUNNING'
@@ -112,8 +113,7 @@ export function controllerProbes(
     },
     async workflowTasks(namespace) {
       const runs: { workflowId: string; runId: string }[] = [];
-      for await (const wf of temporal.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${namespace}/"` }))
-        runs.push({ workflowId: wf.workflowId, runId: wf.runId });
+      for await (const wf of runsOf(namespace)) runs.push({ workflowId: wf.workflowId, runId: wf.runId });
       const byKind: Record<string, WorkflowTaskCounts> = {};
       // A few at a time: a thousand histories read one by one would take minutes, all at once would load the server.
       for (let i = 0; i < runs.length; i += 16) {

@@ -138,7 +138,7 @@ export class WorkflowStarter {
         typedSearchAttributes: this.searchAttributesFor(action),
         // A lifecycle runs once per incarnation: the ID names the object's uid, so a later start is a repeat.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        // A first task whose worker died (a teardown's holds the Parallel delete) moves to another in seconds, not 10.
+        // Each lifecycle's own: a teardown's first task, with the Parallel delete, moves off a dead worker in 2 s.
         workflowTaskTimeout: WORKFLOW_TASK_TIMEOUTS[action.workflowType],
         requestEagerStart: this.opts.eagerStart,
       });
