@@ -3,6 +3,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet } from '../model/index.js';
 import type { WorkerMetrics } from '../observability/metrics.js';
 import type { KubeRetryReason } from './kube-errors.js';
+import { RecentLeaderWorkerSets } from './recent-lws.js';
 import {
   controllerRevisionsJson,
   eventsJson,
@@ -24,6 +25,8 @@ export interface KubeClients {
   leaderWorkerSets: JsonResource<LeaderWorkerSet>;
   nodes: JsonResource<k8s.V1Node>;
   controllerRevisions: JsonResource<k8s.V1ControllerRevision>;
+  /** The LWSs read lately: a build from the templates reuses the read its workflow decided on (recent-lws.ts). */
+  recentLws?: RecentLeaderWorkerSets;
   /** A call made again within an activity (a wait's broken watch), for lws_kube_api_retries_total; unset in tests. */
   retried?: (reason: KubeRetryReason) => void;
 }
@@ -39,5 +42,6 @@ export function makeClients(kc: k8s.KubeConfig, metrics?: Pick<WorkerMetrics, 'k
     leaderWorkerSets: leaderWorkerSetsJson(kc),
     nodes: nodesJson(kc),
     controllerRevisions: controllerRevisionsJson(kc),
+    recentLws: new RecentLeaderWorkerSets(),
   };
 }

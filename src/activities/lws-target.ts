@@ -55,6 +55,8 @@ export async function ensureWorkerStatefulSetOf(
   c: KubeClients,
   input: WorkerStatefulSetInput<LwsTarget>,
 ): Promise<EnsureWorkerStatefulSetResult | Stale> {
-  const lws = await readTarget(c, input.lws);
+  // The workflow's own read of the target, made just before to decide, stands for a fresh one: the workers are only
+  // ever created, never updated, so an LWS changed since cannot be written back over a newer one.
+  const lws = c.recentLws?.target(input.lws) ?? (await readTarget(c, input.lws));
   return lws === 'stale' ? lws : ensureWorkerStatefulSet(c, { ...input, lws });
 }

@@ -20,8 +20,10 @@ import type { KubeClients } from './clients.js';
 import type { Groups } from './types.js';
 import { kube, orNull } from './kube-errors.js';
 
-export function readLeaderWorkerSet(c: KubeClients, ref: ObjectKey): Promise<LeaderWorkerSet | null> {
-  return orNull(() => c.leaderWorkerSets.read(ref));
+export async function readLeaderWorkerSet(c: KubeClients, ref: ObjectKey): Promise<LeaderWorkerSet | null> {
+  const lws = await orNull(() => c.leaderWorkerSets.read(ref));
+  c.recentLws?.remember(ref, lws);
+  return lws;
 }
 
 /** Its facts only: what an activity returns reaches the workflow's history (model/lws-facts.ts). */

@@ -46,6 +46,7 @@ import { freePort, SERVER_PORTS, waitFor } from '../../src/stack/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { identityOf } from '../fixtures/fake-activities.js';
 import { installCrd } from '../../src/stack/crd.js';
+import { observeKubeRequests } from '../../src/kube/requests.js';
 import { NAMESPACE_TERMINATING } from '../../src/shared/failures.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
@@ -236,6 +237,29 @@ describe('activities against the cluster', function () {
       const sts = await readSts('wtarget-0');
       assert.deepEqual(sts.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'USER_VAR')?.value, 'kept');
       assert.equal((await readPod('wtarget-0')).metadata?.annotations?.[ANNOTATION_POD_TERMINATION_POLICY], 'Parallel');
+    });
+
+    it('ensureWorkerStatefulSetOf builds from the read its workflow decided on; a newer target is read again', async () => {
+      const counted = localKubeConfig();
+      let lwsGets = 0;
+      observeKubeRequests(counted, (r) => {
+        if (r.verb === 'get' && r.resource === 'leaderworkersets') lwsGets += 1;
+      });
+      const own = createActivities(counted);
+      await createLws('wrecent');
+      const target = targetOf((await own.getLeaderWorkerSet({ namespace, name: 'wrecent' }))!);
+      const leader = await createPod('wrecent-0', { labels: leaderLabels('wrecent') });
+      const created = await own.ensureWorkerStatefulSetOf({ lws: target, groupIndex: 0, leader });
+      assert.equal(typeof created === 'object' && created.outcome, 'created');
+      assert.equal(lwsGets, 1, 'the decision read only: the build reused it');
+
+      await patchReplicas('wrecent', 2);
+      const second = await createPod('wrecent-1', { labels: leaderLabels('wrecent') });
+      const newer = { ...target, generation: target.generation + 1 };
+      const built = await own.ensureWorkerStatefulSetOf({ lws: newer, groupIndex: 1, leader: second });
+      assert.equal(typeof built === 'object' && built.outcome, 'created');
+      assert.equal(lwsGets, 2, 'the generation decided on is newer than the read: read again');
+      assert.equal(await own.ensureWorkerStatefulSetOf({ lws: target, groupIndex: 1, leader: second }), 'stale');
     });
   });
 
