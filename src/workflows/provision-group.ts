@@ -48,11 +48,13 @@ export async function provisionGroup(input: ProvisionGroupInput): Promise<Provis
   const timeline = new Timeline(`provision group ${groupIndex} of ${ref.namespace}/${ref.name}`);
   try {
     timeline.add('new leader', undefined, leader.name);
-    const lws = await liveLws(ref);
+    const { lws, leaderNow } = await firstLook(input);
     const { spec } = lws;
     if (spec.startupPolicy === 'LeaderReady') await leaderReady(leader, timeline);
     const topology = await leaderTopology(lws, leader, timeline);
-    const { workers, lwsNow } = await createWorkers(input, lws, topology, timeline);
+    // A wait for the leader makes the first look at it old: the build then reads it again.
+    const waited = spec.startupPolicy === 'LeaderReady' || topology !== undefined;
+    const { workers, lwsNow } = await createWorkers(input, lws, topology, timeline, waited ? undefined : leaderNow);
     if (workers) await workersReady(workers, timeline);
     await kube.recordEvent({
       lws: { ...ref, uid: lwsNow.metadata.uid },
@@ -71,9 +73,18 @@ export async function provisionGroup(input: ProvisionGroupInput): Promise<Provis
 }
 
 async function liveLws(ref: ObjectKey): Promise<LwsRead> {
-  const lws = await readLws(ref);
+  return live(await readLws(ref));
+}
+
+function live(lws: LwsRead | null): LwsRead {
   if (lws === null || lws.metadata.deletionTimestamp) throw new Skip('lws-gone');
   return lws;
+}
+
+/** The LWS and the leader, read at once: one round trip before the build instead of two. */
+async function firstLook({ ref, leader }: ProvisionGroupInput): Promise<{ lws: LwsRead; leaderNow: PodFacts | null }> {
+  const [lws, leaderNow] = await Promise.all([readLws(ref), kube.getPod(leader)]);
+  return { lws: live(lws), leaderNow };
 }
 
 async function leaderReady(leader: ObjectIdentity, timeline: Timeline): Promise<void> {
@@ -107,12 +118,16 @@ async function createWorkers(
   lws: LwsRead,
   topology: Topology | undefined,
   timeline: Timeline,
+  leaderRead?: PodFacts | null,
 ): Promise<{ workers?: ObjectIdentity; lwsNow: LwsRead }> {
   const { ref, groupIndex, leader } = input;
   const name = workerStatefulSetName(ref.name, groupIndex);
   const backoff = new RefusalBackoff();
+  // The first pass builds on the leader as read at the start, unless a wait came between; each later one reads it.
+  let fresh: PodFacts | null | undefined = leaderRead;
   for (;;) {
-    const pod = await kube.getPod(leader);
+    const pod = fresh !== undefined ? fresh : await kube.getPod(leader);
+    fresh = undefined;
     if (pod === null || pod.uid !== leader.uid || pod.deletionTimestamp) throw new Skip('leader-gone');
     // Built from the leader's own revision: a leader kept on an older template gets workers of that template.
     const revision = pod.labels[LABEL_TEMPLATE_REVISION_HASH];

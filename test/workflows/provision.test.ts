@@ -64,7 +64,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
     fake.removePodAt(oldLeader.uid, now);
     const leader = fake.addLeader({ groupIndex: 0, at: now });
-    const result = await provision(fake, inputFor(fake, leader), 'provisionGroup-lws-facts-safe-rebuild');
+    const result = await provision(fake, inputFor(fake, leader), 'provisionGroup-first-look-safe-rebuild');
 
     assert.equal(result.outcome, 'provisioned');
     const ensures = fake.callsOf('ensureWorkerStatefulSetOf');
@@ -148,6 +148,33 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const result = await provision(fake, inputFor(fake, leader));
     assert.equal(result.outcome, 'provisioned');
     assert.equal(leader.annotations['leaderworkerset.sigs.k8s.io/pod-termination-policy'], 'Sequential');
+  });
+
+  it('reads the LWS and the leader at once, and builds on that look at the leader: one round trip before the build', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws();
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    const result = await provision(fake, inputFor(fake, leader));
+
+    assert.equal(result.outcome, 'provisioned');
+    const [lwsRead] = fake.callsOf('getLeaderWorkerSet');
+    const pods = fake.callsOf('getPod');
+    assert.equal(pods.length, 1, 'the leader read once');
+    assert.ok(pods[0]!.seq < lwsRead!.endSeq!, 'the leader read only after the LWS read had returned');
+    assert.ok(pods[0]!.endSeq! < fake.callsOf('ensureWorkerStatefulSetOf')[0]!.seq);
+  });
+
+  it('LeaderReady: the leader is read again after its wait, not taken from the look before it', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ startupPolicy: 'LeaderReady' });
+    const now = await fake.now();
+    const leader = fake.addLeader({ groupIndex: 0, at: now, readyAt: now + 30_000 });
+    await provision(fake, inputFor(fake, leader));
+
+    const [ready] = fake.callsOf('waitForPodReady');
+    const pods = fake.callsOf('getPod');
+    assert.equal(pods.length, 2);
+    assert.ok(pods[1]!.seq > ready!.endSeq!, 'the build used a look at the leader from before it was Ready');
   });
 
   it('LeaderReady: waits for the leader to be Ready before creating the workers', async () => {
@@ -296,7 +323,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     fake.setLws();
     const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
     fake.fail('ensureWorkerStatefulSetOf', 3, 'refused', refusedMessage);
-    const result = await provision(fake, inputFor(fake, leader), 'provisionGroup-workers-refused');
+    const result = await provision(fake, inputFor(fake, leader), 'provisionGroup-first-look-workers-refused');
 
     assert.equal(result.outcome, 'provisioned', 'not failed');
     const tries = fake.callsOf('ensureWorkerStatefulSetOf');
