@@ -4,6 +4,7 @@ import * as k8s from '@kubernetes/client-node';
 import { createLogger } from '../log.js';
 import { isPodReady, LABEL_NAME, parsePodName } from '../model/index.js';
 import { watchResource, type RunningWatch } from '../kube/informer.js';
+import { provisionPhases, type ProvisionPhases } from './provision-phases.js';
 
 interface PodState {
   uid: string;
@@ -12,6 +13,8 @@ interface PodState {
   leader: boolean;
   seenAt: number;
   ready: boolean;
+  /** When it was first seen Ready. */
+  readyAt?: number;
   deleting: boolean;
   gone?: number;
   terminatingAt?: number;
@@ -89,6 +92,7 @@ export class PodTracker {
       this.groups.set(key, [...(this.groups.get(key) ?? []), state]);
     }
     state.ready = isPodReady(pod);
+    if (state.ready) state.readyAt ??= now;
     state.deleting = Boolean(m.deletionTimestamp);
     if (state.deleting) state.terminatingAt ??= now;
     if (type === 'DELETED') state.gone ??= now;
@@ -192,6 +196,14 @@ export class PodTracker {
   /** Pods of groups at or above `replicas` not gone yet: surge groups of a rolling update, or a scale-down's. */
   podsFrom(lws: string, replicas: number): number {
     return [...this.pods.values()].filter((p) => p.lws === lws && !p.gone && p.groupIndex >= replicas).length;
+  }
+
+  /** Where the provisioning of this LWS's pods first seen after `createdAt` spent its time. */
+  provisionPhases(lws: string, createdAt: number): ProvisionPhases | undefined {
+    return provisionPhases(
+      [...this.pods.values()].filter((p) => p.lws === lws && p.seenAt >= createdAt),
+      createdAt,
+    );
   }
 
   /** `replicas` groups of `size` Ready pods each. */

@@ -1,5 +1,6 @@
 // The benchmark's result document (docs/benchmarks.json) and the statistics it uses.
 import type { TemporalTarget } from '../stack/temporal-target.js';
+import type { ProvisionPhases } from './provision-phases.js';
 import type { StartFloor } from './temporal-floor.js';
 
 export interface GroupSample {
@@ -81,6 +82,8 @@ export interface ScenarioResult {
   controller?: 'upstream';
   /** The LWS created -> its groups Ready, provisioned from nothing alone; absent in results from before. */
   provisionMs?: number;
+  /** Where that provisioning spent its time, from the pods' arrival in the bench's watch. */
+  provisionPhases?: ProvisionPhases;
   samples: GroupSample[];
   teardownP50Ms: number;
   teardownP95Ms: number;

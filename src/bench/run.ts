@@ -22,6 +22,7 @@ import { cleanUpUpstreamLws, startUpstreamLws } from '../stack/upstream-lws.js';
 import { versions } from '../stack/versions.js';
 import { createLogger } from '../log.js';
 import { PodTracker } from './pod-tracker.js';
+import { formatPhases, type ProvisionPhases } from './provision-phases.js';
 import {
   isTemporalProcess,
   percentile,
@@ -223,6 +224,7 @@ async function runScenario(
   const samples = Object.fromEntries(contenders.map((c) => [c, []])) as unknown as Record<Contender, GroupSample[]>;
   const rollouts = Object.fromEntries(contenders.map((c) => [c, []])) as unknown as Record<Contender, RolloutRound[]>;
   const provisionMs = {} as Record<Contender, number>;
+  const provisionPhases = {} as Record<Contender, ProvisionPhases | undefined>;
   const timeout = (20 * graceSeconds + 60 + g * 2) * 1000;
   const lwsBody = (contender: Contender, image: string) =>
     sampleLeaderWorkerSet({
@@ -389,8 +391,11 @@ async function runScenario(
         timeout,
         `${g} groups of ${names[contender]} ready`,
       );
+      const phases = (provisionPhases[contender] = tracker.provisionPhases(names[contender], creating));
       progress(
-        `  ${g} groups of ${names[contender]} provisioned and Ready in ${formatDuration(provisionMs[contender])}`,
+        `  ${g} groups of ${names[contender]} provisioned and Ready in ${formatDuration(provisionMs[contender])}${
+          phases ? ` (${formatPhases(phases)})` : ''
+        }`,
       );
     }
     if (probes) {
@@ -473,6 +478,7 @@ async function runScenario(
     policy: policyOf(policy) ?? 'Sequential',
     ...(policy === 'upstream' && { controller: 'upstream' as const }),
     provisionMs: provisionMs[policy],
+    ...(provisionPhases[policy] && { provisionPhases: provisionPhases[policy] }),
     samples: samples[policy],
     reactionsMs: trigger ? reactionTimes(trigger, `lws/${namespace}/${names[policy]}/`) : [],
     teardownP50Ms: percentile(
