@@ -10,6 +10,7 @@ import {
   type ScenarioResult,
   UPSTREAM_PROCESS,
 } from './results.js';
+import type { Spread } from './provision-phases.js';
 
 const s = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(2)} s`);
 
@@ -214,6 +215,17 @@ export function upstreamTables(result: BenchResult): string | undefined {
       `| ${upstream.title} | ${upstream.groups} x ${upstream.size} | ${s(upstream.provisionMs)} | ${s(seq?.provisionMs)} | ${s(par?.provisionMs)} | ${ratioOf(seq?.provisionMs, upstream.provisionMs)} / ${ratioOf(par?.provisionMs, upstream.provisionMs)} |`,
     ];
   });
+  const phases = ids(result).flatMap((id) => {
+    const { seq, par, upstream } = pair(result.scenarios, id);
+    return [upstream, seq, par].flatMap((r) => {
+      const ph = r?.provisionPhases;
+      if (!r || !ph) return [];
+      const spread = ({ p50, max }: Spread) => `${s(p50)} / ${s(max)}`;
+      return [
+        `| ${r.title} | ${r.controller ?? r.policy} | ${spread(ph.leaderSeenMs)} | ${spread(ph.workersAfterLeaderMs)} | ${spread(ph.readyAfterLastPodMs)} |`,
+      ];
+    });
+  });
   const ours = Object.keys(result.processes);
   const cost = ids(result).flatMap((id) => {
     const { seq, par, upstream } = pair(result.scenarios, id);
@@ -251,7 +263,19 @@ Provisioning from nothing: each LeaderWorkerSet created alone, to its groups Rea
 | scenario | groups x size | upstream | Sequential | Parallel | ratio Sequential / upstream, Parallel / upstream |
 |---|---|---|---|---|---|
 ${provisioning.join('\n')}
+${
+  phases.length
+    ? `
+Where each provisioning spent its time, from the pods' arrival in the bench's watch (p50 / max over the groups):
+the leaders (the LWS controller, then the StatefulSet controller), a group's first worker after its leader (the
+controller's reaction and its worker StatefulSet), and Ready after the group's last pod (KWOK here).
 
+| scenario | controller | LWS created -> leader seen | leader -> first worker seen | last pod seen -> Ready |
+|---|---|---|---|---|
+${phases.join('\n')}
+`
+    : ''
+}
 CPU seconds per group lifecycle (a group's teardown, and its return where the scenario has one), from \`/proc\` over
 each scenario's rounds. This project's is worker and trigger; Temporal's is counted apart and in the total.
 

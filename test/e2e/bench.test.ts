@@ -236,6 +236,10 @@ describe('npm run bench -- --quick', function () {
         assert.equal(r.samples.length, scenario.groups * scenario.rounds, `${who}: samples`);
         assert.ok(r.teardownP50Ms >= result.graceSeconds * 1000 * 0.9, `${who}: a teardown takes the grace period`);
         assert.ok((r.provisionMs ?? 0) > 0, `${who}: provisioned from nothing`);
+        const phases = r.provisionPhases;
+        assert.ok(phases, `${who}: where the provisioning spent its time`);
+        assert.ok(phases.workersAfterLeaderMs.p50 > 0, `${who}: the workers come after their leader`);
+        assert.ok(phases.leaderSeenMs.max < r.provisionMs!, `${who}: the leaders are seen within the provisioning`);
         if (scenario.kind === 'rebuild' || scenario.kind === 'rolling-update') {
           assert.deepEqual(
             r.samples.map((x) => x.newLeaders),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { compareTemporal, markdown, rolloutTable, roundsTable } from '../../src/bench/report.js';
+import { compareTemporal, markdown, rolloutTable, roundsTable, upstreamTables } from '../../src/bench/report.js';
 import {
   temporalCpuPerLifecycle,
   temporalCpuSeconds,
@@ -304,5 +304,45 @@ describe('bench report: the dev server and the cluster side by side', () => {
     const table = compareTemporal(dev, { ...dev, graceSeconds: 5, quick: true });
     assert.match(table, /Not like for like: the grace periods differ \(10 s and 5 s\); one run is quick mode/);
     assert.match(table, /^\| \| dev server \(1\) \| dev server \(2\) \|/m);
+  });
+});
+
+describe('bench report: where each provisioning from nothing spent its time, beside upstream', () => {
+  const phases = (leader: number, workers: number, ready: number) => ({
+    leaderSeenMs: { p50: leader, max: leader + 100 },
+    workersAfterLeaderMs: { p50: workers, max: workers + 100 },
+    readyAfterLastPodMs: { p50: ready, max: ready + 100 },
+  });
+  const row = (policy: ScenarioResult['policy'], controller?: 'upstream', ph = phases(400, 1100, 200)) => ({
+    ...scenario(10, policy, [[0, 20_000]]),
+    ...(controller && { controller }),
+    provisionMs: 2000,
+    provisionPhases: ph,
+  });
+  const result = {
+    scenarios: [row('Sequential'), row('Parallel'), row('Sequential', 'upstream', phases(420, 360, 230))],
+    processes: {},
+    load: {},
+    upstream: { version: '0.9.0', startMs: 4000, process: { peakRssMb: 60, cpuSeconds: 2 }, load: {} },
+  } as unknown as BenchResult;
+
+  it('one row per controller, p50 / max of each phase', () => {
+    const md = upstreamTables(result)!;
+    assert.match(md, /\| scenario \| controller \| LWS created -> leader seen \| leader -> first worker seen \|/);
+    for (const line of [
+      '| 10 groups rebuilt at once | upstream | 0.42 s / 0.52 s | 0.36 s / 0.46 s | 0.23 s / 0.33 s |',
+      '| 10 groups rebuilt at once | Sequential | 0.40 s / 0.50 s | 1.10 s / 1.20 s | 0.20 s / 0.30 s |',
+      '| 10 groups rebuilt at once | Parallel | 0.40 s / 0.50 s | 1.10 s / 1.20 s | 0.20 s / 0.30 s |',
+    ]) {
+      assert.ok(md.includes(line), line);
+    }
+  });
+
+  it('results from before the phases were measured: no such table', () => {
+    const before = {
+      ...result,
+      scenarios: result.scenarios.map(({ provisionPhases: _, ...r }) => r),
+    } as BenchResult;
+    assert.doesNotMatch(upstreamTables(before)!, /leader -> first worker seen/);
   });
 });
