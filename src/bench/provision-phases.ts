@@ -1,6 +1,6 @@
 // Where a provisioning from nothing spends its time, from the pods' own arrival times in the bench's watch: the
 // leaders (the LWS's controller and the StatefulSet controller), the workers after their leader (the group's own
-// provisioning, the part a controller decides), and Ready after the workers (the kubelet, KWOK here).
+// provisioning, the part a controller decides), and Ready after the group's last pod (the kubelet, KWOK here).
 import { percentile } from './results.js';
 
 /** One pod as the bench's watch saw it. */
@@ -26,7 +26,7 @@ export interface Spread {
   max: number;
 }
 
-/** The phases of groups whose pods are all seen Ready; undefined when none is (a size-1 group has no worker phase). */
+/** The phases of the groups whose pods were all seen Ready (none: undefined); size 1 has a 0 worker phase. */
 export function provisionPhases(pods: SeenPod[], createdAt: number): ProvisionPhases | undefined {
   const groups = new Map<number, SeenPod[]>();
   for (const p of pods) groups.set(p.groupIndex, [...(groups.get(p.groupIndex) ?? []), p]);
@@ -51,7 +51,7 @@ export function provisionPhases(pods: SeenPod[], createdAt: number): ProvisionPh
   };
 }
 
-/** `leaders 0.31 s (max 0.52 s), workers +0.40 s (0.61 s), Ready +0.10 s (0.12 s)`: p50 with the max. */
+/** `leaders 0.31 s (max 0.52 s), workers +0.40 s (max 0.61 s), Ready +0.10 s (max 0.12 s)`: p50 and max. */
 export function formatPhases(phases: ProvisionPhases): string {
   const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
   const one = (label: string, { p50, max }: Spread) => `${label}${s(p50)} (max ${s(max)})`;

@@ -48,9 +48,9 @@ export interface ScaleFigures {
 }
 
 /**
- * Workflow tasks by how they ended, summed over `runs` histories. A task that timed out after it started reran whatever local
- * activities had not been recorded; one that timed out on a sticky queue (schedule-to-start) only moved to the shared
- * queue.
+ * Workflow tasks by how they ended, summed over `runs` histories. A task that timed out after it started reran
+ * whatever local activities had not been recorded; one that timed out on a sticky queue (schedule-to-start) only moved
+ * to the shared queue.
  */
 export interface WorkflowTaskCounts {
   runs: number;
