@@ -109,7 +109,10 @@ export async function ensureLeaderStatefulSet(
 
 /** Pods on its names that will go away: terminating, or another StatefulSet's. A live orphan is adopted instead. */
 async function leaderPodsHeld(c: KubeClients, built: V1StatefulSet): Promise<ObjectIdentity[]> {
-  const pods = await podsOfNames(c, built, [LABEL_NAME, LABEL_WORKER_INDEX], 0);
+  const selected = built.spec?.selector?.matchLabels ?? {};
+  const labels = { [LABEL_NAME]: selected[LABEL_NAME] ?? '', [LABEL_WORKER_INDEX]: selected[LABEL_WORKER_INDEX] ?? '' };
+  const key = { namespace: built.metadata?.namespace ?? '', name: built.metadata?.name ?? '' };
+  const pods = await podsOfNames(c, key, labels, 0);
   return pods
     .filter((p) => Boolean(p.metadata?.deletionTimestamp) || controllerUid(p.metadata) !== undefined)
     .map((p) => ({ namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '' }));

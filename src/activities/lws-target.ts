@@ -20,7 +20,7 @@ import type {
   Stale,
   WorkerStatefulSetInput,
 } from './types.js';
-import { ensureWorkerStatefulSet } from './worker-statefulset.js';
+import { ensureWorkerStatefulSet, leaderFirst } from './worker-statefulset.js';
 
 /** The LWS as the API server holds it now, if it is the target: deleted, created again or changed since is stale. */
 export async function readTarget(c: KubeClients, target: LwsTarget): Promise<LeaderWorkerSet | Stale> {
@@ -57,6 +57,25 @@ export async function ensureWorkerStatefulSetOf(
 ): Promise<EnsureWorkerStatefulSetResult | Stale> {
   // The workflow's own read of the target, made just before to decide, stands for a fresh one: the workers are only
   // ever created, never updated, so an LWS changed since cannot be written back over a newer one.
-  const lws = c.recentLws?.target(input.lws) ?? (await readTarget(c, input.lws));
-  return lws === 'stale' ? lws : ensureWorkerStatefulSet(c, { ...input, lws });
+  const recent = c.recentLws?.target(input.lws);
+  if (recent !== undefined) return ensureWorkerStatefulSet(c, { ...input, lws: recent });
+  if (input.expected === undefined) {
+    const lws = await readTarget(c, input.lws);
+    return lws === 'stale' ? lws : ensureWorkerStatefulSet(c, { ...input, lws });
+  }
+  // Read along with the leader's round: one round trip before the create instead of two.
+  const { groupIndex, leader } = input;
+  // By the size decided on, not the leader's revision's: a group kept on a revision with workers while the LWS's size is
+  // now 1 skips the names' check, and its workers may then wait out the StatefulSet controller's backoff (pods-of-names).
+  const { podTerminationPolicy, size } = input.expected;
+  const [lws, first] = await Promise.all([
+    readTarget(c, input.lws),
+    leaderFirst(
+      c,
+      { lwsName: input.lws.ref.name, groupIndex, leader },
+      { podTerminationPolicy, withWorkers: size > 1 },
+    ),
+  ]);
+  if (!first.patched) return { outcome: 'leader-gone' };
+  return lws === 'stale' ? lws : ensureWorkerStatefulSet(c, { ...input, lws }, first);
 }

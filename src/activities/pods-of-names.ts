@@ -1,21 +1,25 @@
 // The pods that hold a StatefulSet's pod names, whoever controls them. The StatefulSet controller cannot create a pod
 // over a name in use and retries with a backoff that doubles up to minutes, so a StatefulSet created while an older
 // incarnation's pods hold its names gets its pods that much late (docs/profiling.md).
-import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { ObjectKey } from '../model/index.js';
 import type { KubeClients } from './clients.js';
 import { kube } from './kube-errors.js';
 
-/** Selected by the labels of `labelKeys` only: an older incarnation's pods may differ in the rest of the selector. */
+/**
+ * The pods named after the StatefulSet `set` and carrying `labels`: the callers pass only the labels every incarnation
+ * of the set has, since an older one's pods may differ in the rest of the selector.
+ */
 export async function podsOfNames(
   c: KubeClients,
-  built: V1StatefulSet,
-  labelKeys: string[],
+  { namespace, name }: ObjectKey,
+  labels: Record<string, string>,
   firstOrdinal: 0 | 1,
 ): Promise<V1Pod[]> {
-  const namespace = built.metadata?.namespace ?? '';
-  const prefix = `${built.metadata?.name ?? ''}-`;
-  const labels = built.spec?.selector?.matchLabels ?? {};
-  const labelSelector = labelKeys.map((k) => `${k}=${labels[k] ?? ''}`).join(',');
+  const prefix = `${name}-`;
+  const labelSelector = Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
   const ordinal = firstOrdinal === 0 ? /^(0|[1-9][0-9]*)$/ : /^[1-9][0-9]*$/;
   const pods = await kube(() => c.pods.list({ namespace, labelSelector }));
   return pods.items.filter((p) => {

@@ -121,6 +121,11 @@ export interface WorkerStatefulSetInput<L> {
   topology?: { key: string; value: string };
   /** The leader's template-revision-hash: the workers are built from that revision. */
   revision?: string;
+  /**
+   * The target's policy and size as the workflow read them: the leader is then patched along with the LWS's read, not
+   * after it. A read that finds another LWS makes the call stale, and the next one patches the leader again.
+   */
+  expected?: { podTerminationPolicy: PodTerminationPolicy; size: number };
 }
 
 /**

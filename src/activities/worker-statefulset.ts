@@ -12,7 +12,10 @@ import {
   LABEL_NAME,
   leaderPodPatch,
   templateRevisionHash,
+  workerStatefulSetName,
   type LeaderWorkerSet,
+  type ObjectIdentity,
+  type PodTerminationPolicy,
 } from '../model/index.js';
 import { groupKey } from '../shared/group-keys.js';
 import type { KubeClients } from './clients.js';
@@ -93,32 +96,55 @@ async function groupTemplates(
   return atRevision === null ? { source: lws, revisionHash: current } : { source: atRevision, revisionHash: revision };
 }
 
+/** The group's first round: the leader's patch, and who holds the worker pod names, read along with it. */
+export interface LeaderFirst {
+  patched: boolean;
+  pods: V1Pod[];
+}
+
+/**
+ * The leader first: its group labels and the termination policy are in place before any worker exists. It needs only
+ * the policy, not the templates, so it can go along with the LWS's read, and a rebuild's provisioning pays no round trip.
+ * `withWorkers`: the group has worker pod names to check (size above 1).
+ */
+export async function leaderFirst(
+  c: KubeClients,
+  { lwsName, groupIndex, leader }: { lwsName: string; groupIndex: number; leader: ObjectIdentity },
+  { podTerminationPolicy, withWorkers }: { podTerminationPolicy: PodTerminationPolicy; withWorkers: boolean },
+): Promise<LeaderFirst> {
+  const patch = leaderPodPatch({ groupIndex, groupKey: groupKey(leader.namespace, leader.name), podTerminationPolicy });
+  const workers = { namespace: leader.namespace, name: workerStatefulSetName(lwsName, groupIndex) };
+  const labels = { [LABEL_NAME]: lwsName, [LABEL_GROUP_INDEX]: String(groupIndex) };
+  const [patched, pods] = await Promise.all([
+    patchLeaderPod(c, leader, patch),
+    withWorkers ? podsOfNames(c, workers, labels, 1) : [],
+  ]);
+  return { patched, pods };
+}
+
+/** `first`: the leader's round, made already with this LWS's policy. */
 export async function ensureWorkerStatefulSet(
   c: KubeClients,
   input: WorkerStatefulSetInput<LeaderWorkerSet>,
+  first?: LeaderFirst,
 ): Promise<EnsureWorkerStatefulSetResult> {
   const { lws, groupIndex, leader, topology } = input;
   const { source, revisionHash } = await groupTemplates(c, lws, input.revision);
-  const key = groupKey(leader.namespace, leader.name);
   const leaderPod = { name: leader.name, uid: leader.uid };
-  // The leader first: its group labels and the termination policy are in place before any worker exists.
-  const patch = leaderPodPatch({
-    groupIndex,
-    groupKey: key,
-    podTerminationPolicy: applyDefaults(lws).spec.podTerminationPolicy,
-  });
   const built = buildWorkerStatefulSet(source, {
     groupIndex,
     leaderPod,
-    groupKey: key,
+    groupKey: groupKey(leader.namespace, leader.name),
     revisionHash,
     ...(topology && { topology }),
   });
-  // Who holds the worker pod names is read along with the leader's patch: a rebuild's provisioning pays no round trip.
-  const [patched, pods] = await Promise.all([
-    patchLeaderPod(c, leader, patch),
-    built === undefined ? [] : podsOfNames(c, built, [LABEL_NAME, LABEL_GROUP_INDEX], 1),
-  ]);
+  const { patched, pods } =
+    first ??
+    (await leaderFirst(
+      c,
+      { lwsName: lws.metadata.name ?? '', groupIndex, leader },
+      { podTerminationPolicy: applyDefaults(lws).spec.podTerminationPolicy, withWorkers: built !== undefined },
+    ));
   if (!patched) return { outcome: 'leader-gone' };
   const result: EnsureWorkerStatefulSetResult =
     built === undefined

@@ -79,6 +79,11 @@ export function lwsFacts(lws: LeaderWorkerSet): LwsFacts {
   };
 }
 
+/** The workers wait for their leader: until it is Ready (LeaderReady), or scheduled (exclusive placement). */
+export function workersWaitForLeader(lws: LwsFacts): boolean {
+  return lws.spec.startupPolicy === 'LeaderReady' || lws.exclusiveTopologyKey !== undefined;
+}
+
 /** A history recorded before issue 28 holds the whole LWS where the reads now return its facts. */
 export function isLwsFacts(read: LwsFacts | LeaderWorkerSet): read is LwsFacts {
   return 'revision' in read;

@@ -6,14 +6,17 @@ import {
   isDeleting,
   LABEL_NAME,
   lifecycleOf,
+  lwsFacts,
   parsePodName,
   predatesLws,
   resolvePodTerminationPolicy,
   rolloutUnderWay,
   workflowId,
   workflowSummary,
+  workersWaitForLeader,
   type LeaderWorkerSet,
   type Lifecycle,
+  type LwsFacts,
   type ObjectKey,
   type PodFacts,
   type PodTerminationPolicy,
@@ -217,7 +220,7 @@ export function podActions(
           ref,
           { kind: 'provision', groupIndex, leaderUid: pod.uid },
           'provisionGroup',
-          { ref, groupIndex, leader: identity },
+          { ref, groupIndex, leader: identity, ...seenAtStart(wanting, pod) },
           `leader ${pod.name} exists`,
         ),
       });
@@ -250,4 +253,24 @@ export function podActions(
     });
   }
   return actions;
+}
+
+/** What a provisioning that waits for nothing builds on at once, saving its first look (ProvisionGroupInput.seen). */
+export function seenAtStart(lws: LeaderWorkerSet, leader: PodFacts): Pick<ProvisionGroupInput, 'seen'> {
+  const facts = specFactsOf(lws);
+  return workersWaitForLeader(facts) ? {} : { seen: { lws: facts, leader } };
+}
+
+// The informer hands over a new object for each change of the LWS, so its facts are worked out once per change, not
+// once per event of each of its leaders (hashing and validating the templates each time).
+const specFacts = new WeakMap<LeaderWorkerSet, Omit<LwsFacts, 'status'>>();
+
+function specFactsOf(lws: LeaderWorkerSet): Omit<LwsFacts, 'status'> {
+  let facts = specFacts.get(lws);
+  if (facts === undefined) {
+    const { status: _status, ...rest } = lwsFacts(lws);
+    facts = rest;
+    specFacts.set(lws, facts);
+  }
+  return facts;
 }

@@ -5,6 +5,7 @@
 // every such history is gone (the retention period after the last run of a build before issue 28), delete the
 // `object` branches and the calls that take one.
 import {
+  DEFAULT_POD_TERMINATION_POLICY,
   isLwsFacts,
   lwsFacts,
   targetOf,
@@ -62,5 +63,11 @@ export function ensureWorkerStatefulSet(
 ) {
   return object
     ? kube.ensureWorkerStatefulSet({ ...input, lws: object })
-    : kube.ensureWorkerStatefulSetOf({ ...input, lws: targetOf(facts) });
+    : kube.ensureWorkerStatefulSetOf({ ...input, lws: targetOf(facts), expected: expectedOf(facts) });
+}
+
+/** What the leader's patch needs of the LWS, so that the build sends it along with its read of the LWS. */
+function expectedOf({ spec }: LwsFacts): WorkerStatefulSetInput<unknown>['expected'] {
+  const podTerminationPolicy = spec.podTerminationPolicy ?? DEFAULT_POD_TERMINATION_POLICY;
+  return { podTerminationPolicy, size: spec.leaderWorkerTemplate.size };
 }

@@ -12,6 +12,7 @@ import {
   workerRefusal,
   workerStatefulSetName,
   type ApiRefusal,
+  type LwsFacts,
   type ObjectIdentity,
   type ObjectKey,
   type PodFacts,
@@ -26,6 +27,11 @@ export interface ProvisionGroupInput {
   ref: ObjectKey;
   groupIndex: number;
   leader: ObjectIdentity;
+  /**
+   * The LWS (without its status) and the leader as the trigger saw them, when the workers wait for nothing
+   * (workersWaitForLeader): the run builds on them at once, and the build checks the LWS is still that one.
+   */
+  seen?: { lws: LwsFacts; leader: PodFacts };
 }
 
 export type ProvisionOutcome = 'provisioned' | 'already-provisioned' | 'leader-gone' | 'lws-gone';
@@ -48,7 +54,9 @@ export async function provisionGroup(input: ProvisionGroupInput): Promise<Provis
   const timeline = new Timeline(`provision group ${groupIndex} of ${ref.namespace}/${ref.name}`);
   try {
     timeline.add('new leader', undefined, leader.name);
-    const { lws, leaderNow } = await firstLook(input);
+    const { lws, leaderNow } = input.seen
+      ? { lws: live(input.seen.lws), leaderNow: input.seen.leader }
+      : await firstLook(input);
     const { spec } = lws;
     if (spec.startupPolicy === 'LeaderReady') await leaderReady(leader, timeline);
     const topology = await leaderTopology(lws, leader, timeline);
@@ -219,7 +227,9 @@ class RefusalBackoff {
     await sleep(this.delayMs);
     this.delayMs = Math.min(this.delayMs * 2, 60_000);
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2000) {
-      await continueAsNew<typeof provisionGroup>(input);
+      // What the trigger saw at the start is old by now: the next run looks for itself.
+      const { seen: _seen, ...looking } = input;
+      await continueAsNew<typeof provisionGroup>(looking);
     }
   }
 }

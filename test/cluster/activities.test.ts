@@ -261,6 +261,53 @@ describe('activities against the cluster', function () {
       assert.equal(lwsGets, 2, 'the generation decided on is newer than the read: read again');
       assert.equal(await own.ensureWorkerStatefulSetOf({ lws: target, groupIndex: 1, leader: second }), 'stale');
     });
+
+    it("ensureWorkerStatefulSetOf with the decision's policy and size: the LWS read along with the leader's round", async () => {
+      const counted = localKubeConfig();
+      const requests: string[] = [];
+      observeKubeRequests(counted, (r) => requests.push(`${r.verb} ${r.resource}`));
+      const own = createActivities(counted);
+      await createLws('wexpect');
+      const target = targetOf((await act.getLeaderWorkerSet({ namespace, name: 'wexpect' }))!);
+      const leader = await createPod('wexpect-0', { labels: leaderLabels('wexpect') });
+      const expected = { podTerminationPolicy: 'Parallel' as const, size: 3 };
+
+      const created = await own.ensureWorkerStatefulSetOf({ lws: target, groupIndex: 0, leader, expected });
+      assert.equal(typeof created === 'object' && created.outcome, 'created');
+      // One round (the LWS, the leader's patch, who holds the names) before the create; no read of the leader.
+      assert.deepEqual(requests.slice(0, 3).sort(), ['get leaderworkersets', 'list pods', 'patch pods']);
+      assert.deepEqual(requests.slice(3), ['create statefulsets']);
+      assert.equal((await readPod('wexpect-0')).metadata?.annotations?.[ANNOTATION_POD_TERMINATION_POLICY], 'Parallel');
+
+      // Decided on an older generation, read by a worker that has not read it since: stale, nothing created; the next
+      // call, on the new target, patches the leader again.
+      await custom.patchNamespacedCustomObject(
+        { ...lwsApi, namespace, name: 'wexpect', body: { spec: { podTerminationPolicy: 'Sequential' } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+      const second = await createPod('wexpect-1', { labels: leaderLabels('wexpect') });
+      const old = { lws: target, groupIndex: 1, leader: second, expected };
+      const other = createActivities(localKubeConfig());
+      assert.equal(await other.ensureWorkerStatefulSetOf(old), 'stale');
+      assert.equal(await orNullSts('wexpect-1'), null);
+      const now = targetOf((await act.getLeaderWorkerSet({ namespace, name: 'wexpect' }))!);
+      const sequential = { podTerminationPolicy: 'Sequential' as const, size: 3 };
+      const built = await other.ensureWorkerStatefulSetOf({ ...old, lws: now, expected: sequential });
+      assert.equal(typeof built === 'object' && built.outcome, 'created');
+      const annotations = (await readPod('wexpect-1')).metadata?.annotations;
+      assert.equal(annotations?.[ANNOTATION_POD_TERMINATION_POLICY], 'Sequential');
+
+      // A leader gone since the decision: leader-gone, whatever the read of the LWS says.
+      const gone = { ...leader, name: 'wexpect-2', uid: 'no-such-uid' };
+      const none = await other.ensureWorkerStatefulSetOf({
+        lws: now,
+        groupIndex: 2,
+        leader: gone,
+        expected: sequential,
+      });
+      assert.deepEqual(none, { outcome: 'leader-gone' });
+      assert.equal(await orNullSts('wexpect-2'), null);
+    });
   });
 
   describe('ensureHeadlessService', () => {

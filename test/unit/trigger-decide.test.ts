@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {
+  ANNOTATION_EXCLUSIVE_TOPOLOGY,
   isDeleting,
   LABEL_NAME,
   LABEL_TEMPLATE_REVISION_HASH,
   LABEL_WORKER_INDEX,
+  lwsFacts,
   templateRevisionHash,
   type LeaderWorkerSet,
   type ObjectKey,
@@ -20,6 +22,7 @@ import {
   type StartAction,
 } from '../../src/trigger/decide.js';
 import type { SeenWorkers } from '../../src/activities/types.js';
+import type { ProvisionGroupInput } from '../../src/workflows/provision-group.js';
 import { sampleLws } from './model-fixtures.js';
 
 // sampleLws: default/demo, generation 3, replicas 2, size 4.
@@ -327,9 +330,11 @@ describe('trigger/decide', () => {
       assert.deepEqual(actions[0]?.ref, { namespace: 'default', name: 'demo-1' });
     });
 
-    it('gives provisionGroup the ref, group index and leader identity', () => {
-      const [action, ...rest] = podActions(leader(1), know, true);
+    it('gives provisionGroup the ref, group index, leader identity and what it saw of both', () => {
+      const pod = leader(1);
+      const [action, ...rest] = podActions(pod, know, true);
       assert.equal(rest.length, 0);
+      const { status: _status, ...seenLws } = lwsFacts(lws);
       assert.deepEqual(action, {
         kind: 'start',
         workflowType: 'provisionGroup',
@@ -338,10 +343,47 @@ describe('trigger/decide', () => {
         ref,
         groupIndex: 1,
         lifecycle: 'provision',
-        args: [{ ref, groupIndex: 1, leader: { namespace: 'default', name: 'demo-1', uid: 'leader-1' } }],
+        args: [
+          {
+            ref,
+            groupIndex: 1,
+            leader: { namespace: 'default', name: 'demo-1', uid: 'leader-1' },
+            seen: { lws: seenLws, leader: pod },
+          },
+        ],
         reason: 'leader demo-1 exists',
       });
     });
+
+    // What the provisioning builds on at once: only when its workers wait for nothing, and never a template or status.
+    const seenCases: Array<[string, LeaderWorkerSet, boolean]> = [
+      ['LeaderCreated, no exclusive placement', lws, true],
+      [
+        'LeaderReady: the workers wait for the leader to be Ready',
+        { ...lws, spec: { ...lws.spec, startupPolicy: 'LeaderReady' } },
+        false,
+      ],
+      [
+        'exclusive placement: the workers wait for the leader to be scheduled',
+        withMeta(lws, { annotations: { [ANNOTATION_EXCLUSIVE_TOPOLOGY]: 'topology.kubernetes.io/zone' } }),
+        false,
+      ],
+    ];
+    for (const [what, world, given] of seenCases) {
+      it(`provisionGroup's start ${given ? 'carries' : 'does not carry'} what the trigger saw: ${what}`, () => {
+        const withStatus = { ...world, status: { replicas: 2, readyReplicas: 1 } } as LeaderWorkerSet;
+        const [action] = podActions(leader(1), fakeKnowledge({ lws: withStatus }), false);
+        assert.equal(action?.workflowType, 'provisionGroup');
+        const input = action?.args[0] as ProvisionGroupInput;
+        assert.equal(input.seen !== undefined, given);
+        if (input.seen) {
+          assert.equal(input.seen.lws.metadata.uid, lws.metadata.uid);
+          assert.equal(input.seen.lws.metadata.generation, lws.metadata.generation);
+          assert.ok(!('status' in input.seen.lws), 'no status in the start input');
+          assert.ok(!JSON.stringify(input).includes('containers'), 'no template in the start input');
+        }
+      });
+    }
 
     for (const searchAttributes of [true, false]) {
       it(`gives teardownGroup the lifecycle and searchAttributes=${searchAttributes}`, () => {

@@ -2,6 +2,7 @@
 // an old group's StatefulSet still holds the name (safe rebuild), and only for a leader that is still there.
 import assert from 'node:assert/strict';
 import type { LwsTarget } from '../../src/model/index.js';
+import { seenAtStart } from '../../src/trigger/decide.js';
 import type { ProvisionGroupInput, provisionGroup } from '../../src/workflows/provision-group.js';
 import { identityOf, type FakeCluster, type FakePod } from '../fixtures/fake-activities.js';
 import { useWorkflowTestEnv, at } from './harness.js';
@@ -12,6 +13,12 @@ const inputFor = (fake: FakeCluster, leader: FakePod): ProvisionGroupInput => ({
   ref: fake.ref,
   groupIndex: 0,
   leader: identityOf(leader),
+});
+
+/** The start the trigger makes: with the LWS and the leader as its watches show them now. */
+const startFor = async (fake: FakeCluster, leader: FakePod): Promise<ProvisionGroupInput> => ({
+  ...inputFor(fake, leader),
+  ...seenAtStart(fake.lws!, fake.podInfo(leader, await fake.now())),
 });
 
 /** Group 0 as it was an hour before `now`: a Ready leader, its worker StatefulSet and pods. */
@@ -162,6 +169,82 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     assert.equal(pods.length, 1, 'the leader read once');
     assert.ok(pods[0]!.seq < lwsRead!.endSeq!, 'the leader read only after the LWS read had returned');
     assert.ok(pods[0]!.endSeq! < fake.callsOf('ensureWorkerStatefulSetOf')[0]!.seq);
+  });
+
+  it('started with what the trigger saw: no look first, the leader patched along with the LWS read', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ podTerminationPolicy: 'Parallel' });
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    const input = await startFor(fake, leader);
+    assert.ok(input.seen, 'the trigger passes what it saw');
+    const result = await provision(fake, input, 'provisionGroup-seen-at-start');
+
+    assert.equal(result.outcome, 'provisioned');
+    assert.equal(fake.callsOf('getLeaderWorkerSet').length, 0, 'no read of the LWS before the build');
+    assert.equal(fake.callsOf('getPod').length, 0, 'no read of the leader before the build');
+    const ensures = fake.callsOf('ensureWorkerStatefulSetOf');
+    assert.deepEqual(
+      ensures.map((c) => [(c.args[0] as { expected?: unknown }).expected, (c.result as { outcome: string }).outcome]),
+      [[{ podTerminationPolicy: 'Parallel', size: 4 }, 'created']],
+    );
+    assert.equal(leader.annotations['leaderworkerset.sigs.k8s.io/pod-termination-policy'], 'Parallel');
+    assert.deepEqual(
+      fake.events.map((e) => [e.reason, e.lws.uid]),
+      [['GroupProvisioned', 'lws-uid-1']],
+    );
+  });
+
+  it('started with what the trigger saw, the LWS changed since (stale): read, then built from it as it is', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ podTerminationPolicy: 'Sequential' });
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    const input = await startFor(fake, leader);
+    // kubectl patch lws demo -p '{"spec":{"podTerminationPolicy":"Parallel"}}' before the run's first task.
+    fake.lws!.spec.podTerminationPolicy = 'Parallel';
+    fake.lws!.metadata.generation = 2;
+    const result = await provision(fake, input);
+
+    assert.equal(result.outcome, 'provisioned');
+    assert.deepEqual(
+      fake
+        .callsOf('ensureWorkerStatefulSetOf')
+        .map((c) => [
+          (c.args[0] as { lws: LwsTarget }).lws.generation,
+          (c.result as { outcome?: string }).outcome ?? c.result,
+        ]),
+      [
+        [1, 'stale'],
+        [2, 'created'],
+      ],
+    );
+    assert.equal(fake.callsOf('getLeaderWorkerSet').length, 1);
+    assert.equal(leader.annotations['leaderworkerset.sigs.k8s.io/pod-termination-policy'], 'Parallel');
+  });
+
+  it('started with what the trigger saw, the leader gone since: leader-gone, nothing created', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws();
+    const now = await fake.now();
+    const leader = fake.addLeader({ groupIndex: 0, at: now });
+    const input = await startFor(fake, leader);
+    fake.removePodAt(leader.uid, now);
+    const result = await provision(fake, input);
+
+    assert.equal(result.outcome, 'leader-gone');
+    assert.deepEqual(fake.createdStatefulSets, []);
+  });
+
+  it('started with what the trigger saw under LeaderReady: none is passed, the run looks and waits', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ startupPolicy: 'LeaderReady' });
+    const now = await fake.now();
+    const leader = fake.addLeader({ groupIndex: 0, at: now, readyAt: now + 30_000 });
+    const input = await startFor(fake, leader);
+    assert.equal(input.seen, undefined);
+    const result = await provision(fake, input);
+    assert.equal(result.outcome, 'provisioned');
+    assert.equal(fake.callsOf('waitForPodReady').length, 1);
+    assert.ok(fake.createdStatefulSets[0]!.at >= now + 30_000, 'workers created only once the leader was Ready');
   });
 
   it('LeaderReady: the leader is read again after its wait, not taken from the look before it', async () => {
