@@ -227,6 +227,18 @@ export function upstreamTables(result: BenchResult): string | undefined {
     });
   });
   const ours = Object.keys(result.processes);
+  const provisioningCpu = ids(result).flatMap((id) => {
+    const { seq, par, upstream } = pair(result.scenarios, id);
+    return [upstream, seq, par].flatMap((r) => {
+      const l = r?.provisionLoad;
+      if (!r || !l) return [];
+      const controller = cpuPerLifecycle(l, r.controller === 'upstream' ? [UPSTREAM_PROCESS] : ours, 1);
+      const stack = ['kube-apiserver', 'etcd', 'kube-controller-manager', 'admission'].map((n) => cpu(l.cpuSeconds[n]));
+      return [
+        `| ${r.title} | ${r.controller ?? r.policy} | ${l.seconds} s | ${l.machineBusyPercent} % | ${stack.join(' | ')} | ${cpu(controller)} | ${cpu(temporalCpuSeconds(l))} |`,
+      ];
+    });
+  });
   const cost = ids(result).flatMap((id) => {
     const { seq, par, upstream } = pair(result.scenarios, id);
     if (!upstream) return [];
@@ -275,7 +287,20 @@ controller's reaction and its worker StatefulSet), and Ready after the group's l
 ${phases.join('\n')}
 `
     : ''
-}
+}${
+    provisioningCpu.length
+      ? `
+CPU while each provisioning ran (the LWS created -> its groups Ready), from \`/proc\`: how busy the machine was, and
+the CPU seconds of the API server, etcd, the controller manager (the StatefulSet controller), this project's pod
+webhook (\`admission\`; upstream's webhook is in its controller), the controller (worker + trigger, or upstream's) and
+Temporal.
+
+| scenario | controller | wall time | machine busy (${result.machine.cpus} cores) | kube-apiserver | etcd | kube-controller-manager | admission | controller | Temporal |
+|---|---|---|---|---|---|---|---|---|---|
+${provisioningCpu.join('\n')}
+`
+      : ''
+  }
 CPU seconds per group lifecycle (a group's teardown, and its return where the scenario has one), from \`/proc\` over
 each scenario's rounds. This project's is worker and trigger; Temporal's is counted apart and in the total.
 

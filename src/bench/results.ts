@@ -84,6 +84,8 @@ export interface ScenarioResult {
   provisionMs?: number;
   /** Where that provisioning spent its time, from the pods' arrival in the bench's watch. */
   provisionPhases?: ProvisionPhases;
+  /** The machine's and each process's CPU while that provisioning ran (the LWS created -> its groups Ready). */
+  provisionLoad?: ScenarioLoad;
   samples: GroupSample[];
   teardownP50Ms: number;
   teardownP95Ms: number;

@@ -225,6 +225,7 @@ async function runScenario(
   const rollouts = Object.fromEntries(contenders.map((c) => [c, []])) as unknown as Record<Contender, RolloutRound[]>;
   const provisionMs = {} as Record<Contender, number>;
   const provisionPhases = {} as Record<Contender, ProvisionPhases | undefined>;
+  const provisionLoad = {} as Record<Contender, ScenarioLoad>;
   const timeout = (20 * graceSeconds + 60 + g * 2) * 1000;
   const lwsBody = (contender: Contender, image: string) =>
     sampleLeaderWorkerSet({
@@ -378,6 +379,7 @@ async function runScenario(
     for (const contender of contenders) {
       await opts.settle();
       if (probes) requests.push(await probes.apiRequests());
+      const cpuBefore = cpuSnapshot(pids, isTemporalProcess);
       const creating = Date.now();
       await custom.createNamespacedCustomObject({
         group: API_GROUP,
@@ -391,6 +393,7 @@ async function runScenario(
         timeout,
         `${g} groups of ${names[contender]} ready`,
       );
+      provisionLoad[contender] = loadBetween(cpuBefore, cpuSnapshot(pids, isTemporalProcess));
       const phases = (provisionPhases[contender] = tracker.provisionPhases(names[contender], creating));
       progress(
         `  ${g} groups of ${names[contender]} provisioned and Ready in ${formatDuration(provisionMs[contender])}${
@@ -479,6 +482,7 @@ async function runScenario(
     ...(policy === 'upstream' && { controller: 'upstream' as const }),
     provisionMs: provisionMs[policy],
     ...(provisionPhases[policy] && { provisionPhases: provisionPhases[policy] }),
+    provisionLoad: provisionLoad[policy],
     samples: samples[policy],
     reactionsMs: trigger ? reactionTimes(trigger, `lws/${namespace}/${names[policy]}/`) : [],
     teardownP50Ms: percentile(

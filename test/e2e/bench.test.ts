@@ -240,6 +240,12 @@ describe('npm run bench -- --quick', function () {
         assert.ok(phases, `${who}: where the provisioning spent its time`);
         assert.ok(phases.workersAfterLeaderMs.p50 > 0, `${who}: the workers come after their leader`);
         assert.ok(phases.leaderSeenMs.max < r.provisionMs!, `${who}: the leaders are seen within the provisioning`);
+        const cpu = r.provisionLoad?.cpuSeconds;
+        assert.ok(cpu?.['kube-apiserver'] !== undefined, `${who}: the CPU while it was provisioned`);
+        assert.ok(
+          cpu[r.controller === 'upstream' ? 'lws-upstream' : 'worker'] !== undefined,
+          `${who}: its controller's`,
+        );
         if (scenario.kind === 'rebuild' || scenario.kind === 'rolling-update') {
           assert.deepEqual(
             r.samples.map((x) => x.newLeaders),

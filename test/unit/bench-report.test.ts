@@ -338,6 +338,32 @@ describe('bench report: where each provisioning from nothing spent its time, bes
     }
   });
 
+  it("the CPU while each provisioning ran: the stack's processes, the controller's own and Temporal's", () => {
+    const load = (busy: number, cpuSeconds: Record<string, number>) => ({
+      seconds: 2,
+      machineBusyPercent: busy,
+      cpuSeconds: { 'kube-apiserver': 1.2, etcd: 0.3, 'kube-controller-manager': 0.4, admission: 0.2, ...cpuSeconds },
+    });
+    const withLoad = {
+      ...result,
+      machine: { cpus: 2, model: 'test', memoryGiB: 24 },
+      processes: { worker: { peakRssMb: 200, cpuSeconds: 9 }, trigger: { peakRssMb: 90, cpuSeconds: 3 } },
+      scenarios: [
+        { ...row('Parallel'), provisionLoad: load(95, { worker: 0.9, trigger: 0.25, temporal: 0.6, bench: 0.1 }) },
+        { ...row('Sequential', 'upstream'), provisionLoad: load(40, { 'lws-upstream': 0.15 }) },
+      ],
+    } as unknown as BenchResult;
+    const md = upstreamTables(withLoad)!;
+    assert.match(md, /\| controller \| wall time \| machine busy \(2 cores\) \| kube-apiserver \| etcd \|/);
+    for (const line of [
+      '| 10 groups rebuilt at once | upstream | 2 s | 40 % | 1.2 | 0.3 | 0.4 | 0.2 | 0.15 | - |',
+      '| 10 groups rebuilt at once | Parallel | 2 s | 95 % | 1.2 | 0.3 | 0.4 | 0.2 | 1.15 | 0.6 |',
+    ]) {
+      assert.ok(md.includes(line), line);
+    }
+    assert.doesNotMatch(upstreamTables(result)!, /CPU while each provisioning ran/, 'none measured: no table');
+  });
+
   it('results from before the phases were measured: no such table', () => {
     const before = {
       ...result,
