@@ -11,6 +11,7 @@ import {
   UPSTREAM_PROCESS,
 } from './results.js';
 import type { Spread } from './provision-phases.js';
+import { formatPodCreates } from './pod-creates.js';
 
 const s = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(2)} s`);
 
@@ -222,7 +223,7 @@ export function upstreamTables(result: BenchResult): string | undefined {
       if (!r || !ph) return [];
       const spread = ({ p50, max }: Spread) => `${s(p50)} / ${s(max)}`;
       return [
-        `| ${r.title} | ${r.controller ?? r.policy} | ${spread(ph.leaderSeenMs)} | ${spread(ph.workersAfterLeaderMs)} | ${spread(ph.readyAfterLastPodMs)} |`,
+        `| ${r.title} | ${r.controller ?? r.policy} | ${spread(ph.leaderSeenMs)} | ${spread(ph.workersAfterLeaderMs)} | ${spread(ph.readyAfterLastPodMs)} | ${formatPodCreates(r.provisionPodCreates)} |`,
       ];
     });
   });
@@ -280,10 +281,13 @@ ${
     ? `
 Where each provisioning spent its time, from the pods' arrival in the bench's watch (p50 / max over the groups):
 the leaders (the LWS controller, then the StatefulSet controller), a group's first worker after its leader (the
-controller's reaction and its worker StatefulSet), and Ready after the group's last pod (KWOK here).
+controller's reaction and its worker StatefulSet), and Ready after the group's last pod (KWOK here). **Pod creates**:
+how many the API server took meanwhile, their mean latency as it timed them, and of that the admission webhooks'
+(each controller's own pod webhook); the StatefulSet controller creates a set's pods in batches that each wait for
+their slowest create.
 
-| scenario | controller | LWS created -> leader seen | leader -> first worker seen | last pod seen -> Ready |
-|---|---|---|---|---|
+| scenario | controller | LWS created -> leader seen | leader -> first worker seen | last pod seen -> Ready | pod creates |
+|---|---|---|---|---|---|
 ${phases.join('\n')}
 `
     : ''

@@ -1,6 +1,7 @@
 // The benchmark's result document (docs/benchmarks.json) and the statistics it uses.
 import type { TemporalTarget } from '../stack/temporal-target.js';
 import type { ProvisionPhases } from './provision-phases.js';
+import type { PodCreates } from './pod-creates.js';
 import type { StartFloor } from './temporal-floor.js';
 
 export interface GroupSample {
@@ -86,6 +87,8 @@ export interface ScenarioResult {
   provisionPhases?: ProvisionPhases;
   /** The machine's and each process's CPU while that provisioning ran (the LWS created -> its groups Ready). */
   provisionLoad?: ScenarioLoad;
+  /** The pod creates of that provisioning as the API server timed them. */
+  provisionPodCreates?: PodCreates;
   samples: GroupSample[];
   teardownP50Ms: number;
   teardownP95Ms: number;

@@ -13,6 +13,7 @@ import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '..
 import { startControllerProcess, type ControllerProcess } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
 import { sampleLeaderWorkerSet } from '../stack/sample-lws.js';
+import { scrapeMetrics } from '../stack/metrics-scrape.js';
 import { kubeconfigPath, repoRoot, stateDir } from '../stack/paths.js';
 import { waitFor } from '../stack/processes.js';
 import { isProvisioned, provision } from '../stack/provision.js';
@@ -36,6 +37,7 @@ import {
   UPSTREAM_PROCESS,
 } from './results.js';
 import { cpuSnapshot, loadBetween, type CpuSnapshot } from './cpu-load.js';
+import { podCreatesBetween, type PodCreates } from './pod-creates.js';
 import { processStats } from './process-stats.js';
 import { measureStartFloor } from './temporal-floor.js';
 import { controllerProbes, requestsSince, totalOf, upstreamProbes, type ScaleProbes } from './scale-probes.js';
@@ -226,6 +228,9 @@ async function runScenario(
   const provisionMs = {} as Record<Contender, number>;
   const provisionPhases = {} as Record<Contender, ProvisionPhases | undefined>;
   const provisionLoad = {} as Record<Contender, ScenarioLoad>;
+  const provisionPodCreates = {} as Record<Contender, PodCreates | undefined>;
+  const apiServerMetrics = () =>
+    scrapeMetrics(kc, `${kc.getCurrentCluster()?.server ?? ''}/metrics`, { what: 'the API server', verify: true });
   const timeout = (20 * graceSeconds + 60 + g * 2) * 1000;
   const lwsBody = (contender: Contender, image: string) =>
     sampleLeaderWorkerSet({
@@ -379,6 +384,7 @@ async function runScenario(
     for (const contender of contenders) {
       await opts.settle();
       if (probes) requests.push(await probes.apiRequests());
+      const metricsBefore = await apiServerMetrics();
       const cpuBefore = cpuSnapshot(pids, isTemporalProcess);
       const creating = Date.now();
       await custom.createNamespacedCustomObject({
@@ -394,6 +400,7 @@ async function runScenario(
         `${g} groups of ${names[contender]} ready`,
       );
       provisionLoad[contender] = loadBetween(cpuBefore, cpuSnapshot(pids, isTemporalProcess));
+      provisionPodCreates[contender] = podCreatesBetween(metricsBefore, await apiServerMetrics());
       const phases = (provisionPhases[contender] = tracker.provisionPhases(names[contender], creating));
       progress(
         `  ${g} groups of ${names[contender]} provisioned and Ready in ${formatDuration(provisionMs[contender])}${
@@ -483,6 +490,7 @@ async function runScenario(
     provisionMs: provisionMs[policy],
     ...(provisionPhases[policy] && { provisionPhases: provisionPhases[policy] }),
     provisionLoad: provisionLoad[policy],
+    ...(provisionPodCreates[policy] && { provisionPodCreates: provisionPodCreates[policy] }),
     samples: samples[policy],
     reactionsMs: trigger ? reactionTimes(trigger, `lws/${namespace}/${names[policy]}/`) : [],
     teardownP50Ms: percentile(

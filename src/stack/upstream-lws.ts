@@ -10,7 +10,6 @@
 import { constants } from 'node:fs';
 import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
-import { get as httpsGet, type RequestOptions as HttpsRequestOptions } from 'node:https';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import * as k8s from '@kubernetes/client-node';
@@ -24,6 +23,7 @@ import { applyLocalWebhookConfiguration, waitForPodMutation, WEBHOOK_CONFIGURATI
 import { admissionPolicyPath } from './admission-policy.js';
 import { localKubeConfig, readClusterState } from './cluster.js';
 import { createOrReplaceCrd, installCrd } from './crd.js';
+import { scrapeMetrics } from './metrics-scrape.js';
 import { binPath, clusterDir, kubeconfigPath, stateDir } from './paths.js';
 import { freePort, GiveUp, isAlive, SERVER_PORTS, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
 import { lwsUpstreamDir } from './provision.js';
@@ -358,29 +358,6 @@ function httpStatus(port: number, path: string): Promise<number> {
   });
 }
 
-/** GET /metrics over HTTPS with the KubeConfig's credentials; its certificate is self-signed, so not verified. */
-async function scrapeMetrics(kc: k8s.KubeConfig, port: number): Promise<string> {
-  const options: HttpsRequestOptions = {};
-  await kc.applyToHTTPSOptions(options);
-  return new Promise((resolve, reject) => {
-    const req = httpsGet(
-      { host: '127.0.0.1', port, path: '/metrics', headers: options.headers, rejectUnauthorized: false, timeout: 5000 },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () =>
-          res.statusCode === 200
-            ? resolve(text)
-            : reject(new Error(`upstream's /metrics: HTTP ${res.statusCode}: ${text.slice(0, 200)}`)),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error("upstream's /metrics: no answer in 5 s")));
-    req.on('error', reject);
-  });
-}
-
 /** A TLS handshake to the webhook server, verified against our CA for the IP 127.0.0.1. */
 function tlsHandshake(port: number, ca: string): Promise<true> {
   return new Promise((resolve, reject) => {
@@ -591,7 +568,7 @@ export async function startUpstreamLws(opts: UpstreamLwsOptions = {}): Promise<U
       if (!isAlive(pid)) throw new Error(`upstream LeaderWorkerSet (pid ${pid}) is not running: ${hint}`);
       return processStats(pid);
     },
-    metrics: () => scrapeMetrics(kc, ports.metrics),
+    metrics: () => scrapeMetrics(kc, `https://127.0.0.1:${ports.metrics}/metrics`, { what: 'upstream', verify: false }),
     async stop() {
       if (stopped) return stopped;
       const stopping = Date.now();

@@ -246,6 +246,8 @@ describe('npm run bench -- --quick', function () {
           cpu[r.controller === 'upstream' ? 'lws-upstream' : 'worker'] !== undefined,
           `${who}: its controller's`,
         );
+        const creates = r.provisionPodCreates?.count ?? 0;
+        assert.ok(creates >= r.groups * r.size, `${who}: the API server timed its ${r.groups * r.size} pod creates`);
         if (scenario.kind === 'rebuild' || scenario.kind === 'rolling-update') {
           assert.deepEqual(
             r.samples.map((x) => x.newLeaders),
