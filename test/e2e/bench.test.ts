@@ -212,7 +212,9 @@ describe('npm run bench -- --quick', function () {
     assert.ok(load.cpuSeconds['temporal-history']! > 0);
     assert.equal(load.cpuSeconds.temporal, undefined, 'no dev server');
     assert.ok(temporalCpuSeconds(load)! > 0);
-    assert.ok((result.temporalStartFloor.burstServerCpuMs ?? 0) > 0, "the cluster's CPU over the burst");
+    // Measured over the cluster's processes; --quick's burst of 2 starts can take less than one 10 ms tick of /proc.
+    const burstCpu = result.temporalStartFloor.burstServerCpuMs;
+    assert.ok(burstCpu !== undefined && burstCpu >= 0, "the cluster's CPU over the burst");
     const md = readFileSync(join(out, 'benchmarks.md'), 'utf8');
     assert.match(md, /Temporal server \S+ as a cluster/);
     assert.match(md, /\| one group rebuilt \| [\d.]+ s \| \d+ % \|.*\| [\d.]+ s \|\n/);
