@@ -7,8 +7,8 @@ import type { KubeClients } from './clients.js';
 import { kube } from './kube-errors.js';
 
 /**
- * The pods named after the StatefulSet `set` and carrying `labels`: the callers pass only the labels every incarnation
- * of the set has, since an older one's pods may differ in the rest of the selector.
+ * The pods named after the StatefulSet `{ namespace, name }` and carrying `labels`: the callers pass only the labels
+ * every incarnation of that StatefulSet has, since an older one's pods may differ in the rest of the selector.
  */
 export async function podsOfNames(
   c: KubeClients,

@@ -1,5 +1,5 @@
 // How fast the API server took pod creates while a provisioning ran: their count, their mean latency as the API
-// server measured it (its mutating webhooks included), and the mean of each webhook's call, from the differences of
+// server measured it (its mutating webhooks included), and the webhooks' time per create, from the differences of
 // its /metrics counters. The StatefulSet controller creates a set's pods in batches, each waiting for its slowest
 // create, so this latency paces both the leaders and each group's workers.
 import { metricBy, requestsSince } from './scale-probes.js';
