@@ -1,9 +1,11 @@
 // npm run bench [-- --quick] [--grace <seconds>] [--only <scenario,...>] [--out <dir>] [--one-process] [--together]
-//   [--dev] [--temporal dev-server|cluster] [--against upstream] [--scale]
+//   [--dev] [--temporal dev-server|cluster] [--against upstream] [--scale] [--cpu-profile <dir>]
 //   --scale: the scale scenarios too (10, 100 and 1,000 groups of 4 on KWOK; with --quick 4 and 8), after the others;
 //   `--only scale-1000` runs one of them alone.
 //   --against upstream: every scenario again with upstream LeaderWorkerSet's controller (built into the cache by
 //   `npm run provision`), after this project's, on the same cluster.
+//   --cpu-profile <dir>: V8 CPU profiles of the worker's and trigger's threads, and the windows measured; summarise
+//   them with `npm run cpu-profile -- <dir>`.
 // npm run bench -- --compare <first> <second>: prints a Markdown table of two runs side by side (each a
 //   benchmarks.json or the --out folder holding one), e.g. the dev server's against the cluster's; runs nothing.
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -38,6 +40,7 @@ try {
       compare: { type: 'boolean', default: false },
       against: { type: 'string' },
       scale: { type: 'boolean', default: false },
+      'cpu-profile': { type: 'string' },
     },
   });
   if (values.compare) {
@@ -67,6 +70,7 @@ try {
     temporal,
     ...(values.against === 'upstream' && { against: 'upstream' as const }),
     scale: values.scale,
+    ...(values['cpu-profile'] !== undefined && { cpuProfile: resolve(values['cpu-profile']) }),
     progress: (line) => process.stdout.write(line + '\n'),
   });
   writeFileSync(join(out, 'benchmarks.json'), JSON.stringify(result, null, 2) + '\n');

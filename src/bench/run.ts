@@ -2,7 +2,7 @@
 // one namespace, and each round rebuilds one policy's groups alone, then the other's (`--together`: both at once).
 // Times come from a watch on the API server (PodTracker), not from the controller's own view.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
@@ -10,7 +10,7 @@ import { podsJson } from '../kube/kube-json.js';
 import { formatDuration } from '../log.js';
 import { API_GROUP, API_VERSION, PLURAL, type PodTerminationPolicy } from '../model/index.js';
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
-import { startControllerProcess, type ControllerProcess } from '../stack/controller-processes.js';
+import { startControllerProcess, type ControllerProcess, type ControllerRole } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
 import { sampleLeaderWorkerSet } from '../stack/sample-lws.js';
 import { scrapeMetrics } from '../stack/metrics-scrape.js';
@@ -37,6 +37,7 @@ import {
   UPSTREAM_PROCESS,
 } from './results.js';
 import { cpuSnapshot, loadBetween, type CpuSnapshot } from './cpu-load.js';
+import { monotonicUs, type ProfileWindow } from './cpu-profile.js';
 import { podCreatesBetween, type PodCreates } from './pod-creates.js';
 import { processStats } from './process-stats.js';
 import { measureStartFloor } from './temporal-floor.js';
@@ -180,6 +181,11 @@ export interface BenchOptions {
   against?: 'upstream';
   /** The scale scenarios too (scaleScenarios), after the others; `only` may also name them. */
   scale?: boolean;
+  /**
+   * A folder for V8 CPU profiles of the controller's processes (`node --cpu-prof`, one per thread, written when they
+   * stop) and the windows the bench measured (windows.json), which `npm run cpu-profile` cuts them to.
+   */
+  cpuProfile?: string;
   progress: (line: string) => void;
 }
 
@@ -198,6 +204,8 @@ async function runScenario(
     contenders: Contender[];
     /** Scale scenarios: what ScaleFigures records, from the controller that runs (one contender at a time). */
     scale?: ScaleProbes;
+    /** Where each provisioning and each round is recorded, for the CPU profiles (--cpu-profile). */
+    profileWindows?: ProfileWindow[];
   },
 ): Promise<{ results: ScenarioResult[]; load: ScenarioLoad }> {
   const { contenders } = opts;
@@ -386,6 +394,7 @@ async function runScenario(
       if (probes) requests.push(await probes.apiRequests());
       const metricsBefore = await apiServerMetrics();
       const cpuBefore = cpuSnapshot(pids, isTemporalProcess);
+      const windowFrom = monotonicUs();
       const creating = Date.now();
       await custom.createNamespacedCustomObject({
         group: API_GROUP,
@@ -400,6 +409,11 @@ async function runScenario(
         `${g} groups of ${names[contender]} ready`,
       );
       provisionLoad[contender] = loadBetween(cpuBefore, cpuSnapshot(pids, isTemporalProcess));
+      opts.profileWindows?.push({
+        label: `${scenario.id} provisioning ${contender}`,
+        fromUs: windowFrom,
+        toUs: monotonicUs(),
+      });
       provisionPodCreates[contender] = podCreatesBetween(metricsBefore, await apiServerMetrics());
       const phases = (provisionPhases[contender] = tracker.provisionPhases(names[contender], creating));
       progress(
@@ -424,7 +438,13 @@ async function runScenario(
         if (Date.now() - settling >= 1000)
           progress(`  the controller's group workflows finished in ${since(settling)}`);
         cpuFrom ??= cpuSnapshot(pids, isTemporalProcess);
+        const windowFrom = monotonicUs();
         await runRound(batch, round);
+        opts.profileWindows?.push({
+          label: `${scenario.id} round ${round} ${batch.join('+')}`,
+          fromUs: windowFrom,
+          toUs: monotonicUs(),
+        });
       }
       const p50 = (p: Contender) =>
         formatDuration(
@@ -605,9 +625,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     const logDir = join(stateDir, 'bench-logs');
     controllers = await Promise.all(
       (opts.oneProcess ? (['main'] as const) : (['worker', 'trigger'] as const)).map((role) =>
-        startControllerProcess(role, env, logDir, opts.compiled),
+        startControllerProcess(role, env, logDir, opts.compiled, profilerArgs(opts.cpuProfile, role)),
       ),
     );
+    const profileWindows: ProfileWindow[] | undefined = opts.cpuProfile === undefined ? undefined : [];
     // The process whose log has the trigger's starts.
     const trigger = controllers.find((c) => c.role !== 'worker')!;
     const pids: Record<string, number | undefined> = {
@@ -632,12 +653,19 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         settle: () => settle(temporal.client, temporal.taskQueue, opts.progress, settleTimeoutMs(scenario)),
         contenders: scenario.policies ?? policies,
         scale: controllerProbes(controllers, temporal.client, processName),
+        ...(profileWindows && { profileWindows }),
       });
       results.push(...measured.results);
       load[scenario.id] = measured.load;
     }
     const reactions = reactionTimes(trigger);
     const processes = Object.fromEntries(controllers.map((c) => [processName(c), processStats(c.child.pid!)]));
+    if (opts.cpuProfile !== undefined && profileWindows) {
+      writeFileSync(join(opts.cpuProfile, 'windows.json'), JSON.stringify(profileWindows, null, 2) + '\n');
+      opts.progress(
+        `CPU profiles in ${opts.cpuProfile} once the controller stops; summary: npm run cpu-profile -- ${opts.cpuProfile}`,
+      );
+    }
     let upstream: BenchResult['upstream'];
     if (opts.against === 'upstream') {
       // One controller at a time on the same cluster: ours stops before upstream's takes the CRD's name.
@@ -649,7 +677,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       dependencies: Record<string, string>;
     };
     return {
-      command: `npm run bench --${opts.quick ? ' --quick' : ''}${opts.scale ? ' --scale' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}${opts.oneProcess ? ' --one-process' : ''}${opts.together ? ' --together' : ''}${opts.temporal === 'cluster' ? ' --temporal cluster' : ''}${opts.against ? ` --against ${opts.against}` : ''}`,
+      command: `npm run bench --${opts.quick ? ' --quick' : ''}${opts.scale ? ' --scale' : ''} --grace ${opts.graceSeconds}${opts.compiled ? '' : ' --dev'}${opts.oneProcess ? ' --one-process' : ''}${opts.together ? ' --together' : ''}${opts.temporal === 'cluster' ? ' --temporal cluster' : ''}${opts.against ? ` --against ${opts.against}` : ''}${opts.cpuProfile ? ' --cpu-profile' : ''}`,
       compiled: opts.compiled,
       oneProcess: opts.oneProcess,
       together: opts.together,
@@ -717,6 +745,11 @@ async function runUpstream(
     opts.progress('stopping upstream LeaderWorkerSet; our CRD and webhook back');
     await controller.stop();
   }
+}
+
+/** `node --cpu-prof` into a folder per role; none without --cpu-profile. */
+function profilerArgs(dir: string | undefined, role: ControllerRole): string[] {
+  return dir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(dir, role)];
 }
 
 /** Up to 2 minutes, more for the workflows of hundreds of groups provisioned at once. */

@@ -76,11 +76,13 @@ export function startControllerProcess(
   logDir: string,
   /** Run the compiled entry in dist/ (after `npm run build`), as in production, instead of TypeScript through tsx. */
   compiled = false,
+  /** Node's own flags, before the entry: those it refuses in NODE_OPTIONS (`--cpu-prof`). */
+  nodeArgs: string[] = [],
 ): Promise<ControllerProcess> {
   mkdirSync(logDir, { recursive: true });
   const entry = compiled
-    ? [join(repoRoot, 'dist', `${entryPoint[role]}.js`)]
-    : ['--import', 'tsx', join(repoRoot, 'src', `${entryPoint[role]}.ts`)];
+    ? [...nodeArgs, join(repoRoot, 'dist', `${entryPoint[role]}.js`)]
+    : [...nodeArgs, '--import', 'tsx', join(repoRoot, 'src', `${entryPoint[role]}.ts`)];
   const child = spawn(process.execPath, entry, {
     cwd: repoRoot,
     // A free metrics port each, unless the caller chose one: worker and trigger share this host.

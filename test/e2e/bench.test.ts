@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ProfileWindow } from '../../src/bench/cpu-profile.js';
 import { scaleScenarios, scenarios } from '../../src/bench/run.js';
 import { temporalCpuSeconds, type BenchResult } from '../../src/bench/results.js';
 import { repoRoot } from '../../src/stack/paths.js';
@@ -161,8 +162,16 @@ describe('npm run bench -- --quick', function () {
     assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /\| one group rebuilt \| 1 x 4 \|/);
   });
 
-  it('--one-process measures worker and trigger in one process, the entry npm start runs; --together rebuilds both policies at once', async () => {
-    const { out, result } = await quickBench('--one-process', '--together', '--only', 'rebuild-1');
+  it('--one-process measures worker and trigger in one process, the entry npm start runs; --together rebuilds both policies at once; --cpu-profile profiles it', async () => {
+    const profiles = mkdtempSync(join(tmpdir(), 'lws-cpu-profile-'));
+    const { out, result } = await quickBench(
+      '--one-process',
+      '--together',
+      '--only',
+      'rebuild-1',
+      '--cpu-profile',
+      profiles,
+    );
     assert.equal(result.oneProcess, true);
     assert.equal(result.together, true);
     // One process shares the worker's connection with the trigger: its starts ask for, and get, eager start.
@@ -186,6 +195,31 @@ describe('npm run bench -- --quick', function () {
       assert.ok(r!.reactionsMs.length > 0, `${policy}: the trigger's starts are read from the one process's log`);
     }
     assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /ran in one process \(`node dist\/main\.js`/);
+
+    // The windows of what was measured, and a profile per thread of the process, written as it stopped.
+    const windows = JSON.parse(readFileSync(join(profiles, 'windows.json'), 'utf8')) as ProfileWindow[];
+    assert.deepEqual(
+      windows.map((w) => w.label),
+      ['rebuild-1 provisioning Sequential', 'rebuild-1 provisioning Parallel', 'rebuild-1 round 1 Sequential+Parallel'],
+    );
+    for (const w of windows) assert.ok(w.toUs > w.fromUs, `${w.label}: a span of the monotonic clock`);
+    const threads = readdirSync(join(profiles, 'main')).filter((f) => f.endsWith('.cpuprofile'));
+    assert.ok(threads.length >= 2, `the main thread and the workflow thread: ${threads.join(', ')}`);
+    const summary = await new Promise<{ code: number | null; text: string }>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', join(repoRoot, 'scripts', 'cpu-profile.ts'), profiles, '--window', 'provisioning'],
+        { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let text = '';
+      child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (text += d.toString()));
+      child.on('exit', (c) => resolve({ code: c, text }));
+    });
+    assert.equal(summary.code, 0, summary.text);
+    const busy = /### main, main thread \(.*\): (\d+) ms busy in 2 window\(s\)/.exec(summary.text);
+    assert.ok(busy && Number(busy[1]) > 0, `the main thread worked while both LWSs were provisioned:\n${summary.text}`);
+    assert.match(summary.text, /\| [\d.]+ \| this project \|/, 'frames of dist/ named as this project');
   });
 
   it('--temporal cluster measures the same round on the production-shaped Temporal, its CPU over all of its processes', async () => {
