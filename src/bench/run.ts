@@ -2,7 +2,7 @@
 // one namespace, and each round rebuilds one policy's groups alone, then the other's (`--together`: both at once).
 // Times come from a watch on the API server (PodTracker), not from the controller's own view.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
@@ -661,6 +661,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     const reactions = reactionTimes(trigger);
     const processes = Object.fromEntries(controllers.map((c) => [processName(c), processStats(c.child.pid!)]));
     if (opts.cpuProfile !== undefined && profileWindows) {
+      mkdirSync(opts.cpuProfile, { recursive: true });
       writeFileSync(join(opts.cpuProfile, 'windows.json'), JSON.stringify(profileWindows, null, 2) + '\n');
       opts.progress(
         `CPU profiles in ${opts.cpuProfile} once the controller stops; summary: npm run cpu-profile -- ${opts.cpuProfile}`,

@@ -163,7 +163,8 @@ describe('npm run bench -- --quick', function () {
   });
 
   it('--one-process measures worker and trigger in one process, the entry npm start runs; --together rebuilds both policies at once; --cpu-profile profiles it', async () => {
-    const profiles = mkdtempSync(join(tmpdir(), 'lws-cpu-profile-'));
+    // A folder that does not exist yet: the bench makes it.
+    const profiles = join(mkdtempSync(join(tmpdir(), 'lws-cpu-profile-')), 'profiles');
     const { out, result } = await quickBench(
       '--one-process',
       '--together',
