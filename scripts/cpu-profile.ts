@@ -1,7 +1,8 @@
 // npm run cpu-profile -- <dir> [--window <text>] [--top <n>]
 //   Summarises the CPU profiles that `npm run bench -- --cpu-profile <dir>` left: for each process and thread of the
-//   controller, its CPU inside the bench's windows (each provisioning from nothing; --window keeps those whose label
-//   holds the text, e.g. "Parallel"), by area and by function. Frames of dist/'s bundles are named by their source file
+//   controller, its time inside the bench's windows (each provisioning from nothing and each round; --window keeps
+//   those whose label holds the text, e.g. "provisioning Parallel"), by area and by function. Wall time per thread:
+//   on a saturated machine it is more than the CPU (docs/profiling.md). Frames of dist/'s bundles are named by their source file
 //   through the bundles' source maps. Prints Markdown.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';

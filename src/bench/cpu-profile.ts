@@ -1,7 +1,9 @@
-// Where a controller's CPU goes while the bench measures something: V8 CPU profiles of the worker's and the trigger's
-// threads (`npm run bench -- --cpu-profile <dir>`) cut to the bench's windows (each provisioning from nothing), then
-// summed by area (this project, the Temporal SDK, the Kubernetes client, GC) and by function. Pure: reading the files
-// and the source maps is the caller's (scripts/cpu-profile.ts).
+// Where a controller's threads spend their time while the bench measures something: V8 CPU profiles of the worker's
+// and the trigger's threads (`npm run bench -- --cpu-profile <dir>`) cut to the bench's windows (each provisioning from
+// nothing, each round), then summed by area (this project, the Temporal SDK, the Kubernetes client, GC) and by
+// function. V8 samples on a wall clock: on a saturated machine a thread's time preempted or blocked in a native call
+// counts too, so /proc (cpu-load.ts) stays the measure of CPU. Pure: the files and source maps are
+// scripts/cpu-profile.ts's.
 
 /** The parts of a `.cpuprofile` (Chrome DevTools' format, as `node --cpu-prof` writes it) that the summary reads. */
 export interface CpuProfile {
@@ -37,7 +39,7 @@ export function monotonicUs(): number {
 export type SourceResolver = (frame: CallFrame) => { file: string; line: number } | undefined;
 
 export interface CpuSummary {
-  /** CPU time inside the windows, idle excluded. */
+  /** The thread's sampled time inside the windows, its idle event loop left out (wall time, see above). */
   busyMs: number;
   /** How many of the windows the profile spans. */
   windows: number;
