@@ -28,6 +28,14 @@ export function apiRefusal(err: unknown): ApiRefusal | undefined {
   return typeof code === 'number' && REFUSED_OBJECT_CODES.has(code) ? { code, message: failure.message } : undefined;
 }
 
+/** The API server answered 404: the object the call named is gone. */
+export function isNotFound(err: unknown): boolean {
+  const failure = applicationFailureOf(err);
+  return (
+    failure?.type === KUBERNETES_API_ERROR && (failure.details?.[0] as { code?: unknown } | undefined)?.code === 404
+  );
+}
+
 function applicationFailureOf(err: unknown): ApplicationFailure | undefined {
   const failure = err instanceof ActivityFailure ? err.cause : err;
   return failure instanceof ApplicationFailure ? failure : undefined;

@@ -22,7 +22,7 @@ import {
   type Refusal,
   type StatusCounts,
 } from '../model/index.js';
-import { isNamespaceTerminating } from '../shared/failures.js';
+import { isNamespaceTerminating, isNotFound } from '../shared/failures.js';
 import { kube } from './activities.js';
 import { ensureControllerRevision, readLws, type LwsRead } from './lws-io.js';
 import {
@@ -94,17 +94,17 @@ async function reconcile({ ref, generation }: ReconcileInput): Promise<Reconcile
       if (!refusalTold(live.status, outcome.refused)) {
         await kube.recordEvent(eventOf(ref, live, outcome.refused.reason, outcome.refused.message, 'Warning'));
       }
-      await writeStatus(ref, live, groups, counts, undefined, outcome.refused);
+      if ((await writeStatus(ref, live, groups, counts, undefined, outcome.refused)) === 'gone') return 'deleted';
       continue;
     }
     if (typeof outcome === 'object') {
       // Another LWS's StatefulSet has the name: told on the status until it is gone (looked at again at each resync).
-      await writeStatus(ref, live, groups, counts, outcome.nameConflict);
+      if ((await writeStatus(ref, live, groups, counts, outcome.nameConflict)) === 'gone') return 'deleted';
       continue;
     }
     run.applied = true;
     run.step = plan;
-    await writeStatus(ref, live, groups, counts);
+    if ((await writeStatus(ref, live, groups, counts)) === 'gone') return 'deleted';
     if (counts.updateDone && !run.pruned) {
       const inUse = revisionsInUse(groups);
       await kube.pruneControllerRevisions({ ref, uid: run.uid, current: live.revision, inUse });
@@ -160,6 +160,7 @@ async function applyGeneration(
 /**
  * As upstream: the status, and an Event when the pass's first condition turns True. Ours too: a name taken, or a
  * StatefulSet the API server refused (the leader's, else the workers' of a group as its provisioning wrote it).
+ * `gone`: the LWS was deleted since the pass read it (its status answered 404).
  */
 async function writeStatus(
   ref: ObjectKey,
@@ -168,7 +169,7 @@ async function writeStatus(
   counts: StatusCounts,
   nameConflict?: string,
   leaderRefused?: Refusal,
-): Promise<void> {
+): Promise<'gone' | undefined> {
   const now = new Date().toISOString();
   const owners = new Set(
     groups.workerStatefulSets.filter((s) => s.deletionTimestamp === undefined).map((s) => s.ownerUid),
@@ -176,8 +177,14 @@ async function writeStatus(
   const formed = (leader: { uid: string }) => owners.has(leader.uid);
   const refusal = leaderRefused ?? workersRefusedOf(groups.leaders, formed);
   const status = computeStatus(lws, counts, leaderStatefulSetOf(lws, groups), now, nameConflict, refusal);
-  if (sameStatus(lws.status, status)) return;
-  await kube.updateLeaderWorkerSetStatus({ ref, status });
+  if (sameStatus(lws.status, status)) return undefined;
+  try {
+    await kube.updateLeaderWorkerSetStatus({ ref, status });
+  } catch (err) {
+    if (isNotFound(err)) return 'gone';
+    throw err;
+  }
   const told = conditionEvent(lws, counts);
   if (told !== undefined) await kube.recordEvent(eventOf(ref, lws, told.reason, told.message));
+  return undefined;
 }

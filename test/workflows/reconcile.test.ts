@@ -613,6 +613,19 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     assert.equal(fake.callsOf('ensureLeaderStatefulSetOf').length, 0);
   });
 
+  it("deleted, not a failure, when the LWS goes between the pass's read and its status write (404)", async () => {
+    const fake = t.fake();
+    await twoGroups(fake);
+    fake.onCall('updateLeaderWorkerSetStatus', () => (fake.lws = null));
+    const input: ReconcileInput = { ref: fake.ref, generation: fake.lws!.metadata.generation ?? 1 };
+    const result = await t.withWorker(fake, async (run) =>
+      (await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input)).result(),
+    );
+    assert.equal(result, 'deleted');
+    assert.equal(fake.callsOf('updateLeaderWorkerSetStatus').length, 1, 'refused once, not retried');
+    assert.equal(fake.completed('updateLeaderWorkerSetStatus').length, 0);
+  });
+
   it('any other permanent failure still fails the reconcile', async () => {
     const fake = t.fake();
     await twoGroups(fake);
