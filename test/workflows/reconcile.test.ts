@@ -600,31 +600,37 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     });
   }
 
-  it('deleted, not a failure, when the namespace is being deleted (the Service create is refused)', async () => {
-    const fake = t.fake();
-    await twoGroups(fake);
-    fake.fail('ensureHeadlessServiceOf', 1, 'namespace-terminating');
-    const input: ReconcileInput = { ref: fake.ref, generation: fake.lws!.metadata.generation ?? 1 };
-    const result = await t.withWorker(fake, async (run) =>
-      (await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input)).result(),
-    );
-    assert.equal(result, 'deleted');
-    assert.equal(fake.callsOf('ensureHeadlessServiceOf').length, 1, 'refused once, not retried');
-    assert.equal(fake.callsOf('ensureLeaderStatefulSetOf').length, 0);
-  });
-
-  it("deleted, not a failure, when the LWS goes between the pass's read and its status write (404)", async () => {
-    const fake = t.fake();
-    await twoGroups(fake);
-    fake.onCall('updateLeaderWorkerSetStatus', () => (fake.lws = null));
-    const input: ReconcileInput = { ref: fake.ref, generation: fake.lws!.metadata.generation ?? 1 };
-    const result = await t.withWorker(fake, async (run) =>
-      (await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input)).result(),
-    );
-    assert.equal(result, 'deleted');
-    assert.equal(fake.callsOf('updateLeaderWorkerSetStatus').length, 1, 'refused once, not retried');
-    assert.equal(fake.completed('updateLeaderWorkerSetStatus').length, 0);
-  });
+  // The LWS going mid-pass ends the run as deleted, not failed; the call that found it gone is not retried.
+  const goneMidPass: [string, ActivityName, (fake: FakeCluster) => void, ActivityName][] = [
+    [
+      'the namespace is being deleted (the Service create is refused)',
+      'ensureHeadlessServiceOf',
+      (fake) => fake.fail('ensureHeadlessServiceOf', 1, 'namespace-terminating'),
+      'ensureLeaderStatefulSetOf',
+    ],
+    [
+      "the LWS goes between the pass's read and its status write (404)",
+      'updateLeaderWorkerSetStatus',
+      (fake) => fake.onCall('updateLeaderWorkerSetStatus', () => (fake.lws = null)),
+      'recordEvent',
+    ],
+  ];
+  for (const [when, refused, setup, notAfter] of goneMidPass) {
+    it(`deleted, not a failure, when ${when}`, async () => {
+      const fake = t.fake();
+      await twoGroups(fake);
+      setup(fake);
+      const input: ReconcileInput = { ref: fake.ref, generation: fake.lws!.metadata.generation ?? 1 };
+      const result = await t.withWorker(fake, async (run) =>
+        (await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', input)).result(),
+      );
+      assert.equal(result, 'deleted');
+      assert.equal(fake.callsOf(refused).length, 1, 'refused once, not retried');
+      assert.equal(fake.completed(refused).length, 0);
+      const refusedAt = fake.callsOf(refused)[0]!.seq;
+      assert.ok(!fake.callsOf(notAfter).some((c) => c.seq > refusedAt), `no ${notAfter} after it`);
+    });
+  }
 
   it('any other permanent failure still fails the reconcile', async () => {
     const fake = t.fake();
