@@ -22,18 +22,23 @@ export function isNamespaceTerminating(err: unknown): boolean {
 
 /** The API server found the object sent invalid (400, 422): its code and message (truncated where it was raised). */
 export function apiRefusal(err: unknown): ApiRefusal | undefined {
-  const failure = applicationFailureOf(err);
-  if (failure?.type !== KUBERNETES_API_ERROR) return undefined;
-  const code = (failure.details?.[0] as { code?: unknown } | undefined)?.code;
-  return typeof code === 'number' && REFUSED_OBJECT_CODES.has(code) ? { code, message: failure.message } : undefined;
+  const code = apiCodeOf(err);
+  return code !== undefined && REFUSED_OBJECT_CODES.has(code)
+    ? { code, message: applicationFailureOf(err)!.message }
+    : undefined;
 }
 
 /** The API server answered 404: the object the call named is gone. */
 export function isNotFound(err: unknown): boolean {
+  return apiCodeOf(err) === 404;
+}
+
+/** The HTTP status of a permanent Kubernetes API failure, from its details (kube-errors.ts). */
+function apiCodeOf(err: unknown): number | undefined {
   const failure = applicationFailureOf(err);
-  return (
-    failure?.type === KUBERNETES_API_ERROR && (failure.details?.[0] as { code?: unknown } | undefined)?.code === 404
-  );
+  if (failure?.type !== KUBERNETES_API_ERROR) return undefined;
+  const code = (failure.details?.[0] as { code?: unknown } | undefined)?.code;
+  return typeof code === 'number' ? code : undefined;
 }
 
 function applicationFailureOf(err: unknown): ApplicationFailure | undefined {
