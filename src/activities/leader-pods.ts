@@ -32,9 +32,9 @@ async function readIncarnation(c: KubeClients, pod: ObjectIdentity): Promise<V1P
 }
 
 /**
- * False when the pod of this uid is gone. The uid in the patch makes the API server refuse it (422, uid is immutable)
- * for a newer pod of the same name instead of patching that one. `live`: the pod as just read, to skip a patch it
- * already has.
+ * False when the pod of this uid is gone or terminating (its teardown has begun: no group is built on it). The uid in
+ * the patch makes the API server refuse it (422, uid is immutable) for a newer pod of the same name instead of
+ * patching that one. `live`: the pod as just read, to skip a patch it already has.
  */
 export async function patchLeaderPod(
   c: KubeClients,
@@ -43,11 +43,11 @@ export async function patchLeaderPod(
   live?: V1Pod,
 ): Promise<boolean> {
   // Unread, the patch goes out at once: one already applied changes nothing, and the uid in it refuses another pod, so
-  // a GET first would cost a round trip each group's provisioning waits on.
-  if (live !== undefined && applied(live, patch)) return true;
+  // a GET first would cost a round trip each group's provisioning waits on. Its answer is the pod as it is now.
+  if (live !== undefined && applied(live, patch)) return !live.metadata?.deletionTimestamp;
   try {
-    await c.pods.mergePatch(pod, { metadata: { ...patch.metadata, uid: pod.uid } });
-    return true;
+    const now = await c.pods.mergePatch(pod, { metadata: { ...patch.metadata, uid: pod.uid } });
+    return !now.metadata?.deletionTimestamp;
   } catch (err) {
     const code = statusCode(err);
     if ((code === 404 || code === 422) && (await readIncarnation(c, pod)) === undefined) return false;

@@ -57,7 +57,7 @@ export async function ensureWorkerStatefulSetOf(
 ): Promise<EnsureWorkerStatefulSetResult | Stale> {
   // The workflow's own read of the target, made just before to decide, stands for a fresh one: the workers are only
   // ever created, never updated, so an LWS changed since cannot be written back over a newer one.
-  const recent = c.recentLws?.target(input.lws);
+  const recent = input.afterWait ? undefined : c.recentLws?.target(input.lws);
   if (recent !== undefined) return ensureWorkerStatefulSet(c, { ...input, lws: recent });
   if (input.expected === undefined) {
     const lws = await readTarget(c, input.lws);

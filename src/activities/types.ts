@@ -56,7 +56,10 @@ export type EnsureWorkerStatefulSetResult =
     }
   /** Size 1: the group is its leader alone. The leader was labelled (and its group Service made); no StatefulSet. */
   | { outcome: 'not-needed' }
-  /** The leader pod of that uid no longer exists: nothing was created (a StatefulSet it owned would be collected). */
+  /**
+   * The leader pod of that uid no longer exists, or is terminating: nothing was created (a StatefulSet it owned would
+   * be collected).
+   */
   | { outcome: 'leader-gone' };
 
 export type DeleteOutcome =
@@ -126,6 +129,11 @@ export interface WorkerStatefulSetInput<L> {
    * after it. A read that finds another LWS makes the call stale, and the next one patches the leader again.
    */
   expected?: { podTerminationPolicy: PodTerminationPolicy; size: number };
+  /**
+   * The workflow decided before a wait (for an old group's names): the LWS is read along with the leader's round, never
+   * taken from this worker's recent reads, so a change made during the wait is seen (stale).
+   */
+  afterWait?: boolean;
 }
 
 /**

@@ -131,22 +131,28 @@ async function createWorkers(
   const { ref, groupIndex, leader } = input;
   const name = workerStatefulSetName(ref.name, groupIndex);
   const backoff = new RefusalBackoff();
-  // The first pass builds on the leader as read at the start, unless a wait came between; each later one reads it.
+  // The first pass builds on the leader as read at the start, unless a wait came between; a pass after a refusal or a
+  // stale LWS reads it again. After the old group's names are freed the leader read stands: its revision is fixed for
+  // its uid, and the build's patch answers leader-gone for one gone or terminating since.
   let fresh: PodFacts | null | undefined = leaderRead;
+  let afterWait = false;
   for (;;) {
     const pod = fresh !== undefined ? fresh : await kube.getPod(leader);
     fresh = undefined;
     if (pod === null || pod.uid !== leader.uid || pod.deletionTimestamp) throw new Skip('leader-gone');
     // Built from the leader's own revision: a leader kept on an older template gets workers of that template.
     const revision = pod.labels[LABEL_TEMPLATE_REVISION_HASH];
+    const build = {
+      groupIndex,
+      leader,
+      ...(topology && { topology }),
+      ...(revision !== undefined && { revision }),
+      ...(afterWait && { afterWait }),
+    };
+    afterWait = false;
     let result: Awaited<ReturnType<typeof ensureWorkerStatefulSet>>;
     try {
-      result = await ensureWorkerStatefulSet(lws, {
-        groupIndex,
-        leader,
-        ...(topology && { topology }),
-        ...(revision !== undefined && { revision }),
-      });
+      result = await ensureWorkerStatefulSet(lws, build);
     } catch (err) {
       const refusal = apiRefusal(err);
       if (refusal === undefined) throw err;
@@ -189,7 +195,10 @@ async function createWorkers(
         timeline.add('waiting for old StatefulSet', undefined, `owned by ${result.ownerUid ?? 'unknown'}${left}`);
         const goneAt = await namesFreed({ statefulSet: { namespace: ref.namespace, name, uid: result.uid }, pods });
         timeline.add('old StatefulSet gone', goneAt);
-        lws = await liveLws(ref);
+        // The next build reads the LWS itself, along with the leader's patch: a change made during the wait comes
+        // back stale and is read then, so the names freed cost no round trip before the create.
+        fresh = pod;
+        afterWait = true;
       }
     }
   }

@@ -260,6 +260,18 @@ describe('activities against the cluster', function () {
       assert.equal(typeof built === 'object' && built.outcome, 'created');
       assert.equal(lwsGets, 2, 'the generation decided on is newer than the read: read again');
       assert.equal(await own.ensureWorkerStatefulSetOf({ lws: target, groupIndex: 1, leader: second }), 'stale');
+
+      // After a wait for an old group's names the decision is old: the build reads the LWS again, though it was just
+      // read, and a change made meanwhile comes back stale.
+      await patchReplicas('wrecent', 3);
+      const third = await createPod('wrecent-2', { labels: leaderLabels('wrecent') });
+      const current = targetOf((await own.getLeaderWorkerSet({ namespace, name: 'wrecent' }))!);
+      const reads = lwsGets;
+      await patchReplicas('wrecent', 4);
+      const afterWait = { lws: current, groupIndex: 2, leader: third, afterWait: true };
+      assert.equal(await own.ensureWorkerStatefulSetOf(afterWait), 'stale');
+      assert.equal(lwsGets, reads + 1, 'read again, not taken from the read just made');
+      assert.equal(await orNullSts('wrecent-2'), null);
     });
 
     it("ensureWorkerStatefulSetOf with the decision's policy and size: the LWS read along with the leader's round", async () => {
@@ -681,6 +693,22 @@ describe('activities against the cluster', function () {
         undefined,
         'the other pod is not patched',
       );
+    });
+
+    it('a leader that is terminating gets leader-gone and nothing is created: its teardown has begun', async () => {
+      const leader = await createPod('demo-5', { labels: leaderLabels('demo') });
+      const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+      const hold = (finalizers: string[] | null) =>
+        core.patchNamespacedPod({ namespace, name: 'demo-5', body: { metadata: { finalizers } } }, merge);
+      await hold(['lws-temporal.test/hold']);
+      await core.deleteNamespacedPod({ namespace, name: 'demo-5' });
+      try {
+        const result = await act.ensureWorkerStatefulSet({ lws, groupIndex: 5, leader });
+        assert.deepEqual(result, { outcome: 'leader-gone' });
+        assert.equal(await act.getStatefulSet({ namespace, name: 'demo-5' }), null);
+      } finally {
+        await hold(null);
+      }
     });
 
     it('size 1: the leader is labelled, no StatefulSet (not-needed)', async () => {

@@ -92,6 +92,15 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     assert.ok(Math.abs(oldGone - now - GRACE) < 100, `old StatefulSet gone ${oldGone - now} ms after its deletion`);
     assert.ok(ensures[0]!.endSeq! < waits[0]!.seq && waits[0]!.endSeq! < ensures[1]!.seq);
     assert.ok(ensures[1]!.at >= oldGone, 'created while the old StatefulSet existed');
+    // Once the names are free the create is the next call: no read of the LWS or the leader between (the build reads
+    // the LWS itself, along with the leader's patch, instead of a read from before the wait).
+    const between = fake.calls.filter((c) => c.seq > waits[0]!.endSeq! && c.seq < ensures[1]!.seq).map((c) => c.name);
+    assert.deepEqual(
+      between.filter((name) => name !== 'releaseForegroundDeletion'),
+      [],
+    );
+    assert.equal((ensures[1]!.args[0] as { afterWait?: boolean }).afterWait, true);
+    assert.equal((ensures[0]!.args[0] as { afterWait?: boolean }).afterWait, undefined);
     const mine = fake.createdStatefulSets.filter((s) => s.ownerUid === leader.uid);
     assert.equal(mine.length, 1);
     assert.ok(mine[0]!.at >= oldGone);
@@ -155,6 +164,24 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const result = await provision(fake, inputFor(fake, leader));
     assert.equal(result.outcome, 'provisioned');
     assert.equal(leader.annotations['leaderworkerset.sigs.k8s.io/pod-termination-policy'], 'Sequential');
+  });
+
+  it('safe rebuild: a leader that starts terminating during the wait gets no workers (leader-gone)', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ podTerminationPolicy: 'Parallel' });
+    const now = await fake.now();
+    const { oldLeader, old } = oldGroup(fake, now);
+    fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
+    fake.removePodAt(oldLeader.uid, now);
+    const leader = fake.addLeader({ groupIndex: 0, at: now });
+    fake.onCall('waitForNamesFreed', (at) => fake.deletePodAt(leader.uid, at));
+    const result = await provision(fake, inputFor(fake, leader));
+    assert.equal(result.outcome, 'leader-gone');
+    assert.deepEqual(
+      fake.callsOf('ensureWorkerStatefulSetOf').map((c) => (c.result as { outcome: string }).outcome),
+      ['blocked', 'leader-gone'],
+    );
+    assert.equal(fake.createdStatefulSets.filter((s) => s.ownerUid === leader.uid).length, 0);
   });
 
   it('reads the LWS and the leader at once, and builds on that look at the leader: one round trip before the build', async () => {
