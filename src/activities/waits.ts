@@ -10,6 +10,7 @@ import type { GoneResult, NamesFreedResult, ReadyResult, ScheduledResult } from 
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause, RETRY_PAUSE_MS, withHeartbeats } from './wait-support.js';
 import { watchOnce } from '../kube/watch.js';
+import { latestOf } from '../shared/instants.js';
 
 interface Watched {
   metadata?: { uid?: string; resourceVersion?: string };
@@ -74,6 +75,7 @@ function waitFor<T extends Watched, R>(
   target: ObjectIdentity,
   what: string,
   evaluate: (current: T | null) => R | undefined,
+  stop?: AbortSignal,
 ): Promise<R> {
   const { namespace, name, uid } = target;
   const ours = (obj: T | null) => (obj !== null && obj.metadata?.uid === uid ? obj : null);
@@ -83,15 +85,35 @@ function waitFor<T extends Watched, R>(
     listPath: kind.listPath(namespace),
     read: () => orNull(() => kind.read(c, { namespace, name })),
     evaluate: (obj) => evaluate(ours(obj)),
+    ...(stop && { stop }),
   });
 }
 
+const gone = (obj: unknown) => (obj === null ? { goneAt: now() } : undefined);
+
+/**
+ * Every target gone, each on its own watch: the last one's deletion ends the wait, with no read of the others after it
+ * (they terminate together). The first failure stops the other watches.
+ */
+async function allGone(c: KubeClients, targets: { kind: Kind<Watched>; target: ObjectIdentity }[]): Promise<string> {
+  if (targets.length === 0) return now();
+  const stop = new AbortController();
+  try {
+    const each = await Promise.all(
+      targets.map(({ kind, target }) => waitFor(c, kind, target, 'to be gone', gone, stop.signal)),
+    );
+    return latestOf(each.map((g) => g.goneAt)) ?? now();
+  } finally {
+    stop.abort();
+  }
+}
+
 export function waitForPodGone(c: KubeClients, target: ObjectIdentity): Promise<GoneResult> {
-  return waitFor(c, POD, target, 'to be gone', (pod) => (pod === null ? { goneAt: now() } : undefined));
+  return waitFor(c, POD, target, 'to be gone', gone);
 }
 
 export function waitForStatefulSetGone(c: KubeClients, target: ObjectIdentity): Promise<GoneResult> {
-  return waitFor(c, STATEFUL_SET, target, 'to be gone', (s) => (s === null ? { goneAt: now() } : undefined));
+  return waitFor(c, STATEFUL_SET, target, 'to be gone', gone);
 }
 
 /**
@@ -104,14 +126,13 @@ export async function waitForNamesFreed(
 ): Promise<NamesFreedResult> {
   const { statefulSet: sts, pods } = input;
   const live = sts && (await orNull(() => c.statefulSets.read(sts)));
+  const podTargets = pods.map((target) => ({ kind: POD, target }));
   if (sts && live?.metadata?.uid === sts.uid && live.metadata.finalizers?.includes('foregroundDeletion')) {
-    for (const pod of pods) await waitForPodGone(c, pod);
+    await allGone(c, podTargets);
     return { releasable: sts };
   }
-  let last: GoneResult = { goneAt: now() };
-  if (sts) last = await waitForStatefulSetGone(c, sts);
-  for (const pod of pods) last = await waitForPodGone(c, pod);
-  return last;
+  const stsTarget = sts ? [{ kind: STATEFUL_SET, target: sts }] : [];
+  return { goneAt: await allGone(c, [...stsTarget, ...podTargets]) };
 }
 
 export function waitForPodReady(c: KubeClients, target: ObjectIdentity): Promise<ReadyResult> {

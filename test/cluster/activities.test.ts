@@ -1013,6 +1013,39 @@ describe('activities against the cluster', function () {
       });
     });
 
+    it('waitForNamesFreed watches every pod at once: when the last goes it returns, with no read after it', async () => {
+      const counted = localKubeConfig();
+      const requests: string[] = [];
+      observeKubeRequests(counted, (r) => requests.push(`${r.verb} ${r.resource}`));
+      const own = createActivities(counted);
+      const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+      const hold = (name: string, finalizers: string[] | null) =>
+        core.patchNamespacedPod({ namespace, name, body: { metadata: { finalizers } } }, merge);
+      // Three pods of an old group, terminating and held there until the test lets them go.
+      const pods: ObjectIdentity[] = [];
+      for (const name of ['freed-a', 'freed-b', 'freed-c']) {
+        pods.push(await createPod(name));
+        await hold(name, ['lws-temporal.test/hold']);
+        await core.deleteNamespacedPod({ namespace, name });
+      }
+      try {
+        const waiting = own.waitForNamesFreed({ pods });
+        const watching = () => requests.filter((r) => r === 'watch pods').length;
+        for (const started = Date.now(); watching() < pods.length;) {
+          assert.ok(Date.now() - started < 20_000, `watches open after 20 s: ${requests.join(', ')}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        const before = requests.length;
+        for (const pod of pods) await hold(pod.name, null);
+        const freed = await waiting;
+        assert.ok('goneAt' in freed);
+        assert.deepEqual(requests.slice(before), [], 'no request once the pods were let go');
+        for (const pod of pods) assert.equal(await act.getPod(pod), null, `${pod.name} is gone`);
+      } finally {
+        for (const pod of pods) await hold(pod.name, null).catch(() => undefined);
+      }
+    });
+
     it('deleteSeenWorkers: one round of deletes by uid; a stale uid touches nothing', async () => {
       const seen = await group('seen', 'Parallel');
       const pods = await workerPods('seen', seen.stsUid);
