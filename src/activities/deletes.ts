@@ -137,6 +137,15 @@ async function release(c: KubeClients, target: ObjectIdentity, gonePods: ObjectI
     const pods = await listPodsOf(c, sts);
     if (pods === undefined || pods.items.some((p) => controllerUid(p.metadata) === uid)) return 'pods-left';
   }
+  return dropForegroundHold(c, target);
+}
+
+/**
+ * Deleted again in the background: the API server drops the `foregroundDeletion` finalizer, and the object goes in
+ * this request. Only for that incarnation (uid precondition), and only once none of its pods holds a name.
+ */
+export async function dropForegroundHold(c: KubeClients, target: ObjectIdentity): Promise<'released' | 'absent'> {
+  const { namespace, name, uid } = target;
   try {
     await c.statefulSets.delete({ namespace, name }, { preconditions: { uid }, propagationPolicy: 'Background' });
     return 'released';

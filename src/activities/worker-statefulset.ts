@@ -24,13 +24,21 @@ import { podsOfNames } from './pods-of-names.js';
 import { patchLeaderPod } from './leader-pods.js';
 import { ensureService } from './services.js';
 import { createOrRead } from './create-or-read.js';
+import { dropForegroundHold } from './deletes.js';
 import { lwsAtLeaderRevision } from './controller-revisions.js';
 import type { EnsureWorkerStatefulSetResult, WorkerStatefulSetInput } from './types.js';
 
+/**
+ * `namesFree`: no pod holds the names. An older incarnation of the group's StatefulSet that only its foreground
+ * deletion keeps is then released and the create made again, in this call: the garbage collector would remove it only
+ * on its next pass after the last pod, seconds later under load, and a wait and a release after it cost the
+ * provisioning two more turns through Temporal (docs/profiling.md).
+ */
 async function createOrInspect(
   c: KubeClients,
   built: V1StatefulSet,
   leaderUid: string,
+  namesFree: boolean,
 ): Promise<EnsureWorkerStatefulSetResult> {
   const got = await createOrRead(
     built,
@@ -44,6 +52,13 @@ async function createOrInspect(
   const deleting = Boolean(metadata?.deletionTimestamp);
   // Ours but being deleted counts as blocked too: a new one can only be created once it is gone.
   if (ownerUid === leaderUid && !deleting) return { outcome: 'exists', uid };
+  const held = deleting && ownerUid !== leaderUid && metadata?.finalizers?.includes('foregroundDeletion') === true;
+  if (namesFree && held && !heldByAnotherLws(metadata)) {
+    const target = { namespace: metadata?.namespace ?? '', name: metadata?.name ?? '', uid };
+    // Best effort, as the workflow's own release: on any error the group waits for the garbage collector.
+    const released = await dropForegroundHold(c, target).catch(() => undefined);
+    if (released !== undefined) return createOrInspect(c, built, leaderUid, false);
+  }
   const takenBy = heldByAnotherLws(metadata) ? { takenBy: describeNameHolder(metadata) } : {};
   return ownerUid === undefined
     ? { outcome: 'blocked', uid, deleting, ...takenBy }
@@ -99,7 +114,8 @@ async function groupTemplates(
 /** The group's first round: the leader's patch, and who holds the worker pod names, read along with it. */
 export interface LeaderFirst {
   patched: boolean;
-  pods: V1Pod[];
+  /** Undefined when the names were not looked at (no workers decided on). */
+  pods?: V1Pod[];
 }
 
 /**
@@ -117,7 +133,7 @@ export async function leaderFirst(
   const labels = { [LABEL_NAME]: lwsName, [LABEL_GROUP_INDEX]: String(groupIndex) };
   const [patched, pods] = await Promise.all([
     patchLeaderPod(c, leader, patch),
-    withWorkers ? podsOfNames(c, workers, labels, 1) : [],
+    withWorkers ? podsOfNames(c, workers, labels, 1) : undefined,
   ]);
   return { patched, pods };
 }
@@ -149,7 +165,8 @@ export async function ensureWorkerStatefulSet(
   const result: EnsureWorkerStatefulSetResult =
     built === undefined
       ? { outcome: 'not-needed' }
-      : ((await judgedByPods(c, built, leader.uid, pods)) ?? (await createOrInspect(c, built, leader.uid)));
+      : ((await judgedByPods(c, built, leader.uid, pods ?? [])) ??
+        (await createOrInspect(c, built, leader.uid, pods !== undefined)));
   // The group Service only once the name is ours: a blocked group's old Service is still the old leader's.
   if (result.outcome !== 'blocked') {
     const service = buildGroupService(source, groupIndex, leaderPod);

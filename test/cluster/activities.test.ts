@@ -905,7 +905,7 @@ describe('activities against the cluster', function () {
       const made = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
       const uid = (made as { uid: string }).uid;
       await act.waitForStatefulSetReady({ namespace, name: `${name}-0`, uid });
-      return { ref: { namespace, name }, groupIndex: 0, leader, stsUid: uid };
+      return { lws, ref: { namespace, name }, groupIndex: 0, leader, stsUid: uid };
     }
     const workerPods = async (name: string, stsUid: string) =>
       (await act.listGroupPods({ namespace, lwsName: name, groupIndex: 0 })).filter((p) => p.ownerUid === stsUid);
@@ -938,7 +938,10 @@ describe('activities against the cluster', function () {
      * it would: a dependent that blocks its owner's deletion and cannot go (a finalizer of the test's). Runs `body`,
      * then lets the dependent go.
      */
-    async function heldStatefulSet(name: string, body: (sts: ObjectIdentity, pods: ObjectIdentity[]) => Promise<void>) {
+    async function heldStatefulSet(
+      name: string,
+      body: (sts: ObjectIdentity, pods: ObjectIdentity[], g: Awaited<ReturnType<typeof group>>) => Promise<void>,
+    ) {
       const g = await group(name, 'Parallel');
       const sts = { namespace, name: `${name}-0`, uid: g.stsUid };
       const pods = (await workerPods(name, g.stsUid)).map(identityOf);
@@ -960,7 +963,7 @@ describe('activities against the cluster', function () {
         assert.equal((await readSts(sts.name)).metadata?.deletionTimestamp, undefined, 'a live one is left alone');
         const deleting = { ...sts, ownerUid: g.leader.uid, propagationPolicy: 'Foreground' as const };
         assert.equal(await act.deleteWorkerStatefulSet(deleting), 'deleted');
-        await body(sts, pods);
+        await body(sts, pods, g);
       } finally {
         await core.patchNamespacedConfigMap(
           { namespace, name: holder, body: { metadata: { finalizers: null } } },
@@ -996,6 +999,23 @@ describe('activities against the cluster', function () {
         assert.deepEqual(calls, []);
         assert.equal(await orNullSts(sts.name), null, 'gone with the release itself');
         assert.equal(await releaseForegroundDeletion(c, { statefulSet: sts, pods }), 'absent');
+      });
+    });
+
+    it('ensureWorkerStatefulSet over an old incarnation only its foreground deletion keeps: released and created in the one call', async () => {
+      await heldStatefulSet('inline', async (sts, pods, { lws, leader: oldLeader }) => {
+        // The group rebuilt: its leader gone, a new one under its name.
+        await core.deleteNamespacedPod({ namespace, name: oldLeader.name });
+        await act.waitForPodGone(oldLeader);
+        const leader = await createPod(oldLeader.name, { labels: leaderLabels('inline') });
+        for (const pod of pods) await act.waitForPodGone(pod);
+        assert.ok((await readSts(sts.name)).metadata?.finalizers?.includes('foregroundDeletion'), 'still held');
+
+        const created = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+        assert.equal(created.outcome, 'created');
+        const now = await readSts(sts.name);
+        assert.notEqual(now.metadata?.uid, sts.uid);
+        assert.equal(now.metadata?.ownerReferences?.[0]?.uid, leader.uid);
       });
     });
 
