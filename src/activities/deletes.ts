@@ -130,14 +130,27 @@ async function release(c: KubeClients, target: ObjectIdentity, gonePods: ObjectI
   const { namespace, name, uid } = target;
   const sts = await orNull(() => c.statefulSets.read({ namespace, name }));
   if (sts === null || sts.metadata?.uid !== uid) return 'absent';
-  if (!sts.metadata.deletionTimestamp || !sts.metadata.finalizers?.includes('foregroundDeletion')) {
+  return releaseAsRead(c, sts, gonePods);
+}
+
+/**
+ * `sts` as read (by the caller, before `gonePods` went): only an incarnation in its foreground deletion, which is never
+ * undone, and only once no pod of its own is left. The uid precondition refuses any other incarnation.
+ */
+export async function releaseAsRead(
+  c: KubeClients,
+  sts: V1StatefulSet,
+  gonePods: ObjectIdentity[],
+): Promise<ReleaseOutcome> {
+  const uid = sts.metadata?.uid;
+  if (!uid || !sts.metadata?.deletionTimestamp || !sts.metadata.finalizers?.includes('foregroundDeletion')) {
     return 'not-foreground';
   }
   if (!namesCovered(sts, gonePods)) {
     const pods = await listPodsOf(c, sts);
     if (pods === undefined || pods.items.some((p) => controllerUid(p.metadata) === uid)) return 'pods-left';
   }
-  return dropForegroundHold(c, target);
+  return dropForegroundHold(c, { namespace: sts.metadata.namespace ?? '', name: sts.metadata.name ?? '', uid });
 }
 
 /**

@@ -195,7 +195,10 @@ export interface LwsActivities {
   /** Resolves once no pod of this uid exists (watch + heartbeats; safe to retry). */
   waitForPodGone(input: ObjectIdentity): Promise<GoneResult>;
   waitForStatefulSetGone(input: ObjectIdentity): Promise<GoneResult>;
-  /** None of `pods` nor the StatefulSet left; `releasable` when only its foreground deletion keeps it, pods gone. */
+  /**
+   * None of `pods` nor the StatefulSet left. One only its foreground deletion keeps is released once the pods are gone
+   * (as releaseForegroundDeletion); `releasable` when that release was refused.
+   */
   waitForNamesFreed(input: { statefulSet?: ObjectIdentity; pods: ObjectIdentity[] }): Promise<NamesFreedResult>;
   /**
    * Deletes again, in the background, a StatefulSet only its foreground deletion keeps: it goes at once. Only that uid,

@@ -11,6 +11,7 @@ import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause, RETRY_PAUSE_MS, withHeartbeats } from './wait-support.js';
 import { watchOnce } from '../kube/watch.js';
 import { latestOf } from '../shared/instants.js';
+import { releaseAsRead } from './deletes.js';
 
 interface Watched {
   metadata?: { uid?: string; resourceVersion?: string };
@@ -117,8 +118,9 @@ export function waitForStatefulSetGone(c: KubeClients, target: ObjectIdentity): 
 }
 
 /**
- * The StatefulSet first, unless only its foreground deletion keeps it (then `releasable` after the pods): under
- * Sequential the garbage collector removes it with the leader, so nothing is left to wait for after the last pod.
+ * The StatefulSet and the pods together, each on its watch: under Sequential the garbage collector removes the
+ * StatefulSet with the leader, so nothing is left to wait for after the last pod. One that only its foreground deletion
+ * keeps (Parallel) is released once the pods are gone, or `releasable` if the release was refused.
  */
 export async function waitForNamesFreed(
   c: KubeClients,
@@ -129,7 +131,10 @@ export async function waitForNamesFreed(
   const podTargets = pods.map((target) => ({ kind: POD, target }));
   if (sts && live?.metadata?.uid === sts.uid && live.metadata.finalizers?.includes('foregroundDeletion')) {
     await allGone(c, podTargets);
-    return { releasable: sts };
+    // Released as the last pod goes, from the read above: no turn through the workflow before the names are free.
+    // Best effort: on any refusal the workflow releases it, or waits for the garbage collector.
+    const released = await releaseAsRead(c, live, pods).catch(() => 'failed' as const);
+    return released === 'released' || released === 'absent' ? { goneAt: now() } : { releasable: sts };
   }
   const stsTarget = sts ? [{ kind: STATEFUL_SET, target: sts }] : [];
   return { goneAt: await allGone(c, [...stsTarget, ...podTargets]) };
