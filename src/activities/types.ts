@@ -42,7 +42,9 @@ export type EnsureLeaderStatefulSetResult =
   | { outcome: 'name-taken'; holder: string };
 
 export type EnsureWorkerStatefulSetResult =
-  | { outcome: 'created' | 'exists'; uid: string }
+  | { outcome: 'exists'; uid: string }
+  /** `released`: the uid of an older incarnation that only its foreground deletion kept, deleted to make room. */
+  | { outcome: 'created'; uid: string; released?: string }
   /** Another leader's StatefulSet holds the name, or this leader's own being deleted: wait until `uid` is gone. */
   | {
       outcome: 'blocked';

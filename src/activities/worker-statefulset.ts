@@ -57,7 +57,10 @@ async function createOrInspect(
     const target = { namespace: metadata?.namespace ?? '', name: metadata?.name ?? '', uid };
     // Best effort, as the workflow's own release: on any error the group waits for the garbage collector.
     const released = await dropForegroundHold(c, target).catch(() => undefined);
-    if (released !== undefined) return createOrInspect(c, built, leaderUid, false);
+    if (released !== undefined) {
+      const again = await createOrInspect(c, built, leaderUid, false);
+      return again.outcome === 'created' ? { ...again, released: uid } : again;
+    }
   }
   const takenBy = heldByAnotherLws(metadata) ? { takenBy: describeNameHolder(metadata) } : {};
   return ownerUid === undefined

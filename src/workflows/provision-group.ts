@@ -178,6 +178,8 @@ async function createWorkers(
         timeline.add('workers created', undefined, 'size 1: no workers');
         return { lwsNow: lws };
       case 'created':
+        if (result.released)
+          timeline.add('old StatefulSet gone', undefined, `${result.released}: released, no pod left`);
         timeline.add('workers created', undefined, name);
         return { workers: { namespace: ref.namespace, name, uid: result.uid }, lwsNow: lws };
       case 'blocked': {

@@ -1012,7 +1012,7 @@ describe('activities against the cluster', function () {
         assert.ok((await readSts(sts.name)).metadata?.finalizers?.includes('foregroundDeletion'), 'still held');
 
         const created = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
-        assert.equal(created.outcome, 'created');
+        assert.deepEqual(created.outcome === 'created' && created.released, sts.uid, 'says which one it released');
         const now = await readSts(sts.name);
         assert.notEqual(now.metadata?.uid, sts.uid);
         assert.equal(now.metadata?.ownerReferences?.[0]?.uid, leader.uid);

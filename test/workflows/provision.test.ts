@@ -112,6 +112,31 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     assert.ok(Math.abs(at(result.timeline, 'old StatefulSet gone') - oldGone) < 100);
   });
 
+  it('safe rebuild: an old StatefulSet only its foreground deletion keeps, no pod left, is released by the build, which creates at once', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ podTerminationPolicy: 'Parallel' });
+    const now = await fake.now();
+    const { oldLeader, old, oldPods } = oldGroup(fake, now);
+    old.held = true;
+    fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
+    fake.removePodAt(oldLeader.uid, now);
+    for (const pod of oldPods) fake.removePodAt(pod.uid, now);
+    assert.equal(fake.statefulSet('demo-0')?.uid, old.uid, 'held after its last pod');
+    const leader = fake.addLeader({ groupIndex: 0, at: now });
+    const result = await provision(fake, inputFor(fake, leader));
+
+    assert.equal(result.outcome, 'provisioned');
+    const [build] = fake.callsOf('ensureWorkerStatefulSetOf');
+    assert.equal(fake.callsOf('ensureWorkerStatefulSetOf').length, 1, 'one build');
+    assert.deepEqual(build!.result, { outcome: 'created', uid: fake.statefulSet('demo-0')!.uid, released: old.uid });
+    assert.equal(fake.callsOf('waitForNamesFreed').length, 0, 'no wait');
+    assert.deepEqual(
+      result.timeline.map((e) => e.event),
+      ['new leader', 'old StatefulSet gone', 'workers created', 'new group ready'],
+    );
+    assert.match(result.timeline[1]!.detail ?? '', new RegExp(`^${old.uid}: released`));
+  });
+
   it('safe rebuild: waits for the old pods too when the garbage collector removed their StatefulSet first', async () => {
     // Sequential: once the old leader is gone, the garbage collector deletes the worker StatefulSet it owned in the
     // background (at once) and its pods after it (a grace period). A StatefulSet created over their names could not
