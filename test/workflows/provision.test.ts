@@ -28,6 +28,21 @@ function oldGroup(fake: FakeCluster, now: number) {
   return { oldLeader, old, oldPods };
 }
 
+/**
+ * A Parallel rebuild at `now`: the old leader gone, its worker StatefulSet foreground-deleted with its pods terminating
+ * (unless `held`: a dependent keeps it after them), and the new leader of the group.
+ */
+async function parallelRebuild(fake: FakeCluster, { held = false } = {}) {
+  fake.setLws({ podTerminationPolicy: 'Parallel' });
+  const now = await fake.now();
+  const { oldLeader, old, oldPods } = oldGroup(fake, now);
+  old.held = held;
+  fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
+  fake.removePodAt(oldLeader.uid, now);
+  const leader = fake.addLeader({ groupIndex: 0, at: now });
+  return { now, oldLeader, old, oldPods, leader };
+}
+
 describe('provisionGroup (time-skipping, fake cluster)', function () {
   this.timeout(60_000);
   const t = useWorkflowTestEnv();
@@ -64,13 +79,8 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
 
   it('safe rebuild: waits until the old group StatefulSet is gone, then creates exactly once', async () => {
     const fake = t.fake({ graceMs: GRACE });
-    fake.setLws({ podTerminationPolicy: 'Parallel' });
-    const now = await fake.now();
     // The old group: its leader is gone and its StatefulSet is being foreground-deleted, its pods terminating.
-    const { oldLeader, old, oldPods } = oldGroup(fake, now);
-    fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
-    fake.removePodAt(oldLeader.uid, now);
-    const leader = fake.addLeader({ groupIndex: 0, at: now });
+    const { now, oldLeader, old, oldPods, leader } = await parallelRebuild(fake);
     const result = await provision(fake, inputFor(fake, leader), 'provisionGroup-first-look-safe-rebuild');
 
     assert.equal(result.outcome, 'provisioned');
@@ -114,15 +124,9 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
 
   it('safe rebuild: an old StatefulSet only its foreground deletion keeps, no pod left, is released by the build, which creates at once', async () => {
     const fake = t.fake({ graceMs: GRACE });
-    fake.setLws({ podTerminationPolicy: 'Parallel' });
-    const now = await fake.now();
-    const { oldLeader, old, oldPods } = oldGroup(fake, now);
-    old.held = true;
-    fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
-    fake.removePodAt(oldLeader.uid, now);
+    const { now, old, oldPods, leader } = await parallelRebuild(fake, { held: true });
     for (const pod of oldPods) fake.removePodAt(pod.uid, now);
     assert.equal(fake.statefulSet('demo-0')?.uid, old.uid, 'held after its last pod');
-    const leader = fake.addLeader({ groupIndex: 0, at: now });
     const result = await provision(fake, inputFor(fake, leader));
 
     assert.equal(result.outcome, 'provisioned');
@@ -173,12 +177,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
   // would undo a switch the new generation's reconcile made meanwhile.
   it('safe rebuild: a policy switch during the wait is not undone by the stale LWS read before it', async () => {
     const fake = t.fake({ graceMs: GRACE });
-    fake.setLws({ podTerminationPolicy: 'Parallel' });
-    const now = await fake.now();
-    const { oldLeader, old } = oldGroup(fake, now);
-    fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
-    fake.removePodAt(oldLeader.uid, now);
-    const leader = fake.addLeader({ groupIndex: 0, at: now });
+    const { leader } = await parallelRebuild(fake);
     fake.onCall('waitForNamesFreed', () => {
       // kubectl patch lws demo --type=merge -p '{"spec":{"podTerminationPolicy":"Sequential"}}', and the new
       // generation's reconcile annotates the live leaders.
@@ -193,12 +192,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
 
   it('safe rebuild: a leader that starts terminating during the wait gets no workers (leader-gone)', async () => {
     const fake = t.fake({ graceMs: GRACE });
-    fake.setLws({ podTerminationPolicy: 'Parallel' });
-    const now = await fake.now();
-    const { oldLeader, old } = oldGroup(fake, now);
-    fake.deleteStatefulSetAt(old.uid, now, 'Foreground');
-    fake.removePodAt(oldLeader.uid, now);
-    const leader = fake.addLeader({ groupIndex: 0, at: now });
+    const { leader } = await parallelRebuild(fake);
     fake.onCall('waitForNamesFreed', (at) => fake.deletePodAt(leader.uid, at));
     const result = await provision(fake, inputFor(fake, leader));
     assert.equal(result.outcome, 'leader-gone');
