@@ -207,6 +207,9 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const fake = t.fake({ graceMs: GRACE });
     fake.setLws();
     const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    // The LWS read answers only once the leader read has started: made one after the other, the leader read would
+    // start only after the hold ran out (timing alone made this flaky under load).
+    fake.holdUntil('getLeaderWorkerSet', () => fake.callsOf('getPod').length > 0);
     const result = await provision(fake, inputFor(fake, leader));
 
     assert.equal(result.outcome, 'provisioned');
