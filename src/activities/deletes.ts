@@ -1,7 +1,7 @@
 // Deletes that can only hit the incarnation the caller means: read first (absent, not ours, already going: no side
 // effects), then DELETE with preconditions.uid, so that the API server refuses (409) a newer object of that name.
 import type { V1ObjectMeta, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { controllerUid, selectors, type ObjectIdentity, type ObjectKey } from '../model/index.js';
+import { controllerUid, inForegroundDeletion, selectors, type ObjectIdentity, type ObjectKey } from '../model/index.js';
 import type { DeleteBody } from '../kube/kube-json.js';
 import { log } from './activity-context.js';
 import type { KubeClients } from './clients.js';
@@ -143,14 +143,14 @@ export async function releaseAsRead(
   gonePods: ObjectIdentity[],
 ): Promise<ReleaseOutcome> {
   const uid = sts.metadata?.uid;
-  if (!uid || !sts.metadata?.deletionTimestamp || !sts.metadata.finalizers?.includes('foregroundDeletion')) {
+  if (!uid || !inForegroundDeletion(sts.metadata)) {
     return 'not-foreground';
   }
   if (!namesCovered(sts, gonePods)) {
     const pods = await listPodsOf(c, sts);
     if (pods === undefined || pods.items.some((p) => controllerUid(p.metadata) === uid)) return 'pods-left';
   }
-  return dropForegroundHold(c, { namespace: sts.metadata.namespace ?? '', name: sts.metadata.name ?? '', uid });
+  return dropForegroundHold(c, { namespace: sts.metadata?.namespace ?? '', name: sts.metadata?.name ?? '', uid });
 }
 
 /**

@@ -2,7 +2,7 @@
 // ends or fails (410 Gone included) is followed by a fresh GET and watch, so no event is missed for good. Heartbeats
 // let Temporal notice a dead worker; cancelling the activity stops the wait at once.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { isPodReady, isStatefulSetReady, type ObjectIdentity } from '../model/index.js';
+import { inForegroundDeletion, isPodReady, isStatefulSetReady, type ObjectIdentity } from '../model/index.js';
 import { throwIfCancelled } from './activity-context.js';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
@@ -28,13 +28,17 @@ export function observeByName<T extends Watched, R>(
     evaluate(obj: T | null): R | undefined;
     /** Ends the wait early (besides the activity's cancellation): it then rejects with the signal's reason. */
     stop?: AbortSignal;
+    /** The caller's own read, just made: the first watch starts from it instead of a GET. */
+    first?: T | null;
   },
 ): Promise<R> {
   return withHeartbeats(spec.what, async (cancelled) => {
     const signal = spec.stop ? AbortSignal.any([cancelled, spec.stop]) : cancelled;
+    let first = spec.first;
     for (;;) {
       throwIfCancelled(signal);
-      const current = await spec.read();
+      const current = first !== undefined ? first : await spec.read();
+      first = undefined;
       const reached = spec.evaluate(current);
       if (reached !== undefined) return reached;
       const end = await watchOnce(
@@ -77,6 +81,7 @@ function waitFor<T extends Watched, R>(
   what: string,
   evaluate: (current: T | null) => R | undefined,
   stop?: AbortSignal,
+  first?: T | null,
 ): Promise<R> {
   const { namespace, name, uid } = target;
   const ours = (obj: T | null) => (obj !== null && obj.metadata?.uid === uid ? obj : null);
@@ -87,6 +92,7 @@ function waitFor<T extends Watched, R>(
     read: () => orNull(() => kind.read(c, { namespace, name })),
     evaluate: (obj) => evaluate(ours(obj)),
     ...(stop && { stop }),
+    ...(first !== undefined && { first }),
   });
 }
 
@@ -96,12 +102,15 @@ const gone = (obj: unknown) => (obj === null ? { goneAt: now() } : undefined);
  * Every target gone, each on its own watch: the last one's deletion ends the wait, with no read of the others after it
  * (they terminate together). The first failure stops the other watches.
  */
-async function allGone(c: KubeClients, targets: { kind: Kind<Watched>; target: ObjectIdentity }[]): Promise<string> {
+async function allGone(
+  c: KubeClients,
+  targets: { kind: Kind<Watched>; target: ObjectIdentity; first?: Watched | null }[],
+): Promise<string> {
   if (targets.length === 0) return now();
   const stop = new AbortController();
   try {
     const each = await Promise.all(
-      targets.map(({ kind, target }) => waitFor(c, kind, target, 'to be gone', gone, stop.signal)),
+      targets.map(({ kind, target, first }) => waitFor(c, kind, target, 'to be gone', gone, stop.signal, first)),
     );
     return latestOf(each.map((g) => g.goneAt)) ?? now();
   } finally {
@@ -129,14 +138,15 @@ export async function waitForNamesFreed(
   const { statefulSet: sts, pods } = input;
   const live = sts && (await orNull(() => c.statefulSets.read(sts)));
   const podTargets = pods.map((target) => ({ kind: POD, target }));
-  if (sts && live?.metadata?.uid === sts.uid && live.metadata.finalizers?.includes('foregroundDeletion')) {
+  if (sts && live?.metadata?.uid === sts.uid && inForegroundDeletion(live.metadata)) {
     await allGone(c, podTargets);
     // Released as the last pod goes, from the read above: no turn through the workflow before the names are free.
     // Best effort: on any refusal the workflow releases it, or waits for the garbage collector.
     const released = await releaseAsRead(c, live, pods).catch(() => 'failed' as const);
     return released === 'released' || released === 'absent' ? { goneAt: now() } : { releasable: sts };
   }
-  const stsTarget = sts ? [{ kind: STATEFUL_SET, target: sts }] : [];
+  // The watch on the StatefulSet starts from the read above.
+  const stsTarget = sts ? [{ kind: STATEFUL_SET, target: sts, first: live ?? null }] : [];
   return { goneAt: await allGone(c, [...stsTarget, ...podTargets]) };
 }
 

@@ -6,6 +6,7 @@ import {
   applyDefaults,
   describeNameHolder,
   heldByAnotherLws,
+  inForegroundDeletion,
   buildGroupService,
   buildWorkerStatefulSet,
   LABEL_GROUP_INDEX,
@@ -52,7 +53,7 @@ async function createOrInspect(
   const deleting = Boolean(metadata?.deletionTimestamp);
   // Ours but being deleted counts as blocked too: a new one can only be created once it is gone.
   if (ownerUid === leaderUid && !deleting) return { outcome: 'exists', uid };
-  const held = deleting && ownerUid !== leaderUid && metadata?.finalizers?.includes('foregroundDeletion') === true;
+  const held = ownerUid !== leaderUid && inForegroundDeletion(metadata);
   if (namesFree && held && !heldByAnotherLws(metadata)) {
     const target = { namespace: metadata?.namespace ?? '', name: metadata?.name ?? '', uid };
     // Best effort, as the workflow's own release: on any error the group waits for the garbage collector.

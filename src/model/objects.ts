@@ -88,6 +88,16 @@ export function isDeleting(o: { deletionTimestamp?: string }): boolean {
   return o.deletionTimestamp !== undefined;
 }
 
+/** The finalizer a foreground delete puts on its object: it stays until every dependent with blockOwnerDeletion is gone. */
+export const FOREGROUND_DELETION_FINALIZER = 'foregroundDeletion';
+
+/** Deleted in the foreground and kept only until its dependents are gone: such a deletion is never undone. */
+export function inForegroundDeletion(
+  meta: Pick<V1ObjectMeta, 'deletionTimestamp' | 'finalizers'> | undefined,
+): boolean {
+  return Boolean(meta?.deletionTimestamp) && (meta?.finalizers?.includes(FOREGROUND_DELETION_FINALIZER) ?? false);
+}
+
 function identityOf(meta: V1ObjectMeta | undefined): ObjectIdentity | undefined {
   const { name, namespace, uid } = meta ?? {};
   return name && namespace && uid ? { namespace, name, uid } : undefined;

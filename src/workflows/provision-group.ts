@@ -131,14 +131,14 @@ async function createWorkers(
   const { ref, groupIndex, leader } = input;
   const name = workerStatefulSetName(ref.name, groupIndex);
   const backoff = new RefusalBackoff();
-  // The first pass builds on the leader as read at the start, unless a wait came between; a pass after a refusal or a
-  // stale LWS reads it again. After the old group's names are freed the leader read stands: its revision is fixed for
-  // its uid, and the build's patch answers leader-gone for one gone or terminating since.
-  let fresh: PodFacts | null | undefined = leaderRead;
-  let afterWait = false;
+  // What the next pass builds on without reading the leader: the read made at the start, and the same read after the
+  // old group's names are freed (its revision is fixed for its uid, and the build's patch answers leader-gone for one
+  // gone or terminating since). A pass after a refusal or a stale LWS reads the leader again.
+  let carried: { pod: PodFacts | null; afterWait: boolean } | undefined =
+    leaderRead === undefined ? undefined : { pod: leaderRead, afterWait: false };
   for (;;) {
-    const pod = fresh !== undefined ? fresh : await kube.getPod(leader);
-    fresh = undefined;
+    const { pod, afterWait } = carried ?? { pod: await kube.getPod(leader), afterWait: false };
+    carried = undefined;
     if (pod === null || pod.uid !== leader.uid || pod.deletionTimestamp) throw new Skip('leader-gone');
     // Built from the leader's own revision: a leader kept on an older template gets workers of that template.
     const revision = pod.labels[LABEL_TEMPLATE_REVISION_HASH];
@@ -149,7 +149,6 @@ async function createWorkers(
       ...(revision !== undefined && { revision }),
       ...(afterWait && { afterWait }),
     };
-    afterWait = false;
     let result: Awaited<ReturnType<typeof ensureWorkerStatefulSet>>;
     try {
       result = await ensureWorkerStatefulSet(lws, build);
@@ -199,8 +198,7 @@ async function createWorkers(
         timeline.add('old StatefulSet gone', goneAt);
         // The next build reads the LWS itself, along with the leader's patch: a change made during the wait comes
         // back stale and is read then, so the names freed cost no round trip before the create.
-        fresh = pod;
-        afterWait = true;
+        carried = { pod, afterWait: true };
       }
     }
   }

@@ -870,6 +870,11 @@ describe('activities against the cluster', function () {
       assert.ok('goneAt' in gone, 'a StatefulSet already gone is nothing to release');
       const firstPodCall = seen.indexOf('pods.read');
       assert.ok(firstPodCall > 0 && seen.slice(firstPodCall).every((m) => m === 'pods.read'), String(seen));
+      assert.deepEqual(
+        seen.slice(0, firstPodCall),
+        ['statefulSets.read'],
+        'the StatefulSet read once, then judged from it',
+      );
       assert.ok(Date.now() - waited >= 1_000, `the wait ended ${Date.now() - waited} ms in, with the pod still there`);
       await assert.rejects(readPod('left-0-1'), 'the old pod is gone once the wait ends');
       assert.ok(Date.parse(gone.goneAt) >= waited);

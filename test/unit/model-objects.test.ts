@@ -6,6 +6,8 @@ import {
   byName,
   controllerUid,
   deletionMadeAt,
+  FOREGROUND_DELETION_FINALIZER,
+  inForegroundDeletion,
   isDeleting,
   isoTime,
   isPodReady,
@@ -293,6 +295,26 @@ describe('model/objects', () => {
     ];
     for (const [what, meta, expected] of cases) {
       it(`${what}: ${String(expected)}`, () => assert.equal(controllerUid(meta), expected));
+    }
+  });
+
+  describe('inForegroundDeletion', () => {
+    const at = new Date('2026-12-05T00:00:00Z');
+    // [what, metadata, expected]
+    const cases: [string, Parameters<typeof inForegroundDeletion>[0], boolean][] = [
+      ['no metadata', undefined, false],
+      ['not deleted', { finalizers: ['example.com/keep'] }, false],
+      ['deleted in the background', { deletionTimestamp: at, finalizers: ['orphan'] }, false],
+      ['deleted, no finalizer left', { deletionTimestamp: at }, false],
+      ['the finalizer without a deletion (set by hand)', { finalizers: [FOREGROUND_DELETION_FINALIZER] }, false],
+      [
+        'deleted in the foreground',
+        { deletionTimestamp: at, finalizers: ['a/b', FOREGROUND_DELETION_FINALIZER] },
+        true,
+      ],
+    ];
+    for (const [what, meta, expected] of cases) {
+      it(`${what}: ${expected}`, () => assert.equal(inForegroundDeletion(meta), expected));
     }
   });
 
