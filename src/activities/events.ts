@@ -71,3 +71,10 @@ export async function recordEvent(c: KubeClients, event: KubernetesEvent, indexI
 export async function recordEvents(c: KubeClients, events: KubernetesEvent[]): Promise<boolean[]> {
   return allSettledOrThrow(events.map((event, i) => recordEvent(c, event, i)));
 }
+
+/** A wait's result once the Events it was given are recorded: named after the activity, so a retry adds none. */
+export async function tellWhenDone<R>(c: KubeClients, waiting: Promise<R>, events: KubernetesEvent[] | undefined) {
+  const result = await waiting;
+  if (events !== undefined && events.length > 0) await recordEvents(c, events);
+  return result;
+}

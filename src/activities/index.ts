@@ -6,7 +6,7 @@ import { makeClients } from './clients.js';
 import { ensureControllerRevision, pruneControllerRevisions } from './controller-revisions.js';
 import { reportTeardown } from './report.js';
 import { deletePod, deleteSeenWorkers, deleteWorkerStatefulSet, releaseForegroundDeletion } from './deletes.js';
-import { recordEvent, recordEvents } from './events.js';
+import { recordEvent, recordEvents, tellWhenDone } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
 import { annotateLeaderPods, markWorkersRefused } from './leader-pods.js';
 import { ensureLeaderStatefulSet } from './leader-statefulset.js';
@@ -56,13 +56,13 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     deleteSeenWorkers: (input) => deleteSeenWorkers(c, input),
     annotateLeaderPods: (input) => annotateLeaderPods(c, input),
     markWorkersRefused: (input) => markWorkersRefused(c, input),
-    waitForPodGone: (input) => waitForPodGone(c, input),
-    waitForStatefulSetGone: (input) => waitForStatefulSetGone(c, input),
+    waitForPodGone: ({ tell, ...target }) => tellWhenDone(c, waitForPodGone(c, target), tell),
+    waitForStatefulSetGone: ({ tell, ...target }) => tellWhenDone(c, waitForStatefulSetGone(c, target), tell),
     waitForNamesFreed: (input) => waitForNamesFreed(c, input),
     waitForPodReady: (input) => waitForPodReady(c, input),
     waitForPodScheduled: (input) => waitForPodScheduled(c, input),
     waitForStatefulSetReady: (input) => waitForStatefulSetReady(c, input),
-    waitForPodsGone: (input) => waitForPodsGone(c, input),
+    waitForPodsGone: ({ tell, ...input }) => tellWhenDone(c, waitForPodsGone(c, input), tell),
     waitForReplacementGroupReady: (input) => waitForReplacementGroupReady(c, input),
     updateLeaderWorkerSetStatus: (input) => updateLeaderWorkerSetStatus(c, input),
     recordEvent: (event) => recordEvent(c, event),

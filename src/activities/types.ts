@@ -195,8 +195,8 @@ export interface LwsActivities {
   deletePod(input: ObjectIdentity): Promise<DeleteOutcome>;
 
   /** Resolves once no pod of this uid exists (watch + heartbeats; safe to retry). */
-  waitForPodGone(input: ObjectIdentity): Promise<GoneResult>;
-  waitForStatefulSetGone(input: ObjectIdentity): Promise<GoneResult>;
+  waitForPodGone(input: ObjectIdentity & TellsWhenDone): Promise<GoneResult>;
+  waitForStatefulSetGone(input: ObjectIdentity & TellsWhenDone): Promise<GoneResult>;
   /**
    * None of `pods` nor the StatefulSet left. One only its foreground deletion keeps is released once the pods are gone
    * (as releaseForegroundDeletion); `releasable` when that release was refused.
@@ -219,6 +219,14 @@ export interface LwsActivities {
   recordEvent(event: KubernetesEvent): Promise<boolean>;
   /** A retry records none twice. */
   recordEvents(events: KubernetesEvent[]): Promise<boolean[]>;
+}
+
+/**
+ * Events a wait records on the LWS itself once it ends, before it returns: the workflow task its result starts then
+ * makes no call, and on a saturated API server no such call outlasts that task (docs/profiling.md).
+ */
+export interface TellsWhenDone {
+  tell?: KubernetesEvent[];
 }
 
 export interface PodsGoneResult extends GoneResult {
@@ -250,7 +258,7 @@ export interface ReplacementGroupInput {
 
 export interface GroupWaitActivities {
   /** Resolves once none of these pods (by uid) exists; reports when the first started terminating. */
-  waitForPodsGone(input: { namespace: string; pods: ObjectIdentity[] }): Promise<PodsGoneResult>;
+  waitForPodsGone(input: { namespace: string; pods: ObjectIdentity[] } & TellsWhenDone): Promise<PodsGoneResult>;
   /** The pods of one group (leader and workers) that carry the LWS's name and group-index labels. */
   listGroupPods(input: { namespace: string; lwsName: string; groupIndex: number }): Promise<PodFacts[]>;
   /** A new leader Ready with size - 1 ready workers; or, with `group`, `notWanted` once the LWS no longer wants it. */

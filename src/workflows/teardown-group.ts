@@ -145,19 +145,28 @@ async function oldGroupGone(
   started: string,
 ): Promise<number | undefined> {
   const workerPods = ownWorkers?.pods ?? [];
+  // Each wait records its steps' Events as it ends: the task its result starts makes no call.
+  const byCollector: Step = { step: 'workers terminating', detail: 'garbage collector' };
+  const workersGone: Step = { step: 'workers gone' };
   await Promise.all([
-    wait.waitForPodGone(leader).then((r) => story.tell({ step: 'leader gone', at: r.goneAt })),
+    wait
+      .waitForPodGone({ ...leader, ...story.toldBy({ step: 'leader gone' }) })
+      .then((r) => story.told({ step: 'leader gone', at: r.goneAt })),
     workerPods.length > 0 &&
-      wait.waitForPodsGone({ namespace: leader.namespace, pods: workerPods }).then(async (r) => {
-        if (r.terminatingAt && !workersDeleted) {
-          await story.tell({ step: 'workers terminating', at: r.terminatingAt, detail: 'garbage collector' });
-        }
-        await story.tell({ step: 'workers gone', at: r.goneAt });
-      }),
+      wait
+        .waitForPodsGone({
+          namespace: leader.namespace,
+          pods: workerPods,
+          ...story.toldBy(...(workersDeleted ? [workersGone] : [byCollector, workersGone])),
+        })
+        .then((r) => {
+          if (r.terminatingAt && !workersDeleted) story.told({ ...byCollector, at: r.terminatingAt });
+          story.told({ ...workersGone, at: r.goneAt });
+        }),
     ownWorkers &&
       wait
-        .waitForStatefulSetGone(ownWorkers.statefulSet)
-        .then((r) => story.tell({ step: 'old StatefulSet gone', at: r.goneAt })),
+        .waitForStatefulSetGone({ ...ownWorkers.statefulSet, ...story.toldBy({ step: 'old StatefulSet gone' }) })
+        .then((r) => story.told({ step: 'old StatefulSet gone', at: r.goneAt })),
   ]);
   const lastGone = story.timeline.latest('leader gone', 'workers gone', 'old StatefulSet gone');
   return lastGone === undefined ? undefined : Date.parse(lastGone) - Date.parse(started);
@@ -191,13 +200,15 @@ async function replacementReady(
     }
     // creationTimestamp has whole seconds; the new leader (same name) cannot predate the old one's removal.
     const newLeaderAt = latestOf([replacement.leaderCreatedAt, story.timeline.at('leader gone')]);
-    await story.tell({ step: 'new leader', at: newLeaderAt, detail: replacement.leader.uid });
     const recoveryMs = Date.parse(replacement.readyAt) - Date.parse(started);
-    await story.tell({
-      step: 'new group ready',
-      at: replacement.readyAt,
-      detail: `teardown ${teardownMs} ms, recovery ${recoveryMs} ms`,
-    });
+    await story.tell(
+      { step: 'new leader', at: newLeaderAt, detail: replacement.leader.uid },
+      {
+        step: 'new group ready',
+        at: replacement.readyAt,
+        detail: `teardown ${teardownMs} ms, recovery ${recoveryMs} ms`,
+      },
+    );
     return recoveryMs;
   } catch (err) {
     if (!isCancellation(err)) throw err;

@@ -52,11 +52,21 @@ export class TeardownStory {
 
   /** Steps that happened together, told in one call. */
   async tell(...steps: Step[]): Promise<void> {
-    for (const { step, at, detail } of steps) this.timeline.add(step, at, detail);
+    this.told(...steps);
     if (!this.about?.lwsUid || steps.length === 0) return;
     const events = steps.map((s) => this.eventOf(s));
     if (events.length === 1) await kube.recordEvent(events[0]!);
     else await kube.recordEvents(events);
+  }
+
+  /** For a wait to record as it ends, the Events of the steps its end makes; none when the story tells no Events. */
+  toldBy(...steps: Step[]): { tell?: KubernetesEvent[] } {
+    return this.about?.lwsUid && steps.length > 0 ? { tell: steps.map((s) => this.eventOf(s)) } : {};
+  }
+
+  /** Steps whose Events the wait that saw them recorded (toldBy): the timeline only. */
+  told(...steps: Step[]): void {
+    for (const { step, at, detail } of steps) this.timeline.add(step, at, detail);
   }
 
   /** Told on the timeline only: nothing to report on the LWS. */

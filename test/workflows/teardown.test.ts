@@ -95,6 +95,17 @@ async function terminatingGroup(
   return { t0, leader, sts, pods, input };
 }
 
+/** The Event each step of a teardown's timeline is told as. */
+const EVENT_BY_STEP: Partial<Record<TimelineEvent, string>> = {
+  'leader terminating': 'GroupLeaderTerminating',
+  'workers terminating': 'GroupWorkersTerminating',
+  'leader gone': 'GroupLeaderGone',
+  'workers gone': 'GroupWorkersGone',
+  'old StatefulSet gone': 'GroupOldStatefulSetGone',
+  'new leader': 'GroupNewLeader',
+  'new group ready': 'GroupNewGroupReady',
+};
+
 /** Whether the call that started as `seq` went out in the workflow's first round: before any Event or wait. */
 function inFirstRound(fake: FakeCluster, seq: number): boolean {
   const later: ActivityName[] = [
@@ -196,13 +207,18 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
         fake.completed('reportTeardown').map((c) => c.args[0]),
         [{ policy: c.policy, lifecycle: 'rebuild', teardownMs: result.teardownMs, recoveryMs: result.recoveryMs }],
       );
-      // The story is told on the LWS too (kubectl describe lws).
-      assert.ok(fake.events.length > 0);
+      // The story is told on the LWS too (kubectl describe lws): each step once, the replacement's two in one call.
+      assert.deepEqual(fake.events.map((e) => e.reason).sort(), c.order.map((step) => EVENT_BY_STEP[step]).sort());
       assert.ok(fake.events.every((e) => e.lws.uid === 'lws-uid-1'));
+      const last = fake.callsOf('recordEvents').at(-1)?.args[0] as { reason: string }[];
+      assert.deepEqual(
+        last.map((e) => e.reason),
+        ['GroupNewLeader', 'GroupNewGroupReady'],
+      );
     });
   }
 
-  it('the first round is one local activity, and its two Events one more (each result is a turn of the workflow thread)', async () => {
+  it('the first round is one local activity and its two Events one more; each wait records its own Events (each result is a turn of the workflow thread)', async () => {
     const fake = t.fake({ graceMs: GRACE });
     const { pods, sts, input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
     const workers = {
@@ -226,7 +242,26 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       (events?.args[0] as { reason: string }[]).map((e) => e.reason),
       ['GroupLeaderTerminating', 'GroupWorkersTerminating'],
     );
-    assert.equal(fake.callsOf('recordEvents').length, 1, 'the later Events go one by one, as each wait ends');
+    // Later, each wait records the Events of its end itself (a scale-down: no replacement, so no more calls).
+    const batches = fake.callsOf('recordEvents');
+    assert.equal(batches.length, 1);
+    const inBatch = (seq: number) => batches.some((b) => b.seq < seq && seq < b.endSeq!);
+    assert.ok(
+      fake.callsOf('recordEvent').every((c) => inBatch(c.seq)),
+      'no Event of its own after the first round',
+    );
+    const toldByWaits = fake.calls
+      .filter((c) => c.name.startsWith('waitFor') && c.name.endsWith('Gone'))
+      .flatMap((c) => ((c.args[0] as { tell?: { reason: string }[] }).tell ?? []).map((e) => e.reason));
+    assert.deepEqual(toldByWaits.sort(), ['GroupLeaderGone', 'GroupOldStatefulSetGone', 'GroupWorkersGone']);
+    assert.deepEqual(
+      fake.events
+        .map((e) => e.reason)
+        .slice(2)
+        .sort(),
+      toldByWaits,
+      'recorded as the waits ended',
+    );
     assert.deepEqual(
       result.timeline.slice(0, 2).map((e) => e.event),
       ['leader terminating', 'workers terminating'],
@@ -258,8 +293,11 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     assert.ok(del.at < leaderGone - GRACE / 2, `deleted at +${del.at - t0()} ms, leader gone at +${leaderGone - t0()}`);
     const leaderWaits = fake.callsOf('waitForPodGone');
     assert.deepEqual(
-      leaderWaits.map((c) => c.args),
-      [[{ namespace: 'default', name: 'demo-0', uid: leader.uid }]],
+      leaderWaits.map((c) => {
+        const { tell: _told, ...target } = c.args[0] as Record<string, unknown>;
+        return target;
+      }),
+      [{ namespace: 'default', name: 'demo-0', uid: leader.uid }],
     );
     assert.ok(del.endSeq! < leaderWaits[0]!.endSeq!, 'delete returned before the leader wait resolved');
     // So the workers terminated together with the leader: all gone about 1 x grace after the leader's deletion.
