@@ -10,6 +10,7 @@ import { classify, isConflict, isPermanent, kubeStatus } from './kube-errors.js'
 import type { KubernetesEvent } from './types.js';
 import { allSettledOrThrow } from '../shared/all-settled.js';
 import { NAMESPACE_TERMINATING } from '../shared/failures.js';
+import { withHeartbeats } from './wait-support.js';
 
 export const REPORTING_COMPONENT = 'lws-temporal';
 /** The API server refuses longer messages. */
@@ -72,9 +73,14 @@ export async function recordEvents(c: KubeClients, events: KubernetesEvent[]): P
   return allSettledOrThrow(events.map((event, i) => recordEvent(c, event, i)));
 }
 
-/** A wait's result once the Events it was given are recorded: named after the activity, so a retry adds none. */
+/**
+ * A wait's result once the Events it was given are recorded: named after the activity, so a retry adds none. Still
+ * beating: on a saturated API server an Event can take longer than the wait's heartbeat timeout.
+ */
 export async function tellWhenDone<R>(c: KubeClients, waiting: Promise<R>, events: KubernetesEvent[] | undefined) {
   const result = await waiting;
-  if (events !== undefined && events.length > 0) await recordEvents(c, events);
+  if (events !== undefined && events.length > 0) {
+    await withHeartbeats('recording its Events', () => recordEvents(c, events));
+  }
   return result;
 }
