@@ -639,7 +639,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     };
     const results: ScenarioResult[] = [];
     const load: Record<string, ScenarioLoad> = {};
-    connection = await Connection.connect({ address: server.address });
+    // The probes read whole histories: a page of a 1,000-group reconcile's passed gRPC's default 4 MB.
+    connection = await Connection.connect({
+      address: server.address,
+      channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
+    });
     const temporal = {
       client: new Client({ connection, namespace: server.namespace }),
       taskQueue: temporalConfigFromEnv(env).taskQueue,
