@@ -6,6 +6,7 @@ import {
   temporalCpuSeconds,
   temporalTarget,
   type BenchResult,
+  type GroupSample,
   type ScenarioLoad,
   type ScenarioResult,
   UPSTREAM_PROCESS,
@@ -125,6 +126,37 @@ export function roundsTable(result: BenchResult): string | undefined {
 
 | scenario | policy | rounds |
 |---|---|---|
+${rows.join('\n')}`;
+}
+
+/**
+ * This project's share of a Parallel teardown, split where Temporal records it: each column counts from the round's
+ * deletions, p50 / p95 over the groups (a scale scenario's rounds of one group apart from its largest round).
+ */
+export function shareSplitTable(result: BenchResult): string | undefined {
+  const at = (xs: GroupSample[], pick: (x: GroupSample) => number | undefined) =>
+    p50p95(xs.flatMap((x) => pick(x) ?? []));
+  const rows = result.scenarios
+    .filter((r) => r.policy === 'Parallel' && !r.controller && r.kind === 'rebuild')
+    .flatMap((r) => {
+      const sets = r.scale
+        ? [scaleSamples(r, 'one'), scaleSamples(r, 'most')]
+        : [r.samples.map((x) => ({ ...x, rebuiltAtOnce: r.groups }))];
+      return sets.flatMap((xs) => {
+        const split = xs.filter((x) => x.teardownStartedMs !== undefined);
+        if (split.length === 0) return [];
+        return [
+          `| ${r.groups} x ${r.size} | ${split[0]?.rebuiltAtOnce ?? 1} | ${split.length} | ${at(split, (x) => x.leaderDeletedMs)} | ${at(split, (x) => x.teardownStartedMs)} | ${at(split, (x) => x.firstTaskStartedMs)} | ${at(split, (x) => x.workersTerminatingMs)} |`,
+        ];
+      });
+    });
+  if (rows.length === 0) return undefined;
+  return `This project's share of a Parallel teardown, split (p50 / p95, each counted from the round's deletions): the
+API server answered the leader's delete; the trigger's start of the teardown reached Temporal (the history's first
+event); a worker took its first workflow task; the workers were terminating (the bench's watch).
+
+| groups x size | rebuilt at once | samples | leader delete answered | teardown run started | its first task taken | workers terminating |
+|---|---|---|---|---|---|---|
 ${rows.join('\n')}`;
 }
 
@@ -560,6 +592,7 @@ export function markdown(result: BenchResult, chartFile: string): string {
   });
   const floor = result.temporalStartFloor;
   const rounds = roundsTable(result);
+  const shareSplit = shareSplitTable(result);
   const rollouts = rolloutTable(result);
   const upstream = upstreamTables(result);
   const scale = scaleTables(result);
@@ -599,7 +632,7 @@ leader.
 | scenario | workflow starts | trigger reaction p50 / p99 | last leader delete answered | leader deletion -> workers terminating p50 / p95 | each group rebuilt once |
 |---|---|---|---|---|---|
 ${reactionRows.join('\n')}
-
+${shareSplit ? `\n${shareSplit}\n` : ''}
 Trigger reaction over the whole run (${result.trigger.reactions} starts): p50 ${result.trigger.reactionP50Ms} ms,
 p99 ${result.trigger.reactionP99Ms} ms.${
     result.oneProcess

@@ -23,6 +23,10 @@ export interface GroupSample {
   leaderGoneMs: number;
   /** -> the first old worker terminating. */
   workersTerminatingMs: number;
+  /** -> this project's teardown run started on the Temporal server (its history's first event). */
+  teardownStartedMs?: number;
+  /** -> a worker took that run's first workflow task, whose first call is the Parallel delete. */
+  firstTaskStartedMs?: number;
   /** -> a new group of `size` Ready pods (rebuilds and rolling updates). */
   recoveryMs?: number;
   /** Leader pods the group had from the deletion until it was Ready again: 1 unless something rebuilt it twice. */

@@ -8,7 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { podsJson } from '../kube/kube-json.js';
 import { formatDuration } from '../log.js';
-import { API_GROUP, API_VERSION, PLURAL, type PodTerminationPolicy } from '../model/index.js';
+import { API_GROUP, API_VERSION, PLURAL, workflowId, type PodTerminationPolicy } from '../model/index.js';
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
 import { startControllerProcess, type ControllerProcess, type ControllerRole } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
@@ -43,6 +43,7 @@ import { processStats } from './process-stats.js';
 import { measureStartFloor } from './temporal-floor.js';
 import { controllerProbes, requestsSince, totalOf, upstreamProbes, type ScaleProbes } from './scale-probes.js';
 import { settle } from './settle.js';
+import { teardownStarts, type TeardownStart } from './teardown-starts.js';
 import { temporalConfigFromEnv } from '../config/temporal.js';
 
 export interface Scenario {
@@ -206,6 +207,8 @@ async function runScenario(
     scale?: ScaleProbes;
     /** Where each provisioning and each round is recorded, for the CPU profiles (--cpu-profile). */
     profileWindows?: ProfileWindow[];
+    /** This project's: when each teardown run started and took its first task, read after the rounds. */
+    teardownStarts?(workflowIds: string[]): Promise<Map<string, TeardownStart>>;
   },
 ): Promise<{ results: ScenarioResult[]; load: ScenarioLoad }> {
   const { contenders } = opts;
@@ -232,6 +235,8 @@ async function runScenario(
     string
   >;
   const samples = Object.fromEntries(contenders.map((c) => [c, []])) as unknown as Record<Contender, GroupSample[]>;
+  /** Each sample's teardown run, by workflow ID, and the time its sample counts from. */
+  const teardowns: { workflowId: string; sample: GroupSample; from: number }[] = [];
   const rollouts = Object.fromEntries(contenders.map((c) => [c, []])) as unknown as Record<Contender, RolloutRound[]>;
   const provisionMs = {} as Record<Contender, number>;
   const provisionPhases = {} as Record<Contender, ProvisionPhases | undefined>;
@@ -344,6 +349,10 @@ async function runScenario(
             }
           }
           samples[p].push(sample);
+          if (p !== 'upstream') {
+            const op = { kind: 'teardown', groupIndex: i, oldLeaderUid: uids[0] ?? '' } as const;
+            teardowns.push({ workflowId: workflowId({ namespace, name: names[p] }, op), sample, from });
+          }
         }),
       ),
     );
@@ -458,6 +467,15 @@ async function runScenario(
       );
     }
     cpuTo = cpuSnapshot(pids, isTemporalProcess);
+    if (opts.teardownStarts && teardowns.length > 0) {
+      const starts = await opts.teardownStarts(teardowns.map((t) => t.workflowId));
+      for (const { workflowId: id, sample, from } of teardowns) {
+        const start = starts.get(id);
+        if (!start) continue;
+        sample.teardownStartedMs = start.startedAt - from;
+        sample.firstTaskStartedMs = start.firstTaskStartedAt - from;
+      }
+    }
     if (probes) {
       await opts.settle();
       const [beforeProvisioning = {}, provisioned = {}] = requests;
@@ -657,6 +675,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         settle: () => settle(temporal.client, temporal.taskQueue, opts.progress, settleTimeoutMs(scenario)),
         contenders: scenario.policies ?? policies,
         scale: controllerProbes(controllers, temporal.client, processName),
+        teardownStarts: (ids) => teardownStarts(temporal.client, ids),
         ...(profileWindows && { profileWindows }),
       });
       results.push(...measured.results);
