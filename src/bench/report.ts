@@ -139,8 +139,10 @@ export function shareSplitTable(result: BenchResult): string | undefined {
   const rows = result.scenarios
     .filter((r) => r.policy === 'Parallel' && !r.controller && r.kind === 'rebuild')
     .flatMap((r) => {
+      const most = Math.max(...r.samples.map((x) => x.rebuiltAtOnce ?? 1));
+      // At 10 groups a tenth is one: its largest round is a round of one group.
       const sets = r.scale
-        ? [scaleSamples(r, 'one'), scaleSamples(r, 'most')]
+        ? [scaleSamples(r, 'one'), ...(most > 1 ? [scaleSamples(r, 'most')] : [])]
         : [r.samples.map((x) => ({ ...x, rebuiltAtOnce: r.groups }))];
       return sets.flatMap((xs) => {
         const split = xs.filter((x) => x.teardownStartedMs !== undefined);

@@ -112,6 +112,20 @@ describe("bench report: this project's share of a Parallel teardown, split", () 
       ],
     ],
     [
+      'a scale scenario whose tenth is one group: one row, not the same row twice',
+      [
+        parallel(
+          10,
+          [
+            [1, 10, 40, 40, 80],
+            [1, 10, 50, 60, 90],
+          ],
+          { id: 'scale-10', scale: scale.figures as ScenarioResult['scale'] },
+        ),
+      ],
+      ['| 10 x 4 | 1 | 2 | 0.01 s / 0.01 s | 0.04 s / 0.05 s | 0.04 s / 0.06 s | 0.08 s / 0.09 s |'],
+    ],
+    [
       'samples without a history (the run was not found) are left out of the split',
       [
         parallel(2, [
