@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { temporal } from '@temporalio/proto';
+import { google, temporal } from '@temporalio/proto';
 import { shareSplitTable } from '../../src/bench/report.js';
 import type { BenchResult, GroupSample, ScenarioResult } from '../../src/bench/results.js';
 import { teardownStartOf } from '../../src/bench/teardown-starts.js';
@@ -9,7 +9,7 @@ describe('bench: when a teardown run started and took its first task, from its h
   const { EventType } = temporal.api.enums.v1;
   const event = (eventType: number, ms: number) => ({
     eventType,
-    eventTime: { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 + 999 },
+    eventTime: google.protobuf.Timestamp.fromObject({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 + 999 }),
   });
   const cases: [string, temporal.api.history.v1.IHistoryEvent[], ReturnType<typeof teardownStartOf>][] = [
     [
