@@ -29,7 +29,6 @@ import {
   waitForStatefulSetReady,
 } from './waits.js';
 import { beginTeardown } from './teardown-start.js';
-import { withHeartbeats } from './wait-support.js';
 import { ensureWorkerStatefulSet } from './worker-statefulset.js';
 
 export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): AllActivities {
@@ -40,7 +39,6 @@ export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): A
     getPod: (key) => getPod(c, key),
     getStatefulSet: (key) => getStatefulSet(c, key),
     listGroups: (ref) => listGroups(c, ref),
-    listManyGroups: (ref) => withHeartbeats('listing the groups', () => listGroups(c, ref)),
     ensureControllerRevision: (lws) => ensureControllerRevision(c, lws),
     ensureControllerRevisionOf: (target) => ensureControllerRevisionOf(c, target),
     pruneControllerRevisions: (input) => pruneControllerRevisions(c, input),

@@ -149,11 +149,6 @@ export interface LwsActivities {
   getStatefulSet(key: ObjectKey): Promise<StatefulSetFacts | null>;
   /** Leader pods and worker StatefulSets that carry the LWS's name label, and the leader StatefulSet. */
   listGroups(ref: ObjectKey): Promise<Groups>;
-  /**
-   * The same list as an activity of its own that heartbeats, for an LWS of many groups: its list outlasts the 2 s
-   * workflow task a local activity holds.
-   */
-  listManyGroups(ref: ObjectKey): Promise<Groups>;
   /** The revision of the LWS's current spec (model/controller-revisions.ts). */
   ensureControllerRevisionOf(target: LwsTarget): Promise<EnsureRevisionOutcome | Stale>;
   /** As recorded before issue 28: the whole object. */

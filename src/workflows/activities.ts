@@ -17,16 +17,6 @@ export const kube = proxyLocalActivities<AllActivities>({
   localRetryThreshold: '10s',
 });
 
-/**
- * Reads too long to hold a workflow task (a list of a thousand groups): an activity task of their own, kept alive by
- * heartbeats so that another worker takes over one whose worker died.
- */
-export const longRead = proxyActivities<AllActivities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: WAIT_HEARTBEAT_TIMEOUT,
-  retry,
-});
-
 /** Waits on a watch: long, kept alive by heartbeats, so another worker takes over a wait whose worker died. */
 const waitOptions = {
   startToCloseTimeout: '2 hours',

@@ -23,7 +23,7 @@ import {
   type StatusCounts,
 } from '../model/index.js';
 import { isNamespaceTerminating, isNotFound } from '../shared/failures.js';
-import { kube, longRead } from './activities.js';
+import { kube } from './activities.js';
 import { ensureControllerRevision, readLws, type LwsRead } from './lws-io.js';
 import {
   applyLeaderObjects,
@@ -43,14 +43,6 @@ export { changedSignal, type Change, type ReconcileInput, type ReconcileResult }
 /** Upstream's rollout sizing, status and ControllerRevisions (issue 26); runs started before it keep reconcile-v1. */
 export const UPSTREAM_SEMANTICS_PATCH = 'upstream-semantics';
 
-/**
- * A marker in a reconcile run that listed this many groups or more: from it on, each pass lists them as an activity of
- * its own. At 1,000 groups the list took 2.9 s on a saturated API server, past the 2 s task it held as a local
- * activity; the task timed out and the pass was made again (docs/profiling.md). 100 groups never timed out.
- */
-export const LIST_MANY_GROUPS_APART_PATCH = 'list-many-groups-apart';
-const MANY_GROUPS = 200;
-
 /** What this run has done so far. */
 interface Run {
   /** The uid of the LWS this run keeps applied: the first it read. */
@@ -60,8 +52,6 @@ interface Run {
   step?: LeaderRollout;
   /** The revisions no group uses were deleted (once per run, when the rollout is done). */
   pruned: boolean;
-  /** How many leaders the last pass listed. */
-  leadersListed: number;
 }
 
 export async function reconcileLeaderWorkerSet(input: ReconcileInput): Promise<ReconcileResult> {
@@ -76,11 +66,10 @@ export async function reconcileLeaderWorkerSet(input: ReconcileInput): Promise<R
 
 async function reconcile({ ref, generation }: ReconcileInput): Promise<ReconcileResult> {
   const changes = new Changes();
-  const run: Run = { applied: false, pruned: false, leadersListed: 0 };
+  const run: Run = { applied: false, pruned: false };
   for (;;) {
     await changes.gathered(run.applied, run.step?.rolling ?? false);
-    const [lws, groups] = await Promise.all([readLws(ref), listGroups(ref, run)]);
-    run.leadersListed = groups.leaders.length;
+    const [lws, groups] = await Promise.all([readLws(ref), kube.listGroups(ref)]);
     const live = whoseLws(lws, generation, run.uid);
     if (live === 'created-again') return continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
     if (typeof live === 'string') return live;
@@ -127,12 +116,6 @@ async function reconcile({ ref, generation }: ReconcileInput): Promise<Reconcile
       await continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
     }
   }
-}
-
-/** As a local activity, or apart once the last pass listed many groups (runs recorded before the patch: locally). */
-function listGroups(ref: ObjectKey, run: Run): Promise<Groups> {
-  if (run.leadersListed >= MANY_GROUPS && patched(LIST_MANY_GROUPS_APART_PATCH)) return longRead.listManyGroups(ref);
-  return kube.listGroups(ref);
 }
 
 /** The leader StatefulSet the plan steers: this LWS's own, not one of another incarnation or another LWS. */

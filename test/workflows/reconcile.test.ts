@@ -10,12 +10,7 @@ import {
   type LwsTarget,
   type LeaderWorkerSetStatus,
 } from '../../src/model/index.js';
-import {
-  LIST_MANY_GROUPS_APART_PATCH,
-  type ReconcileInput,
-  type ReconcileResult,
-  type reconcileLeaderWorkerSet,
-} from '../../src/workflows/reconcile.js';
+import type { ReconcileInput, ReconcileResult, reconcileLeaderWorkerSet } from '../../src/workflows/reconcile.js';
 import { identityOf, type ActivityName, type FakeCluster } from '../fixtures/fake-activities.js';
 import { useWorkflowTestEnv, eventually } from './harness.js';
 
@@ -328,55 +323,6 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         return handle.result();
       });
       assert.equal(result, 'superseded');
-    });
-  }
-
-  // At 1,000 groups the list outlasted the 2 s workflow task it held as a local activity (docs/profiling.md).
-  const manyGroupsCases: [string, number, ActivityName[]][] = [
-    ['200 groups: the first pass lists them locally, the next ones apart', 200, ['listGroups', 'listManyGroups']],
-    ['199 groups: every pass lists them locally', 199, ['listGroups', 'listGroups']],
-  ];
-  for (const [what, groups, lists] of manyGroupsCases) {
-    it(`lists the groups of a large LWS as an activity of its own: ${what}`, async () => {
-      const fake = t.fake();
-      fake.setLws({ replicas: groups }, { generation: 1 });
-      const now = await fake.now();
-      for (let groupIndex = 0; groupIndex < groups; groupIndex++) {
-        const leader = fake.addLeader({ groupIndex, at: now - 60_000, readyAt: now - 60_000 });
-        fake.addWorkers({ groupIndex, ownerUid: leader.uid, at: now - 60_000 });
-      }
-      const listed = () => fake.calls.filter((c) => c.name === 'listGroups' || c.name === 'listManyGroups');
-      const result = await t.withWorker(fake, async (run) => {
-        const handle = await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
-          ref: fake.ref,
-          generation: 1,
-        });
-        await eventually('the first status write', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
-        await handle.signal('changed');
-        await eventually('the second look', () => listed().length === 2);
-        fake.lws!.metadata.generation = 2;
-        await handle.signal('changed');
-        const ended = await handle.result();
-        const patches = ((await handle.fetchHistory()).events ?? []).flatMap((e) =>
-          Object.values(e.markerRecordedEventAttributes?.details ?? {}).flatMap((d) =>
-            (d.payloads ?? []).map((p) => Buffer.from(p.data ?? []).toString()),
-          ),
-        );
-        assert.equal(
-          patches.filter((p) => p.includes(LIST_MANY_GROUPS_APART_PATCH)).length,
-          groups >= 200 ? 1 : 0,
-          'the patch marker only where the new way ran',
-        );
-        return ended;
-      });
-      assert.equal(result, 'superseded');
-      assert.deepEqual(
-        listed()
-          .slice(0, 2)
-          .map((c) => c.name),
-        lists,
-      );
-      assert.equal(fake.lws?.status?.readyReplicas, groups, 'the status counts every group');
     });
   }
 
