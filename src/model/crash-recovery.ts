@@ -28,5 +28,13 @@ export const STICKY_QUEUE_TIMEOUT = '2s';
 /** A wait (a watch held by an activity) whose worker died is retried after this without a heartbeat. */
 export const WAIT_HEARTBEAT_TIMEOUT = '2500ms';
 
+/**
+ * A provisioning's last wait, for its new group to be Ready: only that provisioning's end (its GroupProvisioned Event,
+ * its timeline) waits on it, so a dead worker's wait is taken over after this. Each heartbeat the SDK sends is a write
+ * on the Temporal server, and a 1,000-group provisioning holds a thousand such waits at once: at 2.5 s they sent 40,827
+ * heartbeats against 2,065 workflow tasks (docs/profiling.md).
+ */
+export const READINESS_WAIT_HEARTBEAT_TIMEOUT = '30s';
+
 /** The waits beat this often; the SDK sends at most one beat per 0.8 x the timeout. */
 export const WAIT_HEARTBEAT_INTERVAL_MS = 1_000;

@@ -2,7 +2,7 @@
 // with backoff; the activities raise permanent ones (400, 403, 422) as non-retryable failures.
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { AllActivities } from '../activities/types.js';
-import { WAIT_HEARTBEAT_TIMEOUT } from '../model/crash-recovery.js';
+import { READINESS_WAIT_HEARTBEAT_TIMEOUT, WAIT_HEARTBEAT_TIMEOUT } from '../model/crash-recovery.js';
 
 const retry = { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' };
 
@@ -24,6 +24,12 @@ const waitOptions = {
   retry,
 };
 export const wait = proxyActivities<AllActivities>(waitOptions);
+
+/** A provisioning's wait for its group to be Ready, on which nothing but the provisioning's own end depends. */
+export const readinessWait = proxyActivities<AllActivities>({
+  ...waitOptions,
+  heartbeatTimeout: READINESS_WAIT_HEARTBEAT_TIMEOUT,
+});
 
 /**
  * The same waits, for one the workflow may cancel and then end: it goes on once the wait has ended, so no wait

@@ -18,7 +18,7 @@ import {
   type PodFacts,
 } from '../model/index.js';
 import { apiRefusal, isNamespaceTerminating } from '../shared/failures.js';
-import { kube, wait } from './activities.js';
+import { kube, readinessWait, wait } from './activities.js';
 import { ensureWorkerStatefulSet, readLws, type LwsRead } from './lws-io.js';
 import { namesFreed } from './names-freed.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
@@ -245,6 +245,6 @@ class RefusalBackoff {
 
 /** Each worker has its worker-index label from its creation (the admission webhook, src/admission). */
 async function workersReady(statefulSet: ObjectIdentity, timeline: Timeline): Promise<void> {
-  const ready = await wait.waitForStatefulSetReady(statefulSet);
+  const ready = await readinessWait.waitForStatefulSetReady(statefulSet);
   if ('readyAt' in ready) timeline.add('new group ready', ready.readyAt);
 }

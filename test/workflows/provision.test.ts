@@ -77,6 +77,29 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     );
   });
 
+  it("its wait for the group's readiness beats at a 30 s timeout; the waits before the workers at 2.5 s", async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws({ startupPolicy: 'LeaderReady' });
+    const now = await fake.now();
+    const leader = fake.addLeader({ groupIndex: 0, at: now, readyAt: now + 1_000 });
+    const timeouts = await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof provisionGroup>('provisionGroup', inputFor(fake, leader));
+      assert.equal((await handle.result()).outcome, 'provisioned');
+      const events = (await handle.fetchHistory()).events ?? [];
+      return events.flatMap((e) => {
+        const scheduled = e.activityTaskScheduledEventAttributes;
+        const timeout = scheduled?.heartbeatTimeout;
+        const ms = Number(timeout?.seconds ?? 0) * 1000 + (timeout?.nanos ?? 0) / 1e6;
+        return scheduled ? [[scheduled.activityType?.name, ms]] : [];
+      });
+    });
+    // A thousand readiness waits at once beat a thousand times per 2 s at 2.5 s (docs/profiling.md).
+    assert.deepEqual(timeouts, [
+      ['waitForPodReady', 2_500],
+      ['waitForStatefulSetReady', 30_000],
+    ]);
+  });
+
   it('safe rebuild: waits until the old group StatefulSet is gone, then creates exactly once', async () => {
     const fake = t.fake({ graceMs: GRACE });
     // The old group: its leader is gone and its StatefulSet is being foreground-deleted, its pods terminating.
