@@ -7,7 +7,7 @@ import {
   ANNOTATION_WORKERS_REFUSED,
   selectors,
   type ObjectKey,
-  type PodTerminationPolicy,
+  type PodTerminationPolicyValue,
   type ObjectIdentity,
 } from '../model/index.js';
 import type { KubeClients } from './clients.js';
@@ -58,7 +58,7 @@ export async function patchLeaderPod(
 /** Returns how many were patched. Terminating leaders keep theirs: their teardown has already decided. */
 export async function annotateLeaderPods(
   c: KubeClients,
-  input: { ref: ObjectKey; podTerminationPolicy: PodTerminationPolicy },
+  input: { ref: ObjectKey; podTerminationPolicy: PodTerminationPolicyValue },
 ): Promise<number> {
   const { namespace, name } = input.ref;
   const patch = { metadata: { annotations: { [ANNOTATION_POD_TERMINATION_POLICY]: input.podTerminationPolicy } } };

@@ -15,6 +15,7 @@ import type {
   LwsFacts,
   LwsTarget,
   PodTerminationPolicy,
+  PodTerminationPolicyValue,
   TeardownReads,
 } from '../model/index.js';
 
@@ -130,7 +131,7 @@ export interface WorkerStatefulSetInput<L> {
    * The target's policy and size as the workflow read them: the leader is then patched along with the LWS's read, not
    * after it. A read that finds another LWS makes the call stale, and the next one patches the leader again.
    */
-  expected?: { podTerminationPolicy: PodTerminationPolicy; size: number };
+  expected?: { podTerminationPolicy: PodTerminationPolicyValue; size: number };
   /**
    * The workflow decided before a wait (for an old group's names): the LWS is read along with the leader's round, never
    * taken from this worker's recent reads, so a change made during the wait is seen (stale).
@@ -279,7 +280,7 @@ export type AllActivities = LwsActivities & GroupWaitActivities & LeaderPodActiv
 
 export interface LeaderPodActivities {
   /** Annotates live leader pods with the policy: a change applies to the next teardown without rolling any group. */
-  annotateLeaderPods(input: { ref: ObjectKey; podTerminationPolicy: PodTerminationPolicy }): Promise<number>;
+  annotateLeaderPods(input: { ref: ObjectKey; podTerminationPolicy: PodTerminationPolicyValue }): Promise<number>;
   /**
    * Writes on the leader pod why its group's worker StatefulSet was refused (model/refusals.ts), or takes it off
    * (`message` absent). False when the pod of this uid is gone.

@@ -16,7 +16,7 @@ import {
   workerStatefulSetName,
   type LeaderWorkerSet,
   type ObjectIdentity,
-  type PodTerminationPolicy,
+  type PodTerminationPolicyValue,
 } from '../model/index.js';
 import { groupKey } from '../shared/group-keys.js';
 import type { KubeClients } from './clients.js';
@@ -130,7 +130,7 @@ export interface LeaderFirst {
 export async function leaderFirst(
   c: KubeClients,
   { lwsName, groupIndex, leader }: { lwsName: string; groupIndex: number; leader: ObjectIdentity },
-  { podTerminationPolicy, withWorkers }: { podTerminationPolicy: PodTerminationPolicy; withWorkers: boolean },
+  { podTerminationPolicy, withWorkers }: { podTerminationPolicy: PodTerminationPolicyValue; withWorkers: boolean },
 ): Promise<LeaderFirst> {
   const patch = leaderPodPatch({ groupIndex, groupKey: groupKey(leader.namespace, leader.name), podTerminationPolicy });
   const workers = { namespace: leader.namespace, name: workerStatefulSetName(lwsName, groupIndex) };

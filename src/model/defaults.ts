@@ -7,7 +7,7 @@ import type {
   IntOrString,
   LeaderWorkerSet,
   LeaderWorkerSetSpec,
-  PodTerminationPolicy,
+  PodTerminationPolicyValue,
   RestartPolicy,
   RolloutStrategyType,
   StartupPolicy,
@@ -25,8 +25,11 @@ export const DEFAULT_PARTITION = 0;
 export const DEFAULT_MAX_UNAVAILABLE: IntOrString = 1;
 export const DEFAULT_MAX_SURGE: IntOrString = 0;
 export const DEFAULT_SUBDOMAIN_POLICY: SubdomainPolicy = 'Shared';
-/** Sequential keeps Kubernetes' own garbage-collection order, which is what LWS did before the policy existed. */
-export const DEFAULT_POD_TERMINATION_POLICY: PodTerminationPolicy = 'Sequential';
+/**
+ * Stored when the field is absent: upstream's name, so the object reads the same under either controller and upstream's
+ * CRD takes it back. It means Sequential: Kubernetes' own garbage-collection order, what LWS did before the policy.
+ */
+export const DEFAULT_POD_TERMINATION_POLICY: PodTerminationPolicyValue = 'Default';
 
 /** `undefined` and JSON `null` both mean "not set", as on the API server. */
 function orDefault<T>(value: T | null | undefined, fallback: T): T {

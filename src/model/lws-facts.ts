@@ -9,11 +9,11 @@ import { isoTime, type ObjectKey } from './objects.js';
 import { templateRevisionHash } from './revision.js';
 import { exclusiveTopologyKey } from './templates.js';
 import {
-  POD_TERMINATION_POLICIES,
+  POD_TERMINATION_POLICY_VALUES,
   type DefaultedLeaderWorkerSetSpec,
   type LeaderWorkerSet,
   type LeaderWorkerSetStatus,
-  type PodTerminationPolicy,
+  type PodTerminationPolicyValue,
 } from './types.js';
 import { validateLeaderWorkerSet } from './validate.js';
 
@@ -32,7 +32,7 @@ export interface LwsFacts {
   spec: Pick<DefaultedLeaderWorkerSetSpec, 'replicas' | 'startupPolicy' | 'rolloutStrategy'> & {
     leaderWorkerTemplate: Pick<DefaultedLeaderWorkerSetSpec['leaderWorkerTemplate'], 'size' | 'restartPolicy'>;
     /** As written, and only a known one: unset, the teardown names the default as its source (policy.ts). */
-    podTerminationPolicy?: PodTerminationPolicy;
+    podTerminationPolicy?: PodTerminationPolicyValue;
   };
   status?: LeaderWorkerSetStatus;
   /** templateRevisionHash of the spec: the template-revision-hash of the groups built from it. */
@@ -69,7 +69,7 @@ export function lwsFacts(lws: LeaderWorkerSet): LwsFacts {
       },
       startupPolicy: spec.startupPolicy,
       rolloutStrategy: spec.rolloutStrategy,
-      ...(policy !== undefined && POD_TERMINATION_POLICIES.includes(policy) && { podTerminationPolicy: policy }),
+      ...(policy !== undefined && POD_TERMINATION_POLICY_VALUES.includes(policy) && { podTerminationPolicy: policy }),
     },
     ...(lws.status !== undefined && { status: lws.status }),
     revision: templateRevisionHash(spec),

@@ -1,14 +1,19 @@
-// spec.podTerminationPolicy. Sequential: the controller only observes; the garbage collector deletes the workers once
+// spec.podTerminationPolicy. Sequential (or Default, upstream's name for it): the controller only observes; the garbage collector deletes the workers once
 // the leader is gone (about 2 x grace period). Parallel: at the leader's deletionTimestamp the controller deletes the
 // workers too, so both terminate together (about 1 x grace period). Either way new workers wait for the old names.
 import { ANNOTATION_POD_TERMINATION_POLICY } from './labels.js';
 import { DEFAULT_POD_TERMINATION_POLICY } from './defaults.js';
 import { predatesLws } from './lifecycle.js';
 import type { PodFacts } from './objects.js';
-import { POD_TERMINATION_POLICIES, type PodTerminationPolicy } from './types.js';
+import { POD_TERMINATION_POLICY_VALUES, type PodTerminationPolicy, type PodTerminationPolicyValue } from './types.js';
 
-export function isPodTerminationPolicy(value: unknown): value is PodTerminationPolicy {
-  return typeof value === 'string' && (POD_TERMINATION_POLICIES as readonly string[]).includes(value);
+export function isPodTerminationPolicyValue(value: unknown): value is PodTerminationPolicyValue {
+  return typeof value === 'string' && (POD_TERMINATION_POLICY_VALUES as readonly string[]).includes(value);
+}
+
+/** What a teardown does for a value of the field: only Parallel deletes the workers with their leader. */
+export function terminationOrderOf(value: PodTerminationPolicyValue): PodTerminationPolicy {
+  return value === 'Parallel' ? 'Parallel' : 'Sequential';
 }
 
 export interface ResolvedPolicy {
@@ -28,12 +33,12 @@ export function resolvePodTerminationPolicy(sources: {
   const { lws, leaderPod } = sources;
   if (lws && !predatesLws(lws, leaderPod?.createdAt)) {
     const fromSpec = lws.spec?.podTerminationPolicy;
-    return isPodTerminationPolicy(fromSpec)
-      ? { policy: fromSpec, source: 'spec' }
-      : { policy: DEFAULT_POD_TERMINATION_POLICY, source: 'default' };
+    return isPodTerminationPolicyValue(fromSpec)
+      ? { policy: terminationOrderOf(fromSpec), source: 'spec' }
+      : { policy: terminationOrderOf(DEFAULT_POD_TERMINATION_POLICY), source: 'default' };
   }
   const fromAnnotation = leaderPod?.annotations[ANNOTATION_POD_TERMINATION_POLICY];
-  return isPodTerminationPolicy(fromAnnotation)
-    ? { policy: fromAnnotation, source: 'annotation' }
-    : { policy: DEFAULT_POD_TERMINATION_POLICY, source: 'default' };
+  return isPodTerminationPolicyValue(fromAnnotation)
+    ? { policy: terminationOrderOf(fromAnnotation), source: 'annotation' }
+    : { policy: terminationOrderOf(DEFAULT_POD_TERMINATION_POLICY), source: 'default' };
 }

@@ -42,7 +42,7 @@ import {
 import { templateRevisionHash } from './revision.js';
 import { podRequestsTpus } from './tpu-env.js';
 import { leaderStatefulSetMaxUnavailable } from './rollout.js';
-import type { DefaultedLeaderWorkerSet, LeaderWorkerSet, PodTerminationPolicy } from './types.js';
+import type { DefaultedLeaderWorkerSet, LeaderWorkerSet, PodTerminationPolicyValue } from './types.js';
 
 export interface LeaderPodRef {
   name: string;
@@ -354,7 +354,7 @@ export function buildWorkerStatefulSet(lws: LeaderWorkerSet, input: WorkerStatef
 export function leaderPodPatch(input: {
   groupIndex: number;
   groupKey: string;
-  podTerminationPolicy: PodTerminationPolicy;
+  podTerminationPolicy: PodTerminationPolicyValue;
 }): { metadata: { labels: Record<string, string>; annotations: Record<string, string> } } {
   return {
     metadata: {

@@ -37,6 +37,9 @@ export interface SubGroupPolicy {
 export const POD_TERMINATION_POLICIES = ['Sequential', 'Parallel'] as const;
 /** How a terminating group's leader and workers go away: one after the other, or together. */
 export type PodTerminationPolicy = (typeof POD_TERMINATION_POLICIES)[number];
+/** spec.podTerminationPolicy as the API takes and stores it: `Default` is upstream's name (KEP-956) for Sequential. */
+export const POD_TERMINATION_POLICY_VALUES = ['Default', 'Sequential', 'Parallel'] as const;
+export type PodTerminationPolicyValue = (typeof POD_TERMINATION_POLICY_VALUES)[number];
 
 export const CONDITION_TYPES = ['Available', 'Progressing', 'UpdateInProgress'] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
@@ -82,7 +85,7 @@ export interface LeaderWorkerSetSpec {
   startupPolicy?: StartupPolicy;
   rolloutStrategy?: RolloutStrategy;
   networkConfig?: NetworkConfig;
-  podTerminationPolicy?: PodTerminationPolicy;
+  podTerminationPolicy?: PodTerminationPolicyValue;
 }
 
 /** A metav1.Condition; timestamps as RFC 3339 strings, the form they take in JSON (and in Temporal payloads). */
@@ -157,7 +160,7 @@ export interface DefaultedLeaderWorkerSetSpec {
     rollingUpdateConfiguration: { partition: number; maxUnavailable: IntOrString; maxSurge: IntOrString };
   };
   networkConfig: { subdomainPolicy: SubdomainPolicy };
-  podTerminationPolicy: PodTerminationPolicy;
+  podTerminationPolicy: PodTerminationPolicyValue;
 }
 
 export interface DefaultedLeaderWorkerSet extends Omit<LeaderWorkerSet, 'spec'> {

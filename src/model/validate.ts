@@ -1,7 +1,7 @@
 // The CRD's rules, for objects that did not pass the API server (files, tests, replayed workflow inputs). Messages
 // take its form, "<field path>: <what is wrong>: <what is allowed>"; a unit test keeps the CEL messages in step.
 import {
-  POD_TERMINATION_POLICIES,
+  POD_TERMINATION_POLICY_VALUES,
   RESTART_POLICIES,
   ROLLOUT_STRATEGY_TYPES,
   STARTUP_POLICIES,
@@ -233,7 +233,7 @@ function checkSpec(errors: FieldError[], spec: JsonObject, name: string | undefi
   }
 
   checkEnum(errors, 'spec.startupPolicy', spec['startupPolicy'], STARTUP_POLICIES);
-  checkEnum(errors, 'spec.podTerminationPolicy', spec['podTerminationPolicy'], POD_TERMINATION_POLICIES);
+  checkEnum(errors, 'spec.podTerminationPolicy', spec['podTerminationPolicy'], POD_TERMINATION_POLICY_VALUES);
 
   const rollout = checkObject(errors, 'spec.rolloutStrategy', spec['rolloutStrategy']);
   let rolling: RollingNumbers = { muValid: true, msValid: true };

@@ -66,7 +66,7 @@ describe('LeaderWorkerSet CRD on the API server', function () {
         title: 'podTerminationPolicy: Sideways',
         mutate: (o) => (o.spec.podTerminationPolicy = 'Sideways'),
         expected: [
-          'spec.podTerminationPolicy: Unsupported value: "Sideways": supported values: "Sequential", "Parallel"',
+          'spec.podTerminationPolicy: Unsupported value: "Sideways": supported values: "Default", "Sequential", "Parallel"',
         ],
       },
       {
@@ -143,7 +143,7 @@ describe('LeaderWorkerSet CRD on the API server', function () {
         workerTemplate: obj.spec.leaderWorkerTemplate.workerTemplate,
       },
       startupPolicy: 'LeaderCreated',
-      podTerminationPolicy: 'Sequential',
+      podTerminationPolicy: 'Default',
       rolloutStrategy: {
         type: 'RollingUpdate',
         rollingUpdateConfiguration: { partition: 0, maxUnavailable: 1, maxSurge: 0 },
@@ -151,6 +151,20 @@ describe('LeaderWorkerSet CRD on the API server', function () {
       networkConfig: { subdomainPolicy: 'Shared' },
     });
     assert.deepEqual(stored.spec, applySpecDefaults(obj.spec as unknown as LeaderWorkerSetSpec));
+  });
+
+  it("stores upstream's podTerminationPolicy Default as written, and takes a change from any value to any other", async () => {
+    const obj = minimal('kep-956');
+    obj.spec.podTerminationPolicy = 'Default';
+    await create(obj);
+    assert.equal((await get('kep-956')).spec.podTerminationPolicy, 'Default');
+    for (const value of ['Parallel', 'Sequential', 'Default', 'Parallel', 'Default', 'Sequential', 'Parallel']) {
+      await suite.custom.patchNamespacedCustomObject(
+        { ...lwsApi, namespace: suite.namespace, name: 'kep-956', body: { spec: { podTerminationPolicy: value } } },
+        mergePatch,
+      );
+      assert.equal((await get('kep-956')).spec.podTerminationPolicy, value);
+    }
   });
 
   for (const file of ['leaderworkerset-parallel-termination.yaml', 'leaderworkerset-sequential-termination.yaml']) {

@@ -16,7 +16,7 @@ describe('model/defaults', () => {
         rollingUpdateConfiguration: { partition: 0, maxUnavailable: 1, maxSurge: 0 },
       },
       networkConfig: { subdomainPolicy: 'Shared' },
-      podTerminationPolicy: 'Sequential',
+      podTerminationPolicy: 'Default',
     });
   });
 
@@ -69,7 +69,7 @@ describe('model/defaults', () => {
     };
     const d = applySpecDefaults(spec as unknown as LeaderWorkerSetSpec);
     assert.equal(d.replicas, 1);
-    assert.equal(d.podTerminationPolicy, 'Sequential');
+    assert.equal(d.podTerminationPolicy, 'Default');
     assert.equal(d.leaderWorkerTemplate.size, 1);
   });
 

@@ -80,7 +80,7 @@ const rows: { name: string; edit: (lws: LeaderWorkerSet) => void; facts: (f: Lws
     facts: (f) => {
       const { podTerminationPolicy: _, ...spec } = f.spec;
       const invalid = [
-        'spec.podTerminationPolicy: Unsupported value: "Sometimes": supported values: "Sequential", "Parallel"',
+        'spec.podTerminationPolicy: Unsupported value: "Sometimes": supported values: "Default", "Sequential", "Parallel"',
       ];
       return { ...f, spec, invalid };
     },

@@ -33,6 +33,16 @@ describe('model/policy', () => {
       { policy: 'Sequential', source: 'default' },
     ],
     [
+      "upstream's Default in the spec, as Sequential",
+      { lws: { spec: { podTerminationPolicy: 'Default' } }, leaderPod: leader('l', { policy: 'Parallel' }) },
+      { policy: 'Sequential', source: 'spec' },
+    ],
+    [
+      "upstream's Default on the leader once the LWS is gone, as Sequential",
+      { lws: null, leaderPod: leader('l', { policy: 'Default' }) },
+      { policy: 'Sequential', source: 'annotation' },
+    ],
+    [
       "the leader's annotation once the LWS is gone",
       { lws: null, leaderPod: leader('l', { policy: 'Parallel' }) },
       { policy: 'Parallel', source: 'annotation' },

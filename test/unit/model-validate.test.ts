@@ -117,7 +117,7 @@ describe('model/validate', () => {
       'an unknown termination policy',
       lws({ podTerminationPolicy: 'Sideways' }),
       'spec.podTerminationPolicy',
-      'spec.podTerminationPolicy: Unsupported value: "Sideways": supported values: "Sequential", "Parallel"',
+      'spec.podTerminationPolicy: Unsupported value: "Sideways": supported values: "Default", "Sequential", "Parallel"',
     ],
     [
       'size 0',
