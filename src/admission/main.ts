@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { admissionConfigFromEnv, type AdmissionConfig } from '../config/admission.js';
 import { createLogger, type Logger } from '../log.js';
-import { createAdmissionServer, HEALTHZ_PATH, MUTATE_POD_PATH } from './server.js';
+import { createAdmissionServer, HEALTHZ_PATH, MUTATE_LWS_PATH, MUTATE_POD_PATH } from './server.js';
 import { ownerCheck, type StatefulSetLookup } from './owner-check.js';
 
 /** How often the certificate is looked at again: files are cheap to read, the Secret is two API requests. */
@@ -109,7 +109,7 @@ try {
   const port = await admission.listen(config.port, config.bindAddress);
   log.info('admission webhook serving', {
     port,
-    paths: `${MUTATE_POD_PATH} ${HEALTHZ_PATH}`,
+    paths: `${MUTATE_POD_PATH} ${MUTATE_LWS_PATH} ${HEALTHZ_PATH}`,
     certificate: certs.kind === 'files' ? certs.dir : `secret ${certs.namespace}/${certs.name}`,
     webhookConfiguration: config.webhookConfiguration,
   });

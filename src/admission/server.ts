@@ -1,17 +1,22 @@
-// The mutating admission webhook for LeaderWorkerSet pods: the API server POSTs an admission.k8s.io/v1
-// AdmissionReview for each pod CREATE that the MutatingWebhookConfiguration selects (the pods with the LWS name
-// label); the answer carries a JSONPatch that gives the pod its per-pod labels, affinity and env (mutatePod) before
-// it is stored, so no pod is ever seen without them. GET /healthz answers 200 while the server serves.
+// The mutating admission webhooks: the API server POSTs an admission.k8s.io/v1 AdmissionReview
+// - to /mutate-pod for each pod CREATE that the MutatingWebhookConfiguration selects (the pods with the LWS name
+//   label); the answer carries a JSONPatch that gives the pod its per-pod labels, affinity and env (mutatePod) before
+//   it is stored, so no pod is ever seen without them;
+// - to /mutate-leaderworkerset for each LWS CREATE and UPDATE: the two value rewrites of upstream's defaulting webhook
+//   (rewriteLwsValues), which no API of the oldest supported Kubernetes can make without a webhook.
+// GET /healthz answers 200 while the server serves.
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { V1Pod } from '@kubernetes/client-node';
 import { silentLogger, type Logger } from '../log.js';
+import { API_GROUP, API_VERSION, KIND, rewriteLwsValues } from '../model/index.js';
 import { diffObjects } from './json-patch.js';
 import { mutatePod } from './pod-mutation.js';
 import type { OwnerCheck } from './owner-check.js';
 
 export const MUTATE_POD_PATH = '/mutate-pod';
+export const MUTATE_LWS_PATH = '/mutate-leaderworkerset';
 export const HEALTHZ_PATH = '/healthz';
 const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
@@ -54,7 +59,7 @@ export interface AdmissionReview {
 /** What the handler did with one request, for its log line. */
 export interface ReviewOutcome {
   review: AdmissionReview;
-  /** The patched paths; empty when the pod stays as it is. */
+  /** The patched paths; empty when the object stays as it is. */
   paths: string[];
   denied?: string;
 }
@@ -103,6 +108,39 @@ function isPodCreate(request: AdmissionRequest): boolean {
   return isPod && request.operation === 'CREATE';
 }
 
+function isLwsWrite(request: AdmissionRequest): boolean {
+  const { kind } = request;
+  const isLws = kind?.group === API_GROUP && kind.version === API_VERSION && kind.kind === KIND && !request.subResource;
+  return isLws && (request.operation === 'CREATE' || request.operation === 'UPDATE');
+}
+
+/** The answer to one request: the object as `mutate` returns it, as a JSONPatch against the object that came in. */
+function review<T>(
+  request: AdmissionRequest,
+  object: T,
+  mutate: (object: T) => T | { error: string },
+  noun: string,
+): ReviewOutcome {
+  const { uid } = request;
+  let mutated: T | { error: string };
+  try {
+    mutated = mutate(structuredClone(object));
+  } catch (err) {
+    const message = `internal error mutating the ${noun}: ${(err as Error).message}`;
+    return { review: deny(uid, 500, 'InternalError', message), paths: [], denied: message };
+  }
+  if (typeof mutated === 'object' && mutated !== null && 'error' in mutated && typeof mutated.error === 'string') {
+    return { review: deny(uid, 403, 'Forbidden', mutated.error), paths: [], denied: mutated.error };
+  }
+  const ops = diffObjects(object, mutated);
+  if (ops.length === 0) return { review: answer({ uid, allowed: true }), paths: [] };
+  const patch = Buffer.from(JSON.stringify(ops)).toString('base64');
+  return {
+    review: answer({ uid, allowed: true, patchType: 'JSONPatch', patch }),
+    paths: ops.map((o) => o.path),
+  };
+}
+
 /**
  * The answer to one AdmissionRequest: the pod as mutatePod returns it, as a JSONPatch against the pod that came in.
  * Anything but a pod CREATE is allowed unchanged (the configuration selects none). A mutation error denies the
@@ -124,23 +162,18 @@ export function reviewPod(request: AdmissionRequest, mutate: PodMutation): Revie
   if (!pod.metadata?.namespace && request.namespace) {
     pod = { ...pod, metadata: { ...pod.metadata, namespace: request.namespace } };
   }
-  let mutated: ReturnType<PodMutation>;
-  try {
-    mutated = mutate(structuredClone(pod));
-  } catch (err) {
-    const message = `internal error mutating the pod: ${(err as Error).message}`;
-    return { review: deny(uid, 500, 'InternalError', message), paths: [], denied: message };
+  return review(request, pod, mutate, 'pod');
+}
+
+/** The answer to an LWS CREATE or UPDATE: upstream's value rewrites. Anything else is allowed unchanged. */
+export function reviewLeaderWorkerSet(request: AdmissionRequest): ReviewOutcome {
+  const { uid } = request;
+  if (!isLwsWrite(request)) return { review: answer({ uid, allowed: true }), paths: [] };
+  if (!isObject(request.object)) {
+    const message = `the AdmissionReview of a LeaderWorkerSet ${request.operation ?? 'write'} carries no object`;
+    return { review: deny(uid, 400, 'BadRequest', message), paths: [], denied: message };
   }
-  if ('error' in mutated && typeof mutated.error === 'string') {
-    return { review: deny(uid, 403, 'Forbidden', mutated.error), paths: [], denied: mutated.error };
-  }
-  const ops = diffObjects(pod, mutated);
-  if (ops.length === 0) return { review: answer({ uid, allowed: true }), paths: [] };
-  const patch = Buffer.from(JSON.stringify(ops)).toString('base64');
-  return {
-    review: answer({ uid, allowed: true, patchType: 'JSONPatch', patch }),
-    paths: ops.map((o) => o.path),
-  };
+  return review(request, request.object, rewriteLwsValues, 'LeaderWorkerSet');
 }
 
 /** A pod CREATE's owner check; anything else passes. */
@@ -204,7 +237,7 @@ export function createAdmissionServer(opts: AdmissionServerOptions): AdmissionSe
   const limit = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   let healthy = true;
 
-  const handleReview = async (req: IncomingMessage, res: ServerResponse, started: number) => {
+  const handleReview = async (req: IncomingMessage, res: ServerResponse, path: string, started: number) => {
     const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (type !== 'application/json') {
       throw new BadReview(`expected Content-Type application/json, got ${type || 'none'}`, 415);
@@ -217,22 +250,26 @@ export function createAdmissionServer(opts: AdmissionServerOptions): AdmissionSe
       throw new BadReview(`the body is no JSON: ${(err as Error).message}`);
     }
     const request = parseReview(body);
-    const refused = opts.ownerCheck && (await checkOwnerOf(request, opts.ownerCheck));
+    const forPods = path === MUTATE_POD_PATH;
+    const refused = forPods && opts.ownerCheck && (await checkOwnerOf(request, opts.ownerCheck));
     const { review, paths, denied } = refused
       ? { review: deny(request.uid, 403, 'Forbidden', refused), paths: [], denied: refused }
-      : reviewPod(request, mutate);
+      : forPods
+        ? reviewPod(request, mutate)
+        : reviewLeaderWorkerSet(request);
     const json = JSON.stringify(review);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) }).end(json);
     const object = isObject(request.object) ? (request.object as V1Pod) : undefined;
+    const noun = forPods ? 'pod' : 'LeaderWorkerSet';
     const fields = {
       uid: request.uid,
       namespace: request.namespace ?? object?.metadata?.namespace,
-      pod: request.name || object?.metadata?.name || object?.metadata?.generateName,
+      [forPods ? 'pod' : 'lws']: request.name || object?.metadata?.name || object?.metadata?.generateName,
       dryRun: request.dryRun === true ? true : undefined,
       ms: Date.now() - started,
     };
-    if (denied !== undefined) log.info('pod denied', { ...fields, reason: denied });
-    else log.debug(paths.length > 0 ? 'pod patched' : 'pod unchanged', { ...fields, paths: paths.join(',') });
+    if (denied !== undefined) log.info(`${noun} denied`, { ...fields, reason: denied });
+    else log.debug(`${noun} ${paths.length > 0 ? 'patched' : 'unchanged'}`, { ...fields, paths: paths.join(',') });
   };
 
   const server = createServer(
@@ -250,15 +287,16 @@ export function createAdmissionServer(opts: AdmissionServerOptions): AdmissionSe
         res.writeHead(healthy ? 200 : 503, { 'content-type': 'text/plain' }).end(healthy ? 'ok\n' : 'stopping\n');
         return;
       }
-      if (path !== MUTATE_POD_PATH) {
-        res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found; the webhook is POST ${MUTATE_POD_PATH}\n`);
+      if (path !== MUTATE_POD_PATH && path !== MUTATE_LWS_PATH) {
+        const paths = `${MUTATE_POD_PATH} or ${MUTATE_LWS_PATH}`;
+        res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found; the webhooks are POST ${paths}\n`);
         return;
       }
       if (req.method !== 'POST') {
         res.writeHead(405, { allow: 'POST', 'content-type': 'text/plain' }).end('POST an AdmissionReview\n');
         return;
       }
-      handleReview(req, res, started).catch((err: unknown) => {
+      handleReview(req, res, path, started).catch((err: unknown) => {
         const status = err instanceof BadReview ? err.statusCode : 500;
         const message = (err as Error).message;
         (status === 500 ? log.error : log.warn)('refused a webhook request', { status, error: message });

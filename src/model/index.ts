@@ -4,6 +4,7 @@ export * from './types.js';
 export * from './objects.js';
 export * from './cache-trim.js';
 export * from './defaults.js';
+export * from './admission-rewrites.js';
 export * from './validate.js';
 export * from './rollout.js';
 export * from './names.js';

@@ -1,6 +1,5 @@
-// Installs the LeaderWorkerSet admission policies and their bindings (deploy/crd): create, or replace what is there.
-// Idempotent, like installCrd, which calls it. The generic object client, since client-node 1.4 has no typed
-// admissionregistration v1 MutatingAdmissionPolicy.
+// Installs the LeaderWorkerSet admission policy and its binding (deploy/crd): create, or replace what is there.
+// Idempotent, like installCrd, which calls it.
 import { readFile } from 'node:fs/promises';
 import * as k8s from '@kubernetes/client-node';
 

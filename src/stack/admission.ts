@@ -1,25 +1,34 @@
 // The admission webhook as a process of the local cluster (started by cluster.ts): the webhook of src/admission with
 // a CA of its own and a serving certificate for 127.0.0.1 (files under the cluster's pki/admission), and the
-// MutatingWebhookConfiguration that sends the API server's pod CREATEs of LWS pods to it by URL. It must serve before
-// kube-controller-manager creates the first pod: with failurePolicy Fail, a pod the webhook cannot be asked about
-// is refused.
+// MutatingWebhookConfiguration that sends the API server's pod CREATEs of LWS pods, and its LWS creates and updates,
+// to it by URL. It must serve before kube-controller-manager creates the first pod: with failurePolicy Fail, a pod the
+// webhook cannot be asked about is refused.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { createServingBundle } from '../admission/certificates.js';
-import { HEALTHZ_PATH, MUTATE_POD_PATH } from '../admission/server.js';
+import { HEALTHZ_PATH, MUTATE_LWS_PATH, MUTATE_POD_PATH } from '../admission/server.js';
 import { DEFAULT_WEBHOOK_CONFIGURATION } from '../config/admission.js';
-import { ANNOTATION_SIZE, LABEL_GROUP_INDEX, LABEL_NAME, LABEL_WORKER_INDEX } from '../model/index.js';
+import {
+  ANNOTATION_SIZE,
+  API_GROUP,
+  API_VERSION,
+  LABEL_GROUP_INDEX,
+  LABEL_NAME,
+  LABEL_WORKER_INDEX,
+  PLURAL,
+} from '../model/index.js';
 import { repoRoot } from './paths.js';
 import { spawnDaemon, waitFor } from './processes.js';
 
 /** The webhook's name in its configuration; the API server names it in a refusal ("admission webhook ... denied"). */
 export const POD_WEBHOOK_NAME = 'pods.lws-temporal.leaderworkerset.sigs.k8s.io';
+export const LWS_WEBHOOK_NAME = 'leaderworkersets.lws-temporal.leaderworkerset.sigs.k8s.io';
 export const WEBHOOK_CONFIGURATION_NAME = DEFAULT_WEBHOOK_CONFIGURATION;
 
 /**
- * The one webhook, as deploy/admission/webhook.yaml has it (test/deploy/manifests.test.ts compares them): pod
+ * The pod webhook, as deploy/admission/webhook.yaml has it (test/deploy/manifests.test.ts compares them): pod
  * CREATEs of pods with the LWS name label only, so that no other pod depends on the webhook being up.
  */
 export function podWebhook(clientConfig: k8s.AdmissionregistrationV1WebhookClientConfig): k8s.V1MutatingWebhook {
@@ -37,11 +46,38 @@ export function podWebhook(clientConfig: k8s.AdmissionregistrationV1WebhookClien
   };
 }
 
+/**
+ * The LWS webhook, as deploy/admission/webhook.yaml has it: every LWS create and update, refused while the webhook
+ * cannot be asked (as upstream's own LWS webhooks are), so that no LWS is stored with a value upstream would rewrite.
+ */
+export function lwsWebhook(clientConfig: k8s.AdmissionregistrationV1WebhookClientConfig): k8s.V1MutatingWebhook {
+  return {
+    name: LWS_WEBHOOK_NAME,
+    clientConfig,
+    rules: [
+      {
+        apiGroups: [API_GROUP],
+        apiVersions: [API_VERSION],
+        operations: ['CREATE', 'UPDATE'],
+        resources: [PLURAL],
+        scope: '*',
+      },
+    ],
+    failurePolicy: 'Fail',
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    timeoutSeconds: 10,
+    reinvocationPolicy: 'Never',
+    matchPolicy: 'Equivalent',
+  };
+}
+
 export interface LocalAdmission {
   pid: number;
   /** PEM of the CA that signed the serving certificate (the caBundle). */
   ca: string;
-  url: string;
+  /** https://127.0.0.1:<port>, without a path. */
+  origin: string;
 }
 
 /** Writes a fresh CA and certificate for 127.0.0.1 into `dir` and starts the webhook on `port` with them. */
@@ -74,13 +110,13 @@ export async function spawnLocalAdmission(opts: {
     },
     repoRoot,
   );
-  return { pid, ca: bundle.ca.cert, url: `https://127.0.0.1:${opts.port}${MUTATE_POD_PATH}` };
+  return { pid, ca: bundle.ca.cert, origin: `https://127.0.0.1:${opts.port}` };
 }
 
 /** GET /healthz over TLS verified against the CA; resolves with the status code. */
 function healthz(admission: LocalAdmission): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL(HEALTHZ_PATH, admission.url), { ca: admission.ca, timeout: 2000 }, (res) => {
+    const req = request(new URL(HEALTHZ_PATH, admission.origin), { ca: admission.ca, timeout: 2000 }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     });
@@ -105,11 +141,13 @@ export async function waitForLocalAdmission(admission: LocalAdmission, alive: ()
 /** Creates the configuration pointing at the local webhook, or replaces what a former cluster left under its name. */
 export async function applyLocalWebhookConfiguration(kc: k8s.KubeConfig, admission: LocalAdmission): Promise<void> {
   const api = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+  const caBundle = Buffer.from(admission.ca).toString('base64');
+  const local = (path: string) => ({ url: `${admission.origin}${path}`, caBundle });
   const body: k8s.V1MutatingWebhookConfiguration = {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
     metadata: { name: WEBHOOK_CONFIGURATION_NAME, labels: { 'app.kubernetes.io/name': 'lws-temporal' } },
-    webhooks: [podWebhook({ url: admission.url, caBundle: Buffer.from(admission.ca).toString('base64') })],
+    webhooks: [podWebhook(local(MUTATE_POD_PATH)), lwsWebhook(local(MUTATE_LWS_PATH))],
   };
   try {
     await api.createMutatingWebhookConfiguration({ body });

@@ -385,7 +385,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
       const mutationCheck = Date.now();
       await waitForPodMutation(kc, failHint('admission'));
       log.info('admission webhook mutates LWS pods', {
-        url: admission.url,
+        url: admission.origin,
         took: formatDuration(admissionMs + Date.now() - mutationCheck),
       });
       log.info('cluster is up', { server, kubeconfig: kubeconfigPath, took: formatDuration(Date.now() - started) });

@@ -4,7 +4,7 @@
 // (a self-signed CA and a serving certificate for 127.0.0.1 here instead), webhooks called by URL.
 //
 // Its CRD has the name of ours, and both controllers would act on every LWS: so it runs alone. Starting it deletes
-// every LWS object, takes our pod webhook configuration and admission policies away and replaces the CRD in place with
+// every LWS object, takes our webhook configuration and admission policy away and replaces the CRD in place with
 // upstream's; stopping it puts ours back the same way. A run that died half-way is undone by cleanUpUpstreamLws, which
 // the next start calls first.
 import { constants } from 'node:fs';
@@ -14,7 +14,6 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import * as k8s from '@kubernetes/client-node';
 import { createServingBundle } from '../admission/certificates.js';
-import { MUTATE_POD_PATH } from '../admission/server.js';
 import { processStats } from '../bench/process-stats.js';
 import type { ProcessStats } from '../bench/results.js';
 import { createLogger, formatDuration, type Logger } from '../log.js';
@@ -84,7 +83,7 @@ export interface UpstreamLws {
   metrics(): Promise<string>;
   /**
    * Deletes every LWS (their pods go while upstream's webhooks still answer), its webhook configurations, then the
-   * process (SIGTERM), its DisaggregatedSet CRD; puts our CRD, admission policies and pod webhook back. Idempotent.
+   * process (SIGTERM), its DisaggregatedSet CRD; puts our CRD, admission policy and webhooks back. Idempotent.
    */
   stop(): Promise<UpstreamLwsStopped>;
 }
@@ -260,7 +259,7 @@ async function deleteUpstreamWebhookConfigurations(kc: k8s.KubeConfig): Promise<
   await api.deleteValidatingWebhookConfiguration({ name: UPSTREAM_WEBHOOK_CONFIGURATIONS.validating }).catch(ignore404);
 }
 
-/** Our admission policies and bindings (deploy/crd): they would default and validate upstream's LWS objects too. */
+/** Our admission policy and binding (deploy/crd): it would validate upstream's LWS objects too. */
 async function deleteOurAdmissionPolicies(kc: k8s.KubeConfig): Promise<void> {
   const api = k8s.KubernetesObjectApi.makeApiClient(kc);
   for (const doc of k8s.loadAllYaml(await readFile(admissionPolicyPath, 'utf8')) as k8s.KubernetesObject[]) {
@@ -270,8 +269,8 @@ async function deleteOurAdmissionPolicies(kc: k8s.KubeConfig): Promise<void> {
   }
 }
 
-/** Our pod webhook's configuration, for the running local cluster's admission process (cluster.ts). */
-async function restoreOurPodWebhook(kc: k8s.KubeConfig): Promise<void> {
+/** Our webhooks' configuration (pods and LWS objects), for the running local cluster's admission process (cluster.ts). */
+async function restoreOurWebhooks(kc: k8s.KubeConfig): Promise<void> {
   const state = await readClusterState();
   if (!state?.pids.admission || !isAlive(state.pids.admission)) {
     throw new Error(
@@ -283,7 +282,7 @@ async function restoreOurPodWebhook(kc: k8s.KubeConfig): Promise<void> {
   await applyLocalWebhookConfiguration(kc, {
     pid: state.pids.admission,
     ca,
-    url: `https://127.0.0.1:${state.ports.admission}${MUTATE_POD_PATH}`,
+    origin: `https://127.0.0.1:${state.ports.admission}`,
   });
   await waitForPodMutation(kc, `see ${join(clusterDir, 'logs', 'admission.log')}`);
 }
@@ -292,7 +291,7 @@ async function restoreOurPodWebhook(kc: k8s.KubeConfig): Promise<void> {
  * Puts the cluster back as this project runs on it after an upstream run, whether it ended cleanly or not: stops a
  * recorded upstream process, deletes its webhook configurations (with failurePolicy Fail they would refuse every LWS
  * and LWS pod once it is gone), and, if upstream's CRD is installed, deletes every LWS and installs ours again; then
- * our pod webhook and admission policies. Resolves with whether anything was left to undo.
+ * our webhooks and admission policy. Resolves with whether anything was left to undo.
  */
 export async function cleanUpUpstreamLws(opts: { kc?: k8s.KubeConfig; log?: Logger } = {}): Promise<boolean> {
   const kc = opts.kc ?? localKubeConfig();
@@ -337,7 +336,7 @@ export async function cleanUpUpstreamLws(opts: { kc?: k8s.KubeConfig; log?: Logg
     );
   }
   if (!(await orAbsent(admission.readMutatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME })))) {
-    await restoreOurPodWebhook(kc);
+    await restoreOurWebhooks(kc);
     undone = true;
   }
   // installCrd puts the policies back with the CRD; a run that died before the CRD swap had already taken them away.
@@ -581,7 +580,7 @@ export async function startUpstreamLws(opts: UpstreamLwsOptions = {}): Promise<U
       process.off('exit', killOnExit);
       await cleanUpUpstreamLws({ kc, log });
       stopped = { stats, ranMs };
-      log.info('upstream LeaderWorkerSet stopped; our CRD and pod webhook are back', {
+      log.info('upstream LeaderWorkerSet stopped; our CRD and webhooks are back', {
         cpuSeconds: stats.cpuSeconds,
         peakRssMb: stats.peakRssMb,
         took: formatDuration(Date.now() - stopping),

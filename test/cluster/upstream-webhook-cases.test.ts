@@ -1,8 +1,8 @@
 // Upstream LeaderWorkerSet's own webhook cases (kubernetes-sigs/lws, test/integration/webhooks/leaderworkerset_test.go,
 // at the commit in test/fixtures/upstream/README.md) against this project's CRD and admission policies on a real API
 // server. Upstream runs its LWS webhook (defaulting and validation) in front of the API server; here the CRD's schema,
-// defaults and CEL rules, a MutatingAdmissionPolicy (the two rewrites of upstream's defaulting webhook) and a
-// ValidatingAdmissionPolicy (the annotation rule) do that work, with no webhook for LWS objects at all.
+// defaults and CEL rules, this project's admission webhook (the two value rewrites of upstream's defaulting webhook)
+// and a ValidatingAdmissionPolicy (the annotation rule) do that work.
 //
 // Every row is built as its upstream entry builds it, from BuildLeaderWorkerSet (test/wrappers/wrappers.go), and sent
 // as Go's encoding/json would send that struct: a field without `omitempty` goes out even when empty (`startupPolicy`,
@@ -579,7 +579,7 @@ const defaultingRows: DefaultingRow[] = [
     expected: () => buildLeaderWorkerSet().replica(2).size(2).restartPolicy('None'),
   },
   {
-    // Upstream's defaulting webhook rewrites it; here the MutatingAdmissionPolicy of deploy/crd does.
+    // Upstream's defaulting webhook rewrites it; here the admission webhook's LWS path does.
     title: 'DeprecatedDefaultRestartPolicy will be shift to NoneRestartPolicy',
     make: () => buildLeaderWorkerSet().replica(2).size(2).restartPolicy('Default'),
     expected: () => buildLeaderWorkerSet().replica(2).size(2).restartPolicy('None'),

@@ -183,8 +183,6 @@ describe('deploy/ on the local API server', function () {
       'Deployment/lws-temporal-admission',
       'Deployment/lws-temporal-trigger',
       'Deployment/lws-temporal-worker',
-      'MutatingAdmissionPolicy/leaderworkersets.leaderworkerset.x-k8s.io',
-      'MutatingAdmissionPolicyBinding/leaderworkersets.leaderworkerset.x-k8s.io',
       'MutatingWebhookConfiguration/lws-temporal-pods',
       'Namespace/lws-temporal-system',
       'PodDisruptionBudget/lws-temporal-admission',

@@ -8,8 +8,8 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type * as k8s from '@kubernetes/client-node';
-import { MUTATE_POD_PATH } from '../../src/admission/server.js';
-import { podWebhook } from '../../src/stack/admission.js';
+import { MUTATE_LWS_PATH, MUTATE_POD_PATH } from '../../src/admission/server.js';
+import { lwsWebhook, podWebhook } from '../../src/stack/admission.js';
 import { memorySettings } from '../../src/stack/controller-processes.js';
 import { parseEnvFile } from '../../src/stack/temporal-cluster.js';
 import { versions } from '../../src/stack/versions.js';
@@ -656,23 +656,26 @@ describe('deployment files', function () {
           }
         });
 
-        it('its configuration calls the Service at the webhook path, without a caBundle (the process sets it)', () => {
-          const [webhook, ...others] = configuration().webhooks;
-          assert.equal(others.length, 0);
-          assert.ok(webhook);
-          assert.deepEqual(webhook.clientConfig, {
-            service: {
-              name: service().metadata.name,
-              namespace: service().metadata.namespace,
-              path: MUTATE_POD_PATH,
-              port: service().spec.ports[0]?.port,
-            },
-          });
+        it('its configuration calls the Service at the webhook paths, without a caBundle (the process sets it)', () => {
+          const webhooks = configuration().webhooks;
+          assert.deepEqual(
+            webhooks.map((w) => w.clientConfig),
+            [MUTATE_POD_PATH, MUTATE_LWS_PATH].map((path) => ({
+              service: {
+                name: service().metadata.name,
+                namespace: service().metadata.namespace,
+                path,
+                port: service().spec.ports[0]?.port,
+              },
+            })),
+          );
         });
 
-        it('is the same webhook as the local stack registers (pods CREATE with the LWS name label, Fail)', () => {
-          const [webhook] = configuration().webhooks;
-          assert.deepEqual({ ...webhook, clientConfig: {} }, podWebhook({}));
+        it('has the same webhooks as the local stack registers (LWS pod CREATEs, LWS writes; both Fail)', () => {
+          const [pods, lws, ...others] = configuration().webhooks;
+          assert.equal(others.length, 0);
+          assert.deepEqual({ ...pods, clientConfig: {} }, podWebhook({}));
+          assert.deepEqual({ ...lws, clientConfig: {} }, lwsWebhook({}));
         });
 
         it('keeps a replica through a drain (PodDisruptionBudget) and through a rollout', () => {

@@ -6,6 +6,7 @@ import { applyPatch, type JsonPatchOperation } from '../../src/admission/json-pa
 import {
   createAdmissionServer,
   parseReview,
+  reviewLeaderWorkerSet,
   reviewPod,
   type AdmissionReview,
   type AdmissionServer,
@@ -124,6 +125,53 @@ describe('admission/server: AdmissionReviews in, JSONPatches out', function () {
     }
   });
 
+  describe('reviewLeaderWorkerSet', () => {
+    const lws = (restartPolicy: string, type: string) => ({
+      apiVersion: 'leaderworkerset.x-k8s.io/v1',
+      kind: 'LeaderWorkerSet',
+      metadata: { name: 'vllm', namespace: 'team-a' },
+      spec: {
+        leaderWorkerTemplate: { size: 2, restartPolicy, workerTemplate: { spec: { containers: [] } } },
+        rolloutStrategy: { type, rollingUpdateConfiguration: { partition: 0 } },
+      },
+    });
+    const lwsReview = (object: unknown, overrides: Record<string, unknown> = {}) =>
+      parseReview(
+        review(object, {
+          kind: { group: 'leaderworkerset.x-k8s.io', version: 'v1', kind: 'LeaderWorkerSet' },
+          resource: { group: 'leaderworkerset.x-k8s.io', version: 'v1', resource: 'leaderworkersets' },
+          ...overrides,
+        }),
+      );
+
+    for (const operation of ['CREATE', 'UPDATE']) {
+      it(`patches upstream's two rewrites into an LWS ${operation}, and the patch gives the rewritten LWS`, () => {
+        const input = lws('Default', '');
+        const { review: out, paths } = reviewLeaderWorkerSet(lwsReview(input, { operation }));
+        assert.equal(out.response.allowed, true);
+        assert.deepEqual(paths, ['/spec/leaderWorkerTemplate', '/spec/rolloutStrategy']);
+        assert.deepEqual(applyPatch(input, decodePatch(out)), lws('None', 'RollingUpdate'));
+      });
+    }
+
+    it('allows an LWS with nothing to rewrite without a patch', () => {
+      const out = reviewLeaderWorkerSet(lwsReview(lws('None', 'RollingUpdate'))).review;
+      assert.deepEqual(out.response, { uid: 'req-1', allowed: true });
+    });
+
+    const untouched: Array<[string, Record<string, unknown>]> = [
+      ['a DELETE', { operation: 'DELETE' }],
+      ['the status subresource', { subResource: 'status' }],
+      ['a pod', { kind: { group: '', version: 'v1', kind: 'Pod' } }],
+    ];
+    for (const [what, overrides] of untouched) {
+      it(`allows ${what} unchanged`, () => {
+        const out = reviewLeaderWorkerSet(lwsReview(lws('Default', ''), overrides)).review;
+        assert.deepEqual(out.response, { uid: 'req-1', allowed: true });
+      });
+    }
+  });
+
   describe('over HTTPS', () => {
     let bundle: ServingBundle;
     let admission: AdmissionServer;
@@ -164,6 +212,17 @@ describe('admission/server: AdmissionReviews in, JSONPatches out', function () {
       const out = JSON.parse(res.body) as AdmissionReview;
       assert.equal(out.response.allowed, true);
       assert.deepEqual(decodePatch(out)[0]?.path, '/metadata/labels');
+    });
+
+    it('answers an LWS review POSTed to /mutate-leaderworkerset', async () => {
+      const object = { spec: { leaderWorkerTemplate: { restartPolicy: 'Default' } } };
+      const kind = { group: 'leaderworkerset.x-k8s.io', version: 'v1', kind: 'LeaderWorkerSet' };
+      const res = await call('POST', '/mutate-leaderworkerset', JSON.stringify(review(object, { kind })));
+      assert.equal(res.status, 200);
+      const out = JSON.parse(res.body) as AdmissionReview;
+      assert.deepEqual(decodePatch(out), [
+        { op: 'replace', path: '/spec/leaderWorkerTemplate', value: { restartPolicy: 'None' } },
+      ]);
     });
 
     const refusals: Array<[string, () => Promise<{ status: number; body: string }>, number]> = [
