@@ -4,7 +4,7 @@ import { copyFile, mkdir, open, readFile, readlink, rm, writeFile } from 'node:f
 import { request } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { reuseConnections } from '../config/kubernetes.js';
+import { identifyAs, reuseConnections, userAgent } from '../config/kubernetes.js';
 import { createLogger, formatDuration, type Logger } from '../log.js';
 import { installCrd } from './crd.js';
 import {
@@ -14,7 +14,7 @@ import {
   waitForPodMutation,
 } from './admission.js';
 import { ensureStorageClass } from './volume-provisioner.js';
-import { binPath, clusterDir, kubeconfigPath, repoRoot } from './paths.js';
+import { binPath, clusterDir, controlPlaneBinPath, kubeconfigPath, repoRoot } from './paths.js';
 import { freePort, GiveUp, isAlive, SERVER_PORTS, spawnDaemon, stopProcessGroup, waitFor } from './processes.js';
 import { fakeNode } from './fake-nodes.js';
 
@@ -27,8 +27,16 @@ import { fakeNode } from './fake-nodes.js';
  */
 
 export const fakeNodeCount = 3;
+/**
+ * What the stack installs is managed by `lws-temporal` (the API server takes the field manager from the User-Agent up
+ * to its first '/'), as the controller's own writes are: not by client-node's `node-fetch`.
+ */
+const STACK_AGENT = userAgent('local-stack');
 const components = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
 type ComponentName = (typeof components)[number];
+const controlPlane = new Set<ComponentName>(['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
+/** Where a component's binary is: the control plane is the release LWS_KUBERNETES names (paths.ts). */
+const componentPath = (name: ComponentName) => (controlPlane.has(name) ? controlPlaneBinPath(name) : binPath(name));
 /**
  * Every process of the cluster: the binaries, then ours, run by Node: the pod finisher (pod-finisher.ts), the
  * volume provisioner (volume-provisioner.ts) and the pod admission webhook (admission.ts).
@@ -147,9 +155,9 @@ async function withLock<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 function requireBinaries(): void {
-  const missing = components.filter((c) => !existsSync(binPath(c)));
+  const missing = components.map(componentPath).filter((path) => !existsSync(path));
   if (missing.length) {
-    throw new Error(`missing ${missing.join(', ')} in .lws-temporal/bin: run \`npm run provision\` first`);
+    throw new Error(`missing ${missing.join(', ')}: run \`npm run provision\` first`);
   }
 }
 
@@ -207,7 +215,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
     const step = (name: string) => log.info(`starting ${name}`, { elapsed: formatDuration(Date.now() - started) });
     const daemon = async (name: ComponentName, args: string[]) => {
       step(name);
-      state.pids[name] = spawnDaemon(binPath(name), args, join(logDir, `${name}.log`));
+      state.pids[name] = spawnDaemon(componentPath(name), args, join(logDir, `${name}.log`));
       await save();
     };
     const assertAllAlive = () => {
@@ -295,6 +303,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
       log.info('installing the LeaderWorkerSet CRD', { elapsed: formatDuration(Date.now() - started) });
       const admin = new k8s.KubeConfig();
       admin.loadFromFile(componentKubeconfig);
+      identifyAs(admin, STACK_AGENT);
       await installCrd(admin);
       admissionStarted = Date.now();
       await waitForLocalAdmission(admission, assertAllAlive, failHint('admission'));
@@ -359,8 +368,7 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
       await save();
       await writeFile(kubeconfigPath, kubeconfigYaml(server, ca, token, 'lws-admin'), { mode: 0o600 });
 
-      const kc = new k8s.KubeConfig();
-      kc.loadFromFile(kubeconfigPath);
+      const kc = localKubeConfig();
       const core = kc.makeApiClient(k8s.CoreV1Api);
       step(`${fakeNodeCount} fake nodes`);
       for (let i = 0; i < fakeNodeCount; i++) await createFakeNode(core, `kwok-node-${i}`);
@@ -515,5 +523,5 @@ export async function restartComponent(
 export function localKubeConfig(): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath);
-  return reuseConnections(kc);
+  return identifyAs(reuseConnections(kc), STACK_AGENT);
 }

@@ -1,7 +1,7 @@
 // The pod finisher as a cluster process (started by `npm run cluster:up`): node --import tsx pod-finisher-main.ts
 // <kubeconfig>. See pod-finisher.ts.
 import * as k8s from '@kubernetes/client-node';
-import { reuseConnections } from '../config/kubernetes.js';
+import { identifyAs, reuseConnections, userAgent } from '../config/kubernetes.js';
 import { createLogger } from '../log.js';
 import { PodFinisher } from './pod-finisher.js';
 
@@ -13,7 +13,7 @@ if (!kubeconfig) {
 }
 const kc = new k8s.KubeConfig();
 kc.loadFromFile(kubeconfig);
-const finisher = new PodFinisher(reuseConnections(kc), log);
+const finisher = new PodFinisher(identifyAs(reuseConnections(kc), userAgent('pod-finisher')), log);
 await finisher.start();
 log.info('removing terminating pods of the fake nodes when their grace period ends');
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -1,7 +1,7 @@
 // The volume provisioner as a cluster process (started by `npm run cluster:up`): node --import tsx
 // volume-provisioner-main.ts <kubeconfig> <volumes dir>. See volume-provisioner.ts.
 import * as k8s from '@kubernetes/client-node';
-import { reuseConnections } from '../config/kubernetes.js';
+import { identifyAs, reuseConnections, userAgent } from '../config/kubernetes.js';
 import { createLogger } from '../log.js';
 import { ensureStorageClass, STORAGE_CLASS_NAME, VolumeProvisioner } from './volume-provisioner.js';
 
@@ -11,7 +11,7 @@ if (!kubeconfig || !volumesDir) {
   log.error('usage: volume-provisioner-main.ts <kubeconfig> <volumes dir>');
   process.exit(2);
 }
-const kc = reuseConnections(new k8s.KubeConfig());
+const kc = identifyAs(reuseConnections(new k8s.KubeConfig()), userAgent('volume-provisioner'));
 kc.loadFromFile(kubeconfig);
 // cluster.ts creates the class before starting this process; again here so that a restart puts back a deleted one.
 await ensureStorageClass(kc, log);

@@ -200,6 +200,20 @@ describe('deploy/ on the local API server', function () {
     for (const o of objects) assert.equal(o.metadata.labels?.['app.kubernetes.io/part-of'], 'lws-temporal');
   });
 
+  it("a user's server-side apply of deploy/crd over the stack's install meets no field manager's conflict", async () => {
+    // The stack installs as `lws-temporal`, the field manager of every write this project makes (not `node-fetch`).
+    const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
+    const crd = await ext.readCustomResourceDefinition({ name: 'leaderworkersets.leaderworkerset.x-k8s.io' });
+    const policies = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+    const policy = await policies.readValidatingAdmissionPolicy({ name: 'leaderworkersets.leaderworkerset.x-k8s.io' });
+    for (const object of [crd, policy]) {
+      assert.deepEqual([...new Set(object.metadata?.managedFields?.map((f) => f.manager))], ['lws-temporal']);
+    }
+    const { stdout } = await kubectl(['apply', '--server-side', '--dry-run=server', '-k', 'deploy/crd']);
+    assert.match(stdout, /customresourcedefinition.* serverside-applied/);
+    assert.match(stdout, /validatingadmissionpolicy.* serverside-applied/);
+  });
+
   it('the API server accepts every object (server-side apply, dry run) without warnings', async () => {
     // The local stack has a configuration of this name of its own, calling its webhook by URL: applied over it, the
     // Service would sit beside the URL (another manager's field), which the API server refuses. So it goes under a
