@@ -8,8 +8,21 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '
 /** Per-checkout state: links to binaries, cluster data, kubeconfig, Temporal's SQLite file. Gitignored. */
 export const stateDir = join(repoRoot, '.lws-temporal');
 export const binDir = join(stateDir, 'bin');
-export const clusterDir = join(stateDir, 'cluster');
-export const kubeconfigPath = join(stateDir, 'kubeconfig');
+
+/**
+ * Which release the local cluster runs: the newest pinned one, or with LWS_KUBERNETES=floor the oldest this project
+ * supports. Each has a cluster folder and kubeconfig of its own, so the two can run side by side.
+ */
+export type KubernetesRelease = 'newest' | 'floor';
+export function kubernetesRelease(env: NodeJS.ProcessEnv = process.env): KubernetesRelease {
+  const value = env.LWS_KUBERNETES;
+  if (value === undefined || value === '' || value === 'newest') return 'newest';
+  if (value === 'floor') return 'floor';
+  throw new Error(`LWS_KUBERNETES=${value} is not a release the local cluster runs: use newest (the default) or floor`);
+}
+const onFloor = kubernetesRelease() === 'floor';
+export const clusterDir = join(stateDir, onFloor ? 'cluster-floor' : 'cluster');
+export const kubeconfigPath = join(stateDir, onFloor ? 'kubeconfig-floor' : 'kubeconfig');
 
 /**
  * Where built and downloaded server binaries are kept between checkouts, one folder per component and version.
@@ -24,4 +37,12 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
 /** Path of a provisioned binary, as linked into .lws-temporal/bin by `npm run provision`. */
 export function binPath(name: string): string {
   return join(binDir, name);
+}
+
+/** The floor's control-plane binaries are linked under this suffix (kube-apiserver-floor, ...). */
+export const FLOOR_SUFFIX = '-floor';
+
+/** A control-plane binary (kube-apiserver, kube-controller-manager, kube-scheduler) of the release the cluster runs. */
+export function controlPlaneBinPath(name: string): string {
+  return binPath(onFloor ? `${name}${FLOOR_SUFFIX}` : name);
 }

@@ -4,7 +4,7 @@ import { access, chmod, cp, mkdir, readdir, rename, rm, symlink, unlink, writeFi
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, formatDuration, type Logger } from '../log.js';
-import { binDir, cacheDir, repoRoot } from './paths.js';
+import { binDir, cacheDir, FLOOR_SUFFIX, repoRoot } from './paths.js';
 import { runCommand, StepError } from './run.js';
 import { lwsUpstreamCommit, minimumGo, versions, wheelSha256 } from './versions.js';
 
@@ -46,13 +46,13 @@ async function goBuild(module: string, title: string, args: string[], log: Logge
   });
 }
 
-function kubernetesLdflags(): string {
-  const [major, minor] = versions.kubernetes.split('.');
+function kubernetesLdflags(version: string): string {
+  const [major, minor] = version.split('.');
   const parts = ['-s', '-w'];
   // Real version strings, so `kubectl version` and the apiserver's /version report the release.
   for (const pkg of ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']) {
     parts.push(
-      `-X ${pkg}.gitVersion=v${versions.kubernetes}`,
+      `-X ${pkg}.gitVersion=v${version}`,
       `-X ${pkg}.gitMajor=${major}`,
       `-X ${pkg}.gitMinor=${minor}`,
       `-X ${pkg}.gitTreeState=clean`,
@@ -125,6 +125,8 @@ async function installWheel(requirement: string, binary: string, into: string, l
   await rm(dl, { recursive: true, force: true });
 }
 
+const floorControlPlane = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'];
+
 export const components: Component[] = [
   {
     folder: `temporal-cli-${versions.temporalCli}`,
@@ -179,7 +181,7 @@ export const components: Component[] = [
         [
           '-tags=selinux,notest',
           '-ldflags',
-          kubernetesLdflags(),
+          kubernetesLdflags(versions.kubernetes),
           '-o',
           into + '/',
           'k8s.io/kubernetes/cmd/kube-apiserver',
@@ -189,6 +191,29 @@ export const components: Component[] = [
         ],
         log,
       ),
+  },
+  {
+    folder: `kubernetes-v${versions.kubernetesFloor}`,
+    title: `Kubernetes v${versions.kubernetesFloor} (the oldest supported; its control plane)`,
+    binaries: floorControlPlane.map((name) => `${name}${FLOOR_SUFFIX}`),
+    expect: 'about 15-25 minutes of Go build on 2 cores',
+    install: async (into, log) => {
+      await goBuild(
+        'kubernetes-floor',
+        `Kubernetes v${versions.kubernetesFloor}`,
+        [
+          '-tags=selinux,notest',
+          '-ldflags',
+          kubernetesLdflags(versions.kubernetesFloor),
+          '-o',
+          into + '/',
+          ...floorControlPlane.map((name) => `k8s.io/kubernetes/cmd/${name}`),
+        ],
+        log,
+      );
+      // Under their own names beside the newest release's in .lws-temporal/bin.
+      for (const name of floorControlPlane) await rename(join(into, name), join(into, `${name}${FLOOR_SUFFIX}`));
+    },
   },
   {
     folder: `temporal-server-v${versions.temporalServer}`,

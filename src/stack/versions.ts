@@ -5,6 +5,11 @@
  */
 export const versions = {
   kubernetes: '1.37.2',
+  /**
+   * The oldest Kubernetes this project supports (README): the local cluster runs it with LWS_KUBERNETES=floor. Only its
+   * control plane is built; kubectl and the rest are the newest release's.
+   */
+  kubernetesFloor: '1.32.13',
   etcd: '3.6.16',
   kwok: '0.8.0',
   temporalCli: '1.9.1',

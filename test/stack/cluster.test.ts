@@ -3,8 +3,10 @@ import { silentLogger } from '../../src/log.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as k8s from '@kubernetes/client-node';
 import { localKubeConfig, startCluster } from '../../src/stack/cluster.js';
+import { kubernetesRelease } from '../../src/stack/paths.js';
 import { PodFinisher } from '../../src/stack/pod-finisher.js';
 import { waitFor } from '../../src/stack/processes.js';
+import { versions } from '../../src/stack/versions.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
 /** The local cluster behaves like a real one in the ways the controller depends on. */
@@ -42,6 +44,12 @@ describe('local cluster (etcd, kube-apiserver, kube-controller-manager, kube-sch
     assert.equal(again.server, first.server);
     assert.deepEqual(again.pids, first.pids);
     assert.ok((await core.listNode()).items.length >= 3);
+  });
+
+  it('runs the Kubernetes release LWS_KUBERNETES names (the newest by default, or the floor)', async () => {
+    const expected = kubernetesRelease() === 'floor' ? versions.kubernetesFloor : versions.kubernetes;
+    const version = await localKubeConfig().makeApiClient(k8s.VersionApi).getCode();
+    assert.equal(version.gitVersion, `v${expected}`);
   });
 
   const container = { name: 'main', image: 'registry.invalid/fake:1' };
