@@ -109,13 +109,13 @@ describe('cli/status: statusReport', () => {
     );
   });
 
-  it('defaults: Sequential, one group of one; no status written yet', () => {
+  it("defaults: upstream's Default (Sequential), one group of one; no status written yet", () => {
     const bare: LeaderWorkerSet = {
       metadata: { name: 'demo' },
       spec: { leaderWorkerTemplate: { workerTemplate: { spec: { containers: [{ name: 'w', image: 'x' }] } } } },
     };
     const report = statusReport({ namespace: 'e2e', name: 'demo' }, bare, [], []);
-    assert.equal(report.lws.policy, 'Sequential');
+    assert.equal(report.lws.policy, 'Default');
     assert.equal(report.lws.replicas, 1);
     assert.equal(report.lws.readyReplicas, 0);
     assert.deepEqual(report.lws.conditions, []);
