@@ -95,9 +95,10 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
           ['GroupsProgressing', 'Normal'],
         ],
       );
-      // The policy is recorded on the leader pods (default Sequential), for teardowns after the LWS is gone.
+      // The policy is recorded on the leader pods as the API stores it (Default, upstream's name for Sequential), for
+      // teardowns after the LWS is gone.
       for (const leader of leaders) {
-        assert.equal(leader.annotations['leaderworkerset.sigs.k8s.io/pod-termination-policy'], 'Sequential');
+        assert.equal(leader.annotations['leaderworkerset.sigs.k8s.io/pod-termination-policy'], 'Default');
       }
       const [status1] = statusWrites(fake);
       // The leader StatefulSet's status.replicas (upstream's), read before it was written in this pass.
