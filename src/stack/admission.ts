@@ -27,6 +27,16 @@ export const POD_WEBHOOK_NAME = 'pods.lws-temporal.leaderworkerset.sigs.k8s.io';
 export const LWS_WEBHOOK_NAME = 'leaderworkersets.lws-temporal.leaderworkerset.sigs.k8s.io';
 export const WEBHOOK_CONFIGURATION_NAME = DEFAULT_WEBHOOK_CONFIGURATION;
 
+/** What both webhooks share: refused while the webhook cannot be asked (as upstream's are), no side effects. */
+const COMMON: Omit<k8s.V1MutatingWebhook, 'name' | 'clientConfig'> = {
+  failurePolicy: 'Fail',
+  sideEffects: 'None',
+  admissionReviewVersions: ['v1'],
+  timeoutSeconds: 10,
+  reinvocationPolicy: 'Never',
+  matchPolicy: 'Equivalent',
+};
+
 /**
  * The pod webhook, as deploy/admission/webhook.yaml has it (test/deploy/manifests.test.ts compares them): pod
  * CREATEs of pods with the LWS name label only, so that no other pod depends on the webhook being up.
@@ -37,18 +47,13 @@ export function podWebhook(clientConfig: k8s.AdmissionregistrationV1WebhookClien
     clientConfig,
     rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: '*' }],
     objectSelector: { matchExpressions: [{ key: LABEL_NAME, operator: 'Exists' }] },
-    failurePolicy: 'Fail',
-    sideEffects: 'None',
-    admissionReviewVersions: ['v1'],
-    timeoutSeconds: 10,
-    reinvocationPolicy: 'Never',
-    matchPolicy: 'Equivalent',
+    ...COMMON,
   };
 }
 
 /**
- * The LWS webhook, as deploy/admission/webhook.yaml has it: every LWS create and update, refused while the webhook
- * cannot be asked (as upstream's own LWS webhooks are), so that no LWS is stored with a value upstream would rewrite.
+ * The LWS webhook, as deploy/admission/webhook.yaml has it: every LWS create and update, so that no LWS is stored with
+ * a value upstream would rewrite.
  */
 export function lwsWebhook(clientConfig: k8s.AdmissionregistrationV1WebhookClientConfig): k8s.V1MutatingWebhook {
   return {
@@ -63,12 +68,7 @@ export function lwsWebhook(clientConfig: k8s.AdmissionregistrationV1WebhookClien
         scope: '*',
       },
     ],
-    failurePolicy: 'Fail',
-    sideEffects: 'None',
-    admissionReviewVersions: ['v1'],
-    timeoutSeconds: 10,
-    reinvocationPolicy: 'Never',
-    matchPolicy: 'Equivalent',
+    ...COMMON,
   };
 }
 
