@@ -44,8 +44,12 @@ export type EnsureLeaderStatefulSetResult =
 
 export type EnsureWorkerStatefulSetResult =
   | { outcome: 'exists'; uid: string }
-  /** `released`: the uid of an older incarnation that only its foreground deletion kept, deleted to make room. */
-  | { outcome: 'created'; uid: string; released?: string }
+  /**
+   * `released`: the uid of an older incarnation that only its foreground deletion kept, deleted to make room.
+   * `oldPods`: an older incarnation's pods, their StatefulSet gone already, still hold the names: the new pods come
+   * once they are gone (waitForNamesFreed with `successor`).
+   */
+  | { outcome: 'created'; uid: string; released?: string; oldPods?: ObjectIdentity[] }
   /** Another leader's StatefulSet holds the name, or this leader's own being deleted: wait until `uid` is gone. */
   | {
       outcome: 'blocked';
@@ -83,6 +87,12 @@ export interface SeenWorkers {
 export interface GoneResult {
   /** When the activity saw it gone (RFC 3339 with milliseconds). */
   goneAt: string;
+}
+
+export interface NamesFreedInput {
+  statefulSet?: ObjectIdentity;
+  pods: ObjectIdentity[];
+  successor?: ObjectIdentity;
 }
 
 export type NamesFreedResult = GoneResult | { releasable: ObjectIdentity };
@@ -200,9 +210,10 @@ export interface LwsActivities {
   waitForStatefulSetGone(input: ObjectIdentity & TellsWhenDone): Promise<GoneResult>;
   /**
    * None of `pods` nor the StatefulSet left. One only its foreground deletion keeps is released once the pods are gone
-   * (as releaseForegroundDeletion); `releasable` when that release was refused.
+   * (as releaseForegroundDeletion); `releasable` when that release was refused. `successor`: the StatefulSet
+   * created over the names already, marked once they are free (ANNOTATION_OLD_PODS_GONE).
    */
-  waitForNamesFreed(input: { statefulSet?: ObjectIdentity; pods: ObjectIdentity[] }): Promise<NamesFreedResult>;
+  waitForNamesFreed(input: NamesFreedInput): Promise<NamesFreedResult>;
   /**
    * Deletes again, in the background, a StatefulSet only its foreground deletion keeps: it goes at once. Only that uid,
    * only one already deleting in the foreground, only with none of its pods left. Best effort: logged, not thrown.

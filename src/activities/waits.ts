@@ -2,11 +2,17 @@
 // ends or fails (410 Gone included) is followed by a fresh GET and watch, so no event is missed for good. Heartbeats
 // let Temporal notice a dead worker; cancelling the activity stops the wait at once.
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { inForegroundDeletion, isPodReady, isStatefulSetReady, type ObjectIdentity } from '../model/index.js';
+import {
+  ANNOTATION_OLD_PODS_GONE,
+  inForegroundDeletion,
+  isPodReady,
+  isStatefulSetReady,
+  type ObjectIdentity,
+} from '../model/index.js';
 import { throwIfCancelled } from './activity-context.js';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
-import type { GoneResult, NamesFreedResult, ReadyResult, ScheduledResult } from './types.js';
+import type { GoneResult, NamesFreedInput, NamesFreedResult, ReadyResult, ScheduledResult } from './types.js';
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause, RETRY_PAUSE_MS, withHeartbeats } from './wait-support.js';
 import { watchOnce } from '../kube/watch.js';
@@ -131,10 +137,13 @@ export function waitForStatefulSetGone(c: KubeClients, target: ObjectIdentity): 
  * StatefulSet with the leader, so nothing is left to wait for after the last pod. One that only its foreground deletion
  * keeps (Parallel) is released once the pods are gone, or `releasable` if the release was refused.
  */
-export async function waitForNamesFreed(
-  c: KubeClients,
-  input: { statefulSet?: ObjectIdentity; pods: ObjectIdentity[] },
-): Promise<NamesFreedResult> {
+export async function waitForNamesFreed(c: KubeClients, input: NamesFreedInput): Promise<NamesFreedResult> {
+  const freed = await namesFreed(c, input);
+  if (input.successor && 'goneAt' in freed) await markOldPodsGone(c, input.successor, freed.goneAt);
+  return freed;
+}
+
+async function namesFreed(c: KubeClients, input: NamesFreedInput): Promise<NamesFreedResult> {
   const { statefulSet: sts, pods } = input;
   const live = sts && (await orNull(() => c.statefulSets.read(sts)));
   const podTargets = pods.map((target) => ({ kind: POD, target }));
@@ -148,6 +157,17 @@ export async function waitForNamesFreed(
   // The watch on the StatefulSet starts from the read above.
   const stsTarget = sts ? [{ kind: STATEFUL_SET, target: sts, first: live ?? null }] : [];
   return { goneAt: await allGone(c, [...stsTarget, ...podTargets]) };
+}
+
+/**
+ * The StatefulSet controller retried the successor's pods with a growing backoff while the names were held, and no
+ * event of the old pods reaches it (they are another StatefulSet's): a write to it makes it sync now. Best effort: a
+ * successor gone or replaced needs nothing, and any other failure leaves the pods to that backoff.
+ */
+async function markOldPodsGone(c: KubeClients, successor: ObjectIdentity, goneAt: string): Promise<void> {
+  await c.statefulSets
+    .mergePatch(successor, { metadata: { uid: successor.uid, annotations: { [ANNOTATION_OLD_PODS_GONE]: goneAt } } })
+    .catch(() => undefined);
 }
 
 export function waitForPodReady(c: KubeClients, target: ObjectIdentity): Promise<ReadyResult> {

@@ -69,33 +69,41 @@ async function createOrInspect(
     : { outcome: 'blocked', uid, ownerUid, deleting, ...takenBy };
 }
 
+/** The create goes ahead over names that these pods of an older incarnation, their StatefulSet gone, still hold. */
+interface CreateOverOldPods {
+  oldPods: ObjectIdentity[];
+}
+
 /**
- * When pods hold the names, they decide. All of this leader's live StatefulSet: `exists`. Another incarnation's:
- * `blocked`, even with their StatefulSet gone, since the StatefulSet controller cannot create a pod over a name in use.
+ * When pods hold the names, they decide. All of this leader's live StatefulSet: `exists`. Another incarnation's whose
+ * StatefulSet is still there: `blocked` until it goes (under Parallel its foreground deletion keeps it until its pods
+ * are gone). Theirs gone already (Sequential: the garbage collector removes it before its pods): the create goes
+ * ahead, as upstream's does, and the StatefulSet controller makes the new pods as the old ones go.
  */
 async function judgedByPods(
   c: KubeClients,
   built: V1StatefulSet,
   leaderUid: string,
   pods: V1Pod[],
-): Promise<EnsureWorkerStatefulSetResult | undefined> {
+): Promise<EnsureWorkerStatefulSetResult | CreateOverOldPods | undefined> {
   if (pods.length === 0) return undefined;
   const namespace = built.metadata?.namespace ?? '';
   const live = await orNull(() => c.statefulSets.read({ namespace, name: built.metadata?.name ?? '' }));
   const liveUid = live?.metadata?.uid;
   const ours = live !== null && controllerUid(live.metadata) === leaderUid && !live.metadata?.deletionTimestamp;
   const left = pods.filter((p) => !ours || controllerUid(p.metadata) !== liveUid);
-  if (left.length === 0) return { outcome: 'exists', uid: liveUid ?? '' };
+  // Ours made already (a retried create) counts as made, whoever's pods still go.
+  if (left.length === 0 || ours) return { outcome: 'exists', uid: liveUid ?? '' };
+  const identities = left.map((p) => ({ namespace, name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '' }));
   const uid = controllerUid(left[0]!.metadata) ?? '';
-  // Their StatefulSet, if it is still there (else it is as good as deleted).
-  const theirs = live !== null && liveUid === uid ? live : undefined;
-  const ownerUid = theirs && controllerUid(theirs.metadata);
+  if (live === null || liveUid !== uid) return { oldPods: identities };
+  const ownerUid = controllerUid(live.metadata);
   return {
     outcome: 'blocked',
     uid,
     ...(ownerUid !== undefined && { ownerUid }),
-    deleting: theirs === undefined || Boolean(theirs.metadata?.deletionTimestamp),
-    pods: left.map((p) => ({ namespace, name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '' })),
+    deleting: Boolean(live.metadata?.deletionTimestamp),
+    pods: identities,
   };
 }
 
@@ -142,6 +150,19 @@ export async function leaderFirst(
   return { patched, pods };
 }
 
+/** `pods`: who holds the worker pod names, when they were looked at. */
+async function createUnlessHeld(
+  c: KubeClients,
+  built: V1StatefulSet,
+  leaderUid: string,
+  pods: V1Pod[] | undefined,
+): Promise<EnsureWorkerStatefulSetResult> {
+  const judged = await judgedByPods(c, built, leaderUid, pods ?? []);
+  if (judged !== undefined && !('oldPods' in judged)) return judged;
+  const made = await createOrInspect(c, built, leaderUid, pods !== undefined && judged === undefined);
+  return judged !== undefined && made.outcome === 'created' ? { ...made, oldPods: judged.oldPods } : made;
+}
+
 /** `first`: the leader's round, made already with this LWS's policy. */
 export async function ensureWorkerStatefulSet(
   c: KubeClients,
@@ -166,11 +187,8 @@ export async function ensureWorkerStatefulSet(
       { podTerminationPolicy: applyDefaults(lws).spec.podTerminationPolicy, withWorkers: built !== undefined },
     ));
   if (!patched) return { outcome: 'leader-gone' };
-  const result: EnsureWorkerStatefulSetResult =
-    built === undefined
-      ? { outcome: 'not-needed' }
-      : ((await judgedByPods(c, built, leader.uid, pods ?? [])) ??
-        (await createOrInspect(c, built, leader.uid, pods !== undefined)));
+  const result =
+    built === undefined ? { outcome: 'not-needed' as const } : await createUnlessHeld(c, built, leader.uid, pods);
   // The group Service only once the name is ours: a blocked group's old Service is still the old leader's.
   if (result.outcome !== 'blocked') {
     const service = buildGroupService(source, groupIndex, leaderPod);

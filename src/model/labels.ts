@@ -67,6 +67,12 @@ export const ANNOTATION_RECREATE_GROUP_AFTER_START = `${PREFIX}experimental-recr
  */
 export const ANNOTATION_WORKERS_REFUSED = `${PREFIX}workers-refused`;
 
+/**
+ * Ours. Worker StatefulSet annotation: when the older incarnation's pods that held its pod names were seen gone.
+ * Writing it makes the StatefulSet controller sync at once, not after the backoff it grew while the names were held.
+ */
+export const ANNOTATION_OLD_PODS_GONE = `${PREFIX}old-pods-gone-at`;
+
 /** Ours. Leader StatefulSet annotation: sha1 of the pod template and update strategy as last written. */
 export const ANNOTATION_APPLIED_HASH = `${PREFIX}applied-template-hash`;
 

@@ -1,6 +1,7 @@
 // Provisions one incarnation of a group: once its leader pod exists (or is Ready, under LeaderReady), create the
-// worker StatefulSet owned by that leader. If an old group's workers still hold the names, wait until they are gone
-// first (safe rebuild), then create, exactly once. A worker StatefulSet the API server refuses (a template it finds
+// worker StatefulSet owned by that leader. If an old group's worker StatefulSet still holds the name, wait until it is
+// gone first (safe rebuild), then create, exactly once; old pods that outlive their StatefulSet (Sequential) only delay
+// the new pods, as under upstream, and the new StatefulSet is nudged the moment they are gone. A worker StatefulSet the API server refuses (a template it finds
 // invalid) is told on the LWS and tried again with a capped backoff until it is made or the leader goes: a fixed
 // template rolls the leaders, and each new leader's provisioning builds from it.
 import { continueAsNew, sleep, workflowInfo } from '@temporalio/workflow';
@@ -62,7 +63,14 @@ export async function provisionGroup(input: ProvisionGroupInput): Promise<Provis
     const topology = await leaderTopology(lws, leader, timeline);
     // A wait for the leader makes the first look at it old: the build then reads it again.
     const waited = spec.startupPolicy === 'LeaderReady' || topology !== undefined;
-    const { workers, lwsNow } = await createWorkers(input, lws, topology, timeline, waited ? undefined : leaderNow);
+    const { workers, oldPods, lwsNow } = await createWorkers(
+      input,
+      lws,
+      topology,
+      timeline,
+      waited ? undefined : leaderNow,
+    );
+    if (workers && oldPods) await oldPodsGone(workers, oldPods, timeline);
     if (workers) await workersReady(workers, timeline);
     await kube.recordEvent({
       lws: { ...ref, uid: lwsNow.metadata.uid },
@@ -127,7 +135,7 @@ async function createWorkers(
   topology: Topology | undefined,
   timeline: Timeline,
   leaderRead?: PodFacts | null,
-): Promise<{ workers?: ObjectIdentity; lwsNow: LwsRead }> {
+): Promise<{ workers?: ObjectIdentity; oldPods?: ObjectIdentity[]; lwsNow: LwsRead }> {
   const { ref, groupIndex, leader } = input;
   const name = workerStatefulSetName(ref.name, groupIndex);
   const backoff = new RefusalBackoff();
@@ -180,7 +188,11 @@ async function createWorkers(
         if (result.released)
           timeline.add('old StatefulSet gone', undefined, `${result.released}: released, no pod left`);
         timeline.add('workers created', undefined, name);
-        return { workers: { namespace: ref.namespace, name, uid: result.uid }, lwsNow: lws };
+        return {
+          workers: { namespace: ref.namespace, name, uid: result.uid },
+          ...(result.oldPods?.length && { oldPods: result.oldPods }),
+          lwsNow: lws,
+        };
       case 'blocked': {
         // Another LWS's leader StatefulSet goes only with that LWS: the user is told, and the group waits for it.
         if (result.takenBy !== undefined) {
@@ -241,6 +253,13 @@ class RefusalBackoff {
       await continueAsNew<typeof provisionGroup>(looking);
     }
   }
+}
+
+/** The old group's pods hold the new pods' names until they are gone: the new StatefulSet is told then. */
+async function oldPodsGone(workers: ObjectIdentity, oldPods: ObjectIdentity[], timeline: Timeline): Promise<void> {
+  timeline.add('waiting for old pods', undefined, `${oldPods.length} still terminating`);
+  const freed = await wait.waitForNamesFreed({ pods: oldPods, successor: workers });
+  if ('goneAt' in freed) timeline.add('old pods gone', freed.goneAt);
 }
 
 /** Each worker has its worker-index label from its creation (the admission webhook, src/admission). */

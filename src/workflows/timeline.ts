@@ -13,6 +13,8 @@ export type TimelineEvent =
   | 'leader ready'
   | 'leader scheduled'
   | 'workers created'
+  | 'waiting for old pods'
+  | 'old pods gone'
   | 'workers refused'
   | 'new group ready'
   | 'group recreated'

@@ -164,10 +164,10 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     assert.match(result.timeline[1]!.detail ?? '', new RegExp(`^${old.uid}: released`));
   });
 
-  it('safe rebuild: waits for the old pods too when the garbage collector removed their StatefulSet first', async () => {
-    // Sequential: once the old leader is gone, the garbage collector deletes the worker StatefulSet it owned in the
-    // background (at once) and its pods after it (a grace period). A StatefulSet created over their names could not
-    // make its pods until they were gone, and would then wait for the StatefulSet controller's growing backoff.
+  it('Sequential rebuild: the old StatefulSet already gone, creates at once (as upstream), then marks it as the old pods go', async () => {
+    // Once the old leader is gone, the garbage collector deletes the worker StatefulSet it owned in the background (at
+    // once) and its pods after it (a grace period). Upstream creates the new StatefulSet then; its pods come as the
+    // names free. The mark makes the StatefulSet controller, which backed off meanwhile, make them at once.
     const fake = t.fake({ graceMs: GRACE });
     fake.setLws();
     const now = await fake.now();
@@ -181,19 +181,35 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
       'its pods still terminate',
     );
     const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
-    const result = await provision(fake, inputFor(fake, leader));
+    const result = await provision(fake, inputFor(fake, leader), 'provisionGroup-sequential-rebuild');
 
     assert.equal(result.outcome, 'provisioned');
+    const created = fake.statefulSet('demo-0')!;
     assert.deepEqual(
-      fake.callsOf('ensureWorkerStatefulSetOf').map((c) => (c.result as { outcome: string }).outcome),
-      ['blocked', 'created'],
+      fake.callsOf('ensureWorkerStatefulSetOf').map((c) => c.result),
+      [{ outcome: 'created', uid: created.uid, oldPods: oldPods.map(identityOf) }],
     );
     const lastOldPodGone = Math.max(...oldPods.map((p) => fake.removedAt.get(p.uid)!));
     assert.ok(lastOldPodGone - now >= GRACE, `the old pods went ${lastOldPodGone - now} ms after their deletion`);
     const mine = fake.createdStatefulSets.filter((s) => s.ownerUid === leader.uid);
     assert.equal(mine.length, 1);
-    assert.ok(mine[0]!.at >= lastOldPodGone, 'created while pods of the old group held the names');
-    assert.match(result.timeline[1]!.detail ?? '', /3 of its pods still terminating/);
+    assert.ok(mine[0]!.at < lastOldPodGone, 'created while the old pods still held the names');
+    assert.deepEqual(
+      fake.callsOf('waitForNamesFreed').map((c) => c.args),
+      [[{ pods: oldPods.map(identityOf), successor: { namespace: 'default', name: 'demo-0', uid: created.uid } }]],
+    );
+    assert.equal(created.oldPodsGoneAt, new Date(lastOldPodGone).toISOString());
+    const newPods = [1, 2, 3].map((i) => fake.pod(`demo-0-${i}`)!);
+    assert.ok(
+      newPods.every((p) => p.ownerUid === created.uid && p.createdAt >= lastOldPodGone),
+      'no new pod over an old name',
+    );
+    assert.deepEqual(
+      result.timeline.map((e) => e.event),
+      ['new leader', 'workers created', 'waiting for old pods', 'old pods gone', 'new group ready'],
+    );
+    assert.equal(result.timeline[2]!.detail, '3 still terminating');
+    assert.ok(Math.abs(at(result.timeline, 'old pods gone') - lastOldPodGone) < 100);
   });
 
   // The create after the wait writes the LWS's policy onto the leader (leaderPodPatch): an LWS read before the wait
