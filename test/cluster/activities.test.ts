@@ -12,7 +12,7 @@ import { createActivities, HEARTBEAT_INTERVAL_MS } from '../../src/activities/in
 import { REPLACEMENT_CHECK_MS } from '../../src/activities/group-waits.js';
 import { makeClients } from '../../src/activities/clients.js';
 import { appliedHash, ensureLeaderStatefulSet } from '../../src/activities/leader-statefulset.js';
-import { ANNOTATION_APPLIED_HASH } from '../../src/model/index.js';
+import { ANNOTATION_APPLIED_HASH, ANNOTATION_OLD_PODS_GONE } from '../../src/model/index.js';
 import { ensureWorkerStatefulSet } from '../../src/activities/worker-statefulset.js';
 import { releaseForegroundDeletion } from '../../src/activities/deletes.js';
 import { waitForNamesFreed } from '../../src/activities/waits.js';
@@ -838,7 +838,7 @@ describe('activities against the cluster', function () {
   });
 
   describe('a worker StatefulSet over pods an old group left', () => {
-    it('is blocked while they hold the names, though their StatefulSet is gone; the wait ends once they are gone', async () => {
+    it('is created though they hold the names, their StatefulSet gone (as upstream); marked once they are gone, its pods come then', async () => {
       const lws = await createLws('left');
       const leader = await createPod('left-0', { labels: leaderLabels('left') });
       // An old worker that outlived its StatefulSet (the garbage collector removes that one at once), terminating.
@@ -848,47 +848,37 @@ describe('activities against the cluster', function () {
         timeoutMs: 30_000,
       });
       await core.deleteNamespacedPod({ namespace, name: 'left-0-1' });
-      const blocked = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
-      assert.deepEqual(blocked, { outcome: 'blocked', uid: '', deleting: true, pods: [old] });
-      assert.equal(await orNullSts('left-0'), null, 'nothing created over the old name');
+      const created = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+      assert.ok(created.outcome === 'created', JSON.stringify(created));
+      assert.deepEqual(created.oldPods, [old]);
+      const successor = { namespace, name: 'left-0', uid: created.uid };
+      assert.equal((await readSts('left-0')).metadata?.uid, created.uid);
+      assert.equal((await readPod('left-0-1')).metadata?.uid, old.uid, 'the old pod still holds its name');
 
       const waited = Date.now();
-      // Its StatefulSet is gone already: looked at first, nothing left to do after the pod.
-      const waiting = makeClients(kc);
-      const seen: string[] = [];
-      for (const [api, method] of [
-        ['statefulSets', 'read'],
-        ['statefulSets', 'list'],
-        ['statefulSets', 'delete'],
-        ['pods', 'read'],
-      ] as const) {
-        const call = waiting[api][method] as (...a: unknown[]) => Promise<unknown>;
-        (waiting[api][method] as unknown) = (...args: unknown[]) => (seen.push(`${api}.${method}`), call(...args));
-      }
-      const statefulSet = { namespace, name: 'left-0', uid: blocked.uid };
-      const gone = await waitForNamesFreed(waiting, { statefulSet, pods: [old] });
-      assert.ok('goneAt' in gone, 'a StatefulSet already gone is nothing to release');
-      const firstPodCall = seen.indexOf('pods.read');
-      assert.ok(firstPodCall > 0 && seen.slice(firstPodCall).every((m) => m === 'pods.read'), String(seen));
-      assert.deepEqual(
-        seen.slice(0, firstPodCall),
-        ['statefulSets.read'],
-        'the StatefulSet read once, then judged from it',
-      );
+      const gone = await waitForNamesFreed(makeClients(kc), { pods: [old], successor });
+      assert.ok('goneAt' in gone);
       assert.ok(Date.now() - waited >= 1_000, `the wait ended ${Date.now() - waited} ms in, with the pod still there`);
-      await assert.rejects(readPod('left-0-1'), 'the old pod is gone once the wait ends');
-      assert.ok(Date.parse(gone.goneAt) >= waited);
-      const created = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
-      assert.equal(created.outcome, 'created');
-      // Its own pods block nothing: the next ensure finds the StatefulSet it made.
-      await waitFor(
-        'pod left-0-1 of the new StatefulSet',
-        async () => ((await readPod('left-0-1')) ? true : undefined),
-        {
-          timeoutMs: 30_000,
-        },
+      assert.equal(
+        (await readSts('left-0')).metadata?.annotations?.[ANNOTATION_OLD_PODS_GONE],
+        gone.goneAt,
+        'the new StatefulSet marked when the names were free',
       );
-      // One read of the StatefulSet tells: no create that meets a 409, no second read.
+      // Its own pod, over the freed name.
+      const mine = await waitFor(
+        'pod left-0-1 of the new StatefulSet',
+        async () => {
+          const pod = await readPod('left-0-1').catch(() => undefined);
+          return pod?.metadata?.uid !== old.uid ? pod : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      assert.equal(mine.metadata?.ownerReferences?.[0]?.uid, created.uid);
+      // Marking a successor gone or replaced is no failure.
+      const other = { ...successor, uid: '00000000-0000-0000-0000-000000000000' };
+      assert.ok('goneAt' in (await waitForNamesFreed(makeClients(kc), { pods: [old], successor: other })));
+
+      // Its own pods block nothing: the next ensure finds the StatefulSet it made, in one read.
       const c = makeClients(kc);
       const calls: string[] = [];
       const { create, read } = c.statefulSets;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet, PodTerminationPolicy } from '../../src/model/index.js';
+import { ANNOTATION_OLD_PODS_GONE } from '../../src/model/index.js';
 import { waitFor } from '../../src/stack/processes.js';
 import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
 import { startController, testTemporalTargets, type Controller } from '../fixtures/controller.js';
@@ -169,15 +170,22 @@ for (const target of testTemporalTargets()) {
       const teardown = Math.max(...workers.map((w) => w.goneAt!)) - t0;
       assert.ok(teardown >= 1.8 * GMS && teardown < 3 * GMS, `Sequential teardown took ${teardown} ms`);
       // The garbage collector removed the old worker StatefulSet as soon as the leader was gone, its pods a grace
-      // period later: the replacement's StatefulSet comes only after them (over their names, the StatefulSet
-      // controller could not make its pods, and would retry with a growing backoff). Whole seconds: 1 s allowance.
+      // period later. As upstream, the replacement's StatefulSet is created then; its pods come only once the old ones
+      // are gone, when the provisioning marks it (the StatefulSet controller would otherwise wait out its backoff).
+      // Whole seconds: 1 s allowance.
       await lws.waitForGroups('seq', 2, 4);
-      const created = new Date((await lws.statefulSet('seq-0'))!.metadata!.creationTimestamp!).getTime();
+      const sts = (await lws.statefulSet('seq-0'))!;
+      const created = new Date(sts.metadata!.creationTimestamp!).getTime();
       const oldWorkersGone = Math.max(...workers.map((w) => w.goneAt!));
-      assert.ok(
-        created + 1000 >= oldWorkersGone,
-        `new workers created ${oldWorkersGone - created} ms before the old gone`,
-      );
+      assert.ok(created < oldWorkersGone, `new workers created ${created - oldWorkersGone} ms after the old were gone`);
+      const marked = Date.parse(sts.metadata?.annotations?.[ANNOTATION_OLD_PODS_GONE] ?? '');
+      assert.ok(marked + 1000 >= oldWorkersGone, `marked ${oldWorkersGone - marked} ms before the old pods were gone`);
+      const newWorkers = (await lws.pods('seq')).filter((p) => /^seq-0-[0-9]+$/.test(p.metadata?.name ?? ''));
+      assert.equal(newWorkers.length, 3);
+      for (const p of newWorkers) {
+        assert.equal(p.metadata?.ownerReferences?.[0]?.uid, sts.metadata?.uid);
+        assert.ok(new Date(p.metadata!.creationTimestamp!).getTime() + 1000 >= oldWorkersGone, 'over an old name');
+      }
     });
 
     /** When the last worker of the old group 0 of `par` was gone: torn down by (b), replaced in (c). */
