@@ -1,5 +1,6 @@
 // What upstream's mutating pod webhook (Default) does to each LWS pod at creation: group and subgroup labels,
-// exclusive placement and the TPU env. The LWS_* env is not here: the StatefulSet pod templates carry it (model/env).
+// exclusive placement, the TPU env. The LWS_* env comes with our StatefulSet pod templates (model/env); a pod whose
+// template has none (one upstream's controller made, kept across a switch) gets it here, as upstream's webhook gives it.
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import {
   ANNOTATION_EXCLUSIVE_TOPOLOGY,
@@ -24,7 +25,9 @@ import {
   parsePodName,
   podRequestsTpus,
   subGroupIndex,
+  podEnvVars,
   withExclusiveAffinity,
+  withLwsEnv,
   withTpuEnv,
 } from '../model/index.js';
 import { groupKey, subGroupKey } from '../shared/group-keys.js';
@@ -96,9 +99,20 @@ function parseCount(ref: string, what: string, text: string): number {
 function mutateLwsPod(pod: LwsPod, spec: V1PodSpec): V1PodSpec {
   const leader = pod.labels[LABEL_WORKER_INDEX] === '0';
   const placed = leader ? placeLeader(pod, spec) : placeWorker(pod, spec);
-  if (!podRequestsTpus(placed.spec)) return placed.spec;
+  const withEnv = withLwsEnv(
+    placed.spec,
+    podEnvVars({
+      lwsName: pod.lwsName,
+      namespace: pod.namespace,
+      groupIndex: placed.groupIndex,
+      workerIndex: placed.workerIndex,
+      size: pod.size,
+      subdomain: placed.spec.subdomain ?? '',
+    }),
+  );
+  if (!podRequestsTpus(withEnv)) return withEnv;
   const { subGroupSize } = pod;
-  return withTpuEnv(placed.spec, {
+  return withTpuEnv(withEnv, {
     leaderName: placed.leaderName,
     workerIndex: placed.workerIndex,
     subdomain: placed.spec.subdomain ?? '',
@@ -111,6 +125,7 @@ function mutateLwsPod(pod: LwsPod, spec: V1PodSpec): V1PodSpec {
 interface Placed {
   spec: V1PodSpec;
   leaderName: string;
+  groupIndex: number;
   workerIndex: number;
 }
 
@@ -125,7 +140,7 @@ function placeLeader(pod: LwsPod, spec: V1PodSpec): Placed {
   if (unlabelledSubGroupSize(pod) !== undefined && leaderInSubGroup(annotations[ANNOTATION_SUBGROUP_POLICY_TYPE])) {
     out = joinSubGroup(pod, out, LEADER_SUBGROUP_INDEX, pod.name);
   }
-  return { spec: out, leaderName: pod.name, workerIndex: 0 };
+  return { spec: out, leaderName: pod.name, groupIndex: Number(labels[LABEL_GROUP_INDEX]), workerIndex: 0 };
 }
 
 function placeWorker(pod: LwsPod, spec: V1PodSpec): Placed {
@@ -138,7 +153,7 @@ function placeWorker(pod: LwsPod, spec: V1PodSpec): Placed {
     if (!leaderName) throw new MutationError(`pod ${pod.ref}: annotation ${ANNOTATION_LEADER_NAME} is missing`);
     out = joinSubGroup(pod, out, subGroupIndex(pod.size, subGroupSize, workerIndex), leaderName);
   }
-  return { spec: out, leaderName: leaderPodName(pod.lwsName, groupIndex), workerIndex };
+  return { spec: out, leaderName: leaderPodName(pod.lwsName, groupIndex), groupIndex, workerIndex };
 }
 
 /** The subgroup size while the pod has no subgroup-index label yet (an empty one counts as none, as upstream). */

@@ -50,6 +50,26 @@ export function workerEnvVars(
   ];
 }
 
+/**
+ * The same variables as literals, for a pod whose template has none: one made from another controller's template
+ * (upstream's adds them in its pod webhook, not its templates), so that a pod recreated after a switch has them too.
+ */
+export function podEnvVars(pod: {
+  lwsName: string;
+  namespace: string;
+  groupIndex: number;
+  workerIndex: number;
+  size: number;
+  subdomain: string;
+}): V1EnvVar[] {
+  return [
+    { name: ENV_GROUP_INDEX, value: String(pod.groupIndex) },
+    { name: ENV_LEADER_ADDRESS, value: `${pod.lwsName}-${pod.groupIndex}.${pod.subdomain}.${pod.namespace}` },
+    { name: ENV_GROUP_SIZE, value: String(pod.size) },
+    { name: ENV_WORKER_INDEX, value: String(pod.workerIndex) },
+  ];
+}
+
 export function prependEnv(userEnv: readonly V1EnvVar[] | undefined, vars: readonly V1EnvVar[]): V1EnvVar[] {
   const user = userEnv ?? [];
   const userNames = new Set(user.map((v) => v.name));

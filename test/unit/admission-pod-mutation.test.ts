@@ -467,11 +467,71 @@ describe('admission/pod-mutation', () => {
       assert.deepEqual(out.metadata?.annotations, before.metadata?.annotations, 'annotations');
       assert.deepEqual(out.spec?.affinity, affinityOf(row.placed), 'affinity');
       assert.equal(out.spec?.subdomain, row.subdomainAfter ?? row.subdomain ?? 'lws', 'subdomain');
-      const envOf = (p: V1Pod) => Object.fromEntries((p.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+      // The LWS_* variables have their own cases below.
+      const envOf = (p: V1Pod) =>
+        Object.fromEntries(
+          (p.spec?.containers[0]?.env ?? []).filter((e) => !e.name.startsWith('LWS_')).map((e) => [e.name, e.value]),
+        );
       assert.deepEqual(envOf(out), row.env ?? envOf(before), 'env');
       assert.deepEqual(mutatePod(out), out, 'a second call changes nothing');
     });
   }
+
+  describe("LWS_* env, for a pod whose template has none (one made from upstream's template before a switch)", () => {
+    const lwsEnv = (p: V1Pod, container = 0) =>
+      (p.spec?.containers[container]?.env ?? []).filter((e) => e.name.startsWith('LWS_'));
+    const literal = (groupIndex: number, address: string, workerIndex: number) => [
+      { name: 'LWS_GROUP_INDEX', value: String(groupIndex) },
+      { name: 'LWS_LEADER_ADDRESS', value: address },
+      { name: 'LWS_GROUP_SIZE', value: '4' },
+      { name: 'LWS_WORKER_INDEX', value: String(workerIndex) },
+    ];
+    const cases: Array<{ name: string; row: Row; env: Array<{ name: string; value?: string }> }> = [
+      { name: 'a leader', row: { name: '', role: 'leader' }, env: literal(0, 'lws-0.lws.ns', 0) },
+      {
+        name: 'a leader of group 3',
+        row: { name: '', role: 'leader', podName: 'lws-3' },
+        env: literal(3, 'lws-3.lws.ns', 0),
+      },
+      {
+        name: 'a worker',
+        row: { name: '', role: 'worker', podName: 'lws-0-2' },
+        env: literal(0, 'lws-0.lws.ns', 2),
+      },
+      {
+        name: 'a leader under UniquePerReplica: its group Service',
+        row: { name: '', role: 'leader', annotations: { [ANNOTATION_SUBDOMAIN_POLICY]: 'UniquePerReplica' } },
+        env: literal(0, 'lws-0.lws-0.ns', 0),
+      },
+      {
+        name: 'a worker under UniquePerReplica: its subdomain, the leader',
+        row: { name: '', role: 'worker', subdomain: 'lws-0' },
+        env: literal(0, 'lws-0.lws-0.ns', 1),
+      },
+    ];
+    for (const c of cases) {
+      it(`${c.name}: as literals, first, the user's after`, () => {
+        const out = mutatePod(podOf(c.row));
+        assert.ok(!('error' in out));
+        assert.deepEqual(lwsEnv(out), c.env);
+        assert.deepEqual(out.spec?.containers[0]?.env?.at(-1), { name: 'A', value: '1' });
+      });
+    }
+
+    it("a pod from this project's templates keeps theirs; a user's own variable wins", () => {
+      const ours = { name: 'LWS_WORKER_INDEX', valueFrom: { fieldRef: { fieldPath: "metadata.labels['x']" } } };
+      const users = { name: 'LWS_GROUP_SIZE', value: '99' };
+      const out = mutatePod(
+        podOf({ name: '', role: 'worker', containers: [{ name: 'app', image: 'app', env: [ours, users] }] }),
+      );
+      assert.ok(!('error' in out));
+      const env = out.spec?.containers[0]?.env ?? [];
+      assert.deepEqual(
+        env.filter((e) => e.name === 'LWS_WORKER_INDEX' || e.name === 'LWS_GROUP_SIZE'),
+        [ours, users],
+      );
+    });
+  });
 
   it('computes the group key as sha1 of <namespace>/<leader pod>', () => {
     const out = mutatePod(podOf({ name: '', role: 'leader' }));
