@@ -15,7 +15,7 @@ export function heartbeat(details?: unknown): void {
 }
 
 /** Logs through the activity's logger (with its workflow and activity ids); outside one, a warning to stderr. */
-export function log(level: 'warn' | 'debug', message: string, meta: Record<string, unknown>): void {
+export function log(level: 'warn' | 'info' | 'debug', message: string, meta: Record<string, unknown>): void {
   const logger = current()?.log;
   if (logger) logger[level](message, meta);
   else if (level === 'warn') console.warn(JSON.stringify({ level, msg: message, ...meta }));

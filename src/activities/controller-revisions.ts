@@ -3,7 +3,8 @@
 // labels, owned by the LWS), so a group that upstream's controller made can be rebuilt on its own template.
 import type { V1ControllerRevision } from '@kubernetes/client-node';
 import {
-  applyDefaults,
+  adoptedRevision,
+  ANNOTATION_ADOPTED_REVISION,
   buildControllerRevision,
   controllerRevisionName,
   controllerUid,
@@ -11,9 +12,12 @@ import {
   KIND,
   LABEL_NAME,
   LABEL_TEMPLATE_REVISION_HASH,
+  leaderStatefulSetName,
   lwsAtRevision,
   nextRevisionNumber,
+  revisionKey,
   revisionsToPrune,
+  sameTemplates,
   templateRevisionHash,
   type LeaderWorkerSet,
   type ObjectKey,
@@ -61,10 +65,11 @@ function factsOf(r: V1ControllerRevision): RevisionFacts {
 export async function ensureControllerRevision(c: KubeClients, lws: LeaderWorkerSet): Promise<EnsureRevisionOutcome> {
   const ref = { namespace: lws.metadata.namespace ?? '', name: lws.metadata.name ?? '' };
   const uid = lws.metadata.uid ?? '';
-  const hash = templateRevisionHash(applyDefaults(lws).spec);
+  const hash = revisionKey(lws);
   const revisions = (await listRevisions(c, ref, uid)).map(factsOf);
-  const name = controllerRevisionName(ref.name, hash);
-  const mine = revisions.find((r) => r.name === name);
+  // By its key: an adopted one is upstream's, named `<lws>-<key>-<n>`.
+  const mine = revisions.filter((r) => r.hash === hash).sort((a, b) => b.revision - a.revision)[0];
+  const name = mine?.name ?? controllerRevisionName(ref.name, hash);
   const next = nextRevisionNumber(revisions, name);
   if (mine === undefined) {
     const got = await createOrRead(
@@ -85,6 +90,41 @@ export async function ensureControllerRevision(c: KubeClients, lws: LeaderWorker
     ]),
   );
   return 'reused';
+}
+
+/**
+ * Taking over from another controller (upstream's): its leader StatefulSet's key is kept as this spec's when one of its
+ * revisions, applied back to the LWS, gives these very templates (as upstream's own SetMatchesRevision judges), so no
+ * group rolls. Recorded on the LWS (ANNOTATION_ADOPTED_REVISION); true when it was written now.
+ */
+export async function adoptRevisionKey(c: KubeClients, lws: LeaderWorkerSet): Promise<boolean> {
+  const own = templateRevisionHash(lws.spec);
+  if (revisionKey(lws) !== own) return false;
+  const ref = { namespace: lws.metadata.namespace ?? '', name: lws.metadata.name ?? '' };
+  const uid = lws.metadata.uid ?? '';
+  const sts = await orNull(() => c.statefulSets.read({ namespace: ref.namespace, name: leaderStatefulSetName(ref.name) }));
+  const key = sts?.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH];
+  if (key === undefined || key === own || controllerUid(sts?.metadata) !== uid) return false;
+  const same = (await listRevisions(c, ref, uid, key)).some(
+    (r) => isRevisionData(r.data) && sameTemplates(lwsAtRevision(lws, r.data).spec, lws.spec),
+  );
+  if (!same) return false;
+  // The LWS as read: a change since (a new template) makes the API server refuse the patch, and the next pass decides.
+  await kube(() =>
+    c.leaderWorkerSets.mergePatch(ref, {
+      metadata: {
+        uid,
+        resourceVersion: lws.metadata.resourceVersion,
+        annotations: { [ANNOTATION_ADOPTED_REVISION]: adoptedRevision(lws.spec, key) },
+      },
+    }),
+  );
+  log('info', 'kept the revision key another controller gave these templates', {
+    lws: `${ref.namespace}/${ref.name}`,
+    revision: key,
+    instead: own,
+  });
+  return true;
 }
 
 /**

@@ -2,7 +2,7 @@
 // hash of what we last wrote (an annotation), never the live template: the API server fills in defaults
 // (imagePullPolicy, ...), so a live template never equals a built one and would be replaced on every call.
 import { createHash } from 'node:crypto';
-import type { V1StatefulSet } from '@kubernetes/client-node';
+import type { V1StatefulSet, V1StatefulSetUpdateStrategy } from '@kubernetes/client-node';
 import {
   ANNOTATION_APPLIED_HASH,
   controllerUid,
@@ -11,6 +11,7 @@ import {
   canonicalJson,
   KIND,
   LABEL_NAME,
+  LABEL_TEMPLATE_REVISION_HASH,
   LABEL_WORKER_INDEX,
   type LeaderStatefulSetOptions,
   type LeaderStatefulSetStep,
@@ -88,15 +89,25 @@ export async function ensureLeaderStatefulSet(
     }
     if (who === 'foreign') return { outcome: 'name-taken', holder: describeNameHolder(live.metadata) };
     if (!drifted(live, built, hash)) return 'unchanged';
-    // Only the fields we own, on the object as read: its resourceVersion turns a concurrent write into a 409.
-    live.metadata = {
-      ...live.metadata,
-      labels: { ...live.metadata?.labels, ...built.metadata.labels },
-      annotations: { ...live.metadata?.annotations, ...built.metadata.annotations },
-    };
     const { replicas, template, updateStrategy, persistentVolumeClaimRetentionPolicy } = built.spec ?? {};
     if (live.spec === undefined || template === undefined) throw new Error(`${what} has no spec`);
-    live.spec = { ...live.spec, replicas, template, updateStrategy, persistentVolumeClaimRetentionPolicy };
+    if (madeElsewhereAtRevision(live, built)) {
+      // Another controller's (upstream's, before a switch), at this very revision: its template is kept, since any
+      // change to it would roll every leader; from now on it counts as written by us.
+      live.metadata = {
+        ...live.metadata,
+        annotations: { ...live.metadata?.annotations, [ANNOTATION_APPLIED_HASH]: hash },
+      };
+      live.spec = { ...live.spec, replicas, updateStrategy: withPartition(live, partition(built)) };
+    } else {
+      // Only the fields we own, on the object as read: its resourceVersion turns a concurrent write into a 409.
+      live.metadata = {
+        ...live.metadata,
+        labels: { ...live.metadata?.labels, ...built.metadata.labels },
+        annotations: { ...live.metadata?.annotations, ...built.metadata.annotations },
+      };
+      live.spec = { ...live.spec, replicas, template, updateStrategy, persistentVolumeClaimRetentionPolicy };
+    }
     try {
       await c.statefulSets.replace({ namespace, name }, live);
       return 'updated';
@@ -105,6 +116,17 @@ export async function ensureLeaderStatefulSet(
       if (!isConflict(err) || ++conflicts > MAX_LOCAL_CONFLICT_RETRIES) throw classify(err);
     }
   }
+}
+
+/** Never written by us (no applied hash), and labelled with the revision we would build. */
+function madeElsewhereAtRevision(live: V1StatefulSet, built: V1StatefulSet): boolean {
+  const revision = (sts: V1StatefulSet) => sts.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH];
+  return live.metadata?.annotations?.[ANNOTATION_APPLIED_HASH] === undefined && revision(live) === revision(built);
+}
+
+function withPartition(live: V1StatefulSet, value: number): V1StatefulSetUpdateStrategy {
+  const strategy = live.spec?.updateStrategy ?? { type: 'RollingUpdate' };
+  return { ...strategy, rollingUpdate: { ...strategy.rollingUpdate, partition: value } };
 }
 
 /** Pods on its names that will go away: terminating, or another StatefulSet's. A live orphan is adopted instead. */

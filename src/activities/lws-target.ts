@@ -8,7 +8,7 @@ import {
   type LwsTarget,
 } from '../model/index.js';
 import type { KubeClients } from './clients.js';
-import { ensureControllerRevision } from './controller-revisions.js';
+import { adoptRevisionKey, ensureControllerRevision } from './controller-revisions.js';
 import { ensureLeaderStatefulSet } from './leader-statefulset.js';
 import { readLeaderWorkerSet } from './reads.js';
 import { ensureHeadlessService } from './services.js';
@@ -33,7 +33,10 @@ export async function ensureControllerRevisionOf(
   target: LwsTarget,
 ): Promise<EnsureRevisionOutcome | Stale> {
   const lws = await readTarget(c, target);
-  return lws === 'stale' ? lws : ensureControllerRevision(c, lws);
+  if (lws === 'stale') return lws;
+  // The LWS now names the key it adopted: the workflow reads it again and decides on that key.
+  if (await adoptRevisionKey(c, lws)) return 'stale';
+  return ensureControllerRevision(c, lws);
 }
 
 export async function ensureHeadlessServiceOf(c: KubeClients, target: LwsTarget): Promise<EnsureOutcome | Stale> {

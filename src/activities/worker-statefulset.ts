@@ -12,7 +12,7 @@ import {
   LABEL_GROUP_INDEX,
   LABEL_NAME,
   leaderPodPatch,
-  templateRevisionHash,
+  revisionKey,
   workerStatefulSetName,
   type LeaderWorkerSet,
   type ObjectIdentity,
@@ -117,7 +117,7 @@ async function groupTemplates(
   lws: LeaderWorkerSet,
   revision: string | undefined,
 ): Promise<{ source: LeaderWorkerSet; revisionHash: string }> {
-  const current = templateRevisionHash(applyDefaults(lws).spec);
+  const current = revisionKey(lws);
   if (revision === undefined || revision === current) return { source: lws, revisionHash: current };
   const atRevision = await lwsAtLeaderRevision(c, lws, revision);
   return atRevision === null ? { source: lws, revisionHash: current } : { source: atRevision, revisionHash: revision };

@@ -11,7 +11,7 @@ import {
   podFacts,
   selectors,
   statefulSetFacts,
-  templateRevisionHash,
+  revisionKey,
   type LeaderWorkerSet,
   type ObjectKey,
   type PodFacts,
@@ -36,7 +36,7 @@ export function statusReport(
     name: ref.name,
     replicas: d.spec.replicas,
     size,
-    revision: templateRevisionHash(d.spec),
+    revision: revisionKey(d),
     leaders: facts.filter(isLeader),
     workers: facts.filter((p) => !isLeader(p)),
     workerSets: statefulSets

@@ -6,13 +6,19 @@ import { applyDefaults } from './defaults.js';
 import { cloneJson } from './json.js';
 import { LABEL_NAME, LABEL_TEMPLATE_REVISION_HASH } from './labels.js';
 import { controllerRevisionName } from './names.js';
-import { templateRevisionHash } from './revision.js';
+import { revisionKey } from './revision.js';
 import { lwsOwnerReference } from './templates.js';
 import type { LeaderWorkerSet, LeaderWorkerTemplate, NetworkConfig } from './types.js';
 
-/** A revision's data: the spec fields a group is built from, in upstream's layout (`{spec: {...}}`). */
+/** Upstream's strategic-merge directive: applied back to an LWS, the revision replaces these fields whole. */
+type Replacing<T> = T & { $patch?: 'replace' };
+
+/**
+ * A revision's data: the spec fields a group is built from, in upstream's layout (`{spec: {...}}`), so that upstream's
+ * controller, taking over, finds the templates it would record itself (its SetMatchesRevision) and rolls nothing.
+ */
 export interface RevisionData {
-  spec: { leaderWorkerTemplate: LeaderWorkerTemplate; networkConfig: NetworkConfig };
+  spec: { leaderWorkerTemplate: Replacing<LeaderWorkerTemplate>; networkConfig: Replacing<NetworkConfig> };
 }
 
 /** What decisions read of a ControllerRevision. */
@@ -25,14 +31,19 @@ export interface RevisionFacts {
 
 export function revisionData(lws: LeaderWorkerSet): RevisionData {
   const { networkConfig } = applyDefaults(lws).spec;
-  return { spec: { leaderWorkerTemplate: cloneJson(lws.spec.leaderWorkerTemplate), networkConfig } };
+  return {
+    spec: {
+      leaderWorkerTemplate: { ...cloneJson(lws.spec.leaderWorkerTemplate), $patch: 'replace' },
+      networkConfig: { ...networkConfig, $patch: 'replace' },
+    },
+  };
 }
 
 /** The revision of the LWS's current spec; `revision` orders revisions, newest highest (as Kubernetes' own). */
 export function buildControllerRevision(lws: LeaderWorkerSet, revision: number): V1ControllerRevision {
   const d = applyDefaults(lws);
   const name = d.metadata.name ?? '';
-  const hash = templateRevisionHash(d.spec);
+  const hash = revisionKey(d);
   return {
     apiVersion: 'apps/v1',
     kind: 'ControllerRevision',

@@ -73,6 +73,12 @@ export const ANNOTATION_WORKERS_REFUSED = `${PREFIX}workers-refused`;
  */
 export const ANNOTATION_OLD_PODS_GONE = `${PREFIX}old-pods-gone-at`;
 
+/**
+ * Ours. LWS annotation `<own hash>:<key>`: the revision key another controller (upstream's) gave the templates this
+ * spec has, kept instead of our own hash while the spec has that hash, so that a switch rolls no group.
+ */
+export const ANNOTATION_ADOPTED_REVISION = `${PREFIX}adopted-revision`;
+
 /** Ours. Leader StatefulSet annotation: sha1 of the pod template and update strategy as last written. */
 export const ANNOTATION_APPLIED_HASH = `${PREFIX}applied-template-hash`;
 

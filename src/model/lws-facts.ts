@@ -6,7 +6,7 @@
 import { applyDefaults } from './defaults.js';
 import { ANNOTATION_RECREATE_GROUP_AFTER_START } from './labels.js';
 import { isoTime, type ObjectKey } from './objects.js';
-import { templateRevisionHash } from './revision.js';
+import { revisionKey } from './revision.js';
 import { exclusiveTopologyKey } from './templates.js';
 import {
   POD_TERMINATION_POLICY_VALUES,
@@ -35,7 +35,7 @@ export interface LwsFacts {
     podTerminationPolicy?: PodTerminationPolicyValue;
   };
   status?: LeaderWorkerSetStatus;
-  /** templateRevisionHash of the spec: the template-revision-hash of the groups built from it. */
+  /** revisionKey of the LWS: the template-revision-hash of the groups built from its spec. */
   revision: string;
   /** Upstream's experimental annotation: RecreateGroupOnPodRestart then recreates only a group that has started. */
   recreateGroupAfterStart: boolean;
@@ -72,7 +72,7 @@ export function lwsFacts(lws: LeaderWorkerSet): LwsFacts {
       ...(policy !== undefined && POD_TERMINATION_POLICY_VALUES.includes(policy) && { podTerminationPolicy: policy }),
     },
     ...(lws.status !== undefined && { status: lws.status }),
-    revision: templateRevisionHash(spec),
+    revision: revisionKey(lws),
     recreateGroupAfterStart: Boolean(m.annotations?.[ANNOTATION_RECREATE_GROUP_AFTER_START]),
     ...(topologyKey !== undefined && { exclusiveTopologyKey: topologyKey }),
     ...(errors.length > 0 && { invalid: errors.map((e) => e.message) }),

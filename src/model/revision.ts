@@ -2,7 +2,8 @@
 // crypto module, as workflow code computes it too: it tells revisions of one LWS apart, and guards against no attacker.
 import { applySpecDefaults } from './defaults.js';
 import { canonicalJson } from './json.js';
-import type { DefaultedLeaderWorkerSetSpec, LeaderWorkerSetSpec } from './types.js';
+import { ANNOTATION_ADOPTED_REVISION } from './labels.js';
+import type { DefaultedLeaderWorkerSetSpec, LeaderWorkerSet, LeaderWorkerSetSpec } from './types.js';
 
 const FNV_OFFSET_BASIS = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -55,4 +56,46 @@ export function revisionInput(spec: LeaderWorkerSetSpec | DefaultedLeaderWorkerS
 /** Value of the template-revision-hash label for a spec (raw or defaulted: both give the same hash). */
 export function templateRevisionHash(spec: LeaderWorkerSetSpec | DefaultedLeaderWorkerSetSpec): string {
   return fnv1a32Hex(canonicalJson(revisionInput(spec)));
+}
+
+/**
+ * The revision key of the LWS's templates: our hash, or the key another controller gave these very templates, once
+ * adopted (ANNOTATION_ADOPTED_REVISION). Only while the spec keeps that hash: a new template gets our own.
+ */
+export function revisionKey(lws: {
+  metadata: LeaderWorkerSet['metadata'];
+  spec: LeaderWorkerSetSpec | DefaultedLeaderWorkerSetSpec;
+}): string {
+  const own = templateRevisionHash(lws.spec);
+  const adopted = lws.metadata.annotations?.[ANNOTATION_ADOPTED_REVISION];
+  const [forHash, key] = adopted?.split(':') ?? [];
+  return forHash === own && key ? key : own;
+}
+
+/** The annotation that makes `key` the revision key of this spec's templates. */
+export function adoptedRevision(spec: LeaderWorkerSetSpec, key: string): string {
+  return `${templateRevisionHash(spec)}:${key}`;
+}
+
+/**
+ * Whether two specs build the same groups, however each was serialized: Go's encoding of upstream's revisions writes
+ * empty structs and null timestamps (`resources: {}`, `creationTimestamp: null`) that a stored LWS leaves out.
+ */
+export function sameTemplates(a: LeaderWorkerSetSpec, b: LeaderWorkerSetSpec): boolean {
+  return canonicalJson(withoutEmpty(revisionInput(a))) === canonicalJson(withoutEmpty(revisionInput(b)));
+}
+
+function withoutEmpty(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const items = value.map(withoutEmpty);
+    return items.length === 0 ? undefined : items;
+  }
+  if (value === null) return undefined;
+  if (typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const kept = withoutEmpty(v);
+    if (kept !== undefined) out[k] = kept;
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
 }

@@ -39,7 +39,7 @@ import {
   workerServiceName,
   workerStatefulSetName,
 } from './names.js';
-import { templateRevisionHash } from './revision.js';
+import { revisionKey } from './revision.js';
 import { podRequestsTpus } from './tpu-env.js';
 import { leaderStatefulSetMaxUnavailable } from './rollout.js';
 import type { DefaultedLeaderWorkerSet, LeaderWorkerSet, PodTerminationPolicyValue } from './types.js';
@@ -171,7 +171,11 @@ function placementAnnotations(lws: DefaultedLeaderWorkerSet): Record<string, str
   return out;
 }
 
-/** Upstream copies only these fields of each claim template; the StatefulSet controller names each claim per pod. */
+/**
+ * Upstream copies only these fields of each claim template, and its namespace: the StatefulSet controller names each
+ * claim per pod. The same fields as upstream's, so that its server-side apply, taking over, changes nothing (they are
+ * immutable on a StatefulSet).
+ */
 function claimTemplates(lws: DefaultedLeaderWorkerSet): V1PersistentVolumeClaim[] | undefined {
   const templates = lws.spec.leaderWorkerTemplate.volumeClaimTemplates;
   if (templates === undefined || templates.length === 0) return undefined;
@@ -183,7 +187,8 @@ function claimTemplates(lws: DefaultedLeaderWorkerSet): V1PersistentVolumeClaim[
     if (t.spec?.resources?.requests !== undefined || t.spec?.resources?.limits !== undefined) {
       spec.resources = cloneJson(t.spec.resources);
     }
-    return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: t.metadata?.name ?? '' }, spec };
+    const metadata = { name: t.metadata?.name ?? '', namespace: lws.metadata.namespace ?? '' };
+    return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata, spec };
   });
 }
 
@@ -220,7 +225,7 @@ export function buildLeaderPodTemplate(lws: DefaultedLeaderWorkerSet, revisionHa
 }
 
 export interface LeaderStatefulSetOptions {
-  /** Template revision hash label; default: templateRevisionHash(lws.spec). */
+  /** Template revision hash label; default: revisionKey(lws). */
   revisionHash?: string;
   /** Leader pods wanted now (e.g. replicas plus surge during a rolling update); default: spec.replicas. */
   replicas?: number;
@@ -234,7 +239,7 @@ export type LeaderStatefulSetStep = Required<Pick<LeaderStatefulSetOptions, 'rep
 export function buildLeaderStatefulSet(lws: LeaderWorkerSet, options: LeaderStatefulSetOptions = {}): V1StatefulSet {
   const d = applyDefaults(lws);
   const { name, namespace } = identity(d);
-  const revisionHash = options.revisionHash ?? templateRevisionHash(d.spec);
+  const revisionHash = options.revisionHash ?? revisionKey(d);
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -321,7 +326,7 @@ export function buildWorkerStatefulSet(lws: LeaderWorkerSet, input: WorkerStatef
   if (!input.groupKey) throw new Error('worker StatefulSet needs the group key');
   const full: WorkerPodTemplateInput = {
     ...input,
-    revisionHash: input.revisionHash ?? templateRevisionHash(d.spec),
+    revisionHash: input.revisionHash ?? revisionKey(d),
   };
   const selector = {
     [LABEL_NAME]: name,

@@ -94,7 +94,6 @@ const DENIED: Record<string, (string | Check)[]> = {
     'apps/statefulsets:deletecollection',
     'apps/deployments:create',
     'leaderworkerset.x-k8s.io/leaderworkersets:update',
-    'leaderworkerset.x-k8s.io/leaderworkersets:patch',
     'leaderworkerset.x-k8s.io/leaderworkersets:delete',
     'leaderworkerset.x-k8s.io/leaderworkersets/status:update',
   ],

@@ -32,7 +32,9 @@ describe('model/controller-revisions', () => {
   it('holds only what a group is built from: the leader-worker template and the network config, no replicas', () => {
     const data = buildControllerRevision(lws, 1).data as { spec: Record<string, unknown> };
     assert.deepEqual(Object.keys(data.spec).sort(), ['leaderWorkerTemplate', 'networkConfig']);
-    assert.deepEqual(data.spec['networkConfig'], { subdomainPolicy: 'Shared' });
+    // Upstream's layout and directive: applied back to the LWS, each field is replaced whole.
+    assert.deepEqual(data.spec['networkConfig'], { subdomainPolicy: 'Shared', $patch: 'replace' });
+    assert.equal((data.spec['leaderWorkerTemplate'] as Record<string, unknown>)['$patch'], 'replace');
   });
 
   it('gives back the LWS as of the revision: its templates, everything else as now', () => {

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {
+  adoptedRevision,
+  ANNOTATION_ADOPTED_REVISION,
   applySpecDefaults,
   canonicalJson,
   cloneJson,
   fnv1a32Hex,
+  revisionKey,
+  sameTemplates,
   templateRevisionHash,
   type LeaderWorkerSetSpec,
 } from '../../src/model/index.js';
@@ -95,4 +99,50 @@ describe('model/revision', () => {
   });
 
   it('is 8 hex digits', () => assert.match(baseHash, /^[0-9a-f]{8}$/));
+
+  describe('the revision key: our hash, or the key another controller gave the same templates', () => {
+    const withAnnotation = (spec: LeaderWorkerSetSpec, value?: string) => {
+      const lws = sampleLws();
+      lws.spec = spec;
+      if (value !== undefined) lws.metadata.annotations = { [ANNOTATION_ADOPTED_REVISION]: value };
+      return lws;
+    };
+    const changed = variant((s) => (s.leaderWorkerTemplate.size = 9));
+    const cases: Array<[string, LeaderWorkerSetSpec, string | undefined, string]> = [
+      ['no annotation: our hash', base, undefined, baseHash],
+      ["adopted for this spec's hash: the adopted key", base, adoptedRevision(base, '7c6b5d4f9'), '7c6b5d4f9'],
+      [
+        'adopted for an older spec: our hash of this one',
+        changed,
+        adoptedRevision(base, '7c6b5d4f9'),
+        templateRevisionHash(changed),
+      ],
+      ['no key after the colon: our hash', base, `${baseHash}:`, baseHash],
+      ['not ours to read: our hash', base, 'garbage', baseHash],
+    ];
+    for (const [name, spec, annotation, want] of cases) {
+      it(name, () => assert.equal(revisionKey(withAnnotation(spec, annotation)), want));
+    }
+  });
+
+  describe('sameTemplates: the same groups, however serialized', () => {
+    const goSerialized = variant((s) => {
+      // As Go's encoding of upstream's typed LWS writes its revisions.
+      const t = s.leaderWorkerTemplate.workerTemplate as { metadata?: unknown; spec: { containers: object[] } };
+      t.metadata = { creationTimestamp: null };
+      t.spec.containers = t.spec.containers.map((c) => ({ ...c, resources: {}, env: [] }));
+    });
+    const cases: Array<[string, LeaderWorkerSetSpec, boolean]> = [
+      ['the same spec', cloneJson(base), true],
+      ['empty structs, empty lists and null timestamps written out', goSerialized, true],
+      [
+        'another image',
+        variant((s) => (s.leaderWorkerTemplate.workerTemplate.spec!.containers[0]!.image = 'x:2')),
+        false,
+      ],
+      ['another size', variant((s) => (s.leaderWorkerTemplate.size = 9)), false],
+      ['only other replicas (not a template)', variant((s) => (s.replicas = 9)), true],
+    ];
+    for (const [name, spec, same] of cases) it(name, () => assert.equal(sameTemplates(base, spec), same));
+  });
 });

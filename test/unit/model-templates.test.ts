@@ -270,7 +270,7 @@ describe('model/templates', () => {
     const builtClaim = {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
-      metadata: { name: 'model-cache' },
+      metadata: { name: 'model-cache', namespace: 'default' },
       spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast', resources: { requests: { storage: '10Gi' } } },
     };
     const withLwt = (
@@ -293,7 +293,7 @@ describe('model/templates', () => {
       check: (s: { leader: V1StatefulSet; worker: V1StatefulSet }) => void;
     }> = [
       {
-        name: 'volume claim templates keep only the fields upstream copies (name, access modes, class, mode, resources)',
+        name: 'volume claim templates keep only the fields upstream copies (name, namespace, access modes, class, mode, resources)',
         lws: withLwt({ volumeClaimTemplates: [claim] }),
         check: ({ leader, worker }) => {
           assert.deepEqual(leader.spec?.volumeClaimTemplates, [builtClaim]);
