@@ -4,8 +4,8 @@
 // (a self-signed CA and a serving certificate for 127.0.0.1 here instead), webhooks called by URL.
 //
 // Its CRD has the name of ours, and both controllers would act on every LWS: so it runs alone. Starting it deletes
-// every LWS object, takes our webhook configuration and admission policy away and replaces the CRD in place with
-// upstream's; stopping it puts ours back the same way. A run that died half-way is undone by cleanUpUpstreamLws, which
+// every LWS object (unless it is a switch, keepLws), takes our webhook configuration and admission policy away and
+// replaces the CRD in place with upstream's; stopping it puts ours back the same way. A run that died half-way is undone by cleanUpUpstreamLws, which
 // the next start calls first.
 import { constants } from 'node:fs';
 import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -56,6 +56,11 @@ export interface UpstreamLwsOptions {
   zapLogLevel?: 'info' | 'debug' | number;
   /** How long each wait of the start may take (default 60 s). */
   timeoutMs?: number;
+  /**
+   * A switch, as README "Coming from upstream" makes it: the LWS objects and their groups stay, and upstream's
+   * controller takes them over (ours must be stopped). Default: every LWS is deleted first.
+   */
+  keepLws?: boolean;
 }
 
 export interface UpstreamLwsStopped {
@@ -84,8 +89,9 @@ export interface UpstreamLws {
   /**
    * Deletes every LWS (their pods go while upstream's webhooks still answer), its webhook configurations, then the
    * process (SIGTERM), its DisaggregatedSet CRD; puts our CRD, admission policy and webhooks back. Idempotent.
+   * `keepLws`: a switch back to ours, which leaves the LWS objects and their groups as they are.
    */
-  stop(): Promise<UpstreamLwsStopped>;
+  stop(opts?: { keepLws?: boolean }): Promise<UpstreamLwsStopped>;
 }
 
 /** What a run records, so that a later start or cleanUpUpstreamLws can undo a run whose owner died. */
@@ -293,7 +299,9 @@ async function restoreOurWebhooks(kc: k8s.KubeConfig): Promise<void> {
  * and LWS pod once it is gone), and, if upstream's CRD is installed, deletes every LWS and installs ours again; then
  * our webhooks and admission policy. Resolves with whether anything was left to undo.
  */
-export async function cleanUpUpstreamLws(opts: { kc?: k8s.KubeConfig; log?: Logger } = {}): Promise<boolean> {
+export async function cleanUpUpstreamLws(
+  opts: { kc?: k8s.KubeConfig; log?: Logger; keepLws?: boolean } = {},
+): Promise<boolean> {
   const kc = opts.kc ?? localKubeConfig();
   const log = opts.log ?? createLogger('upstream-lws');
   const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
@@ -313,7 +321,7 @@ export async function cleanUpUpstreamLws(opts: { kc?: k8s.KubeConfig; log?: Logg
   if (!alive) await deleteUpstreamWebhookConfigurations(kc);
   const upstreamCrd = await upstreamCrdInstalled(ext);
   // While its process still runs, so that its webhooks answer for the pods that go.
-  if (upstreamCrd) await deleteAllLws(kc, log, { pods: alive });
+  if (upstreamCrd && !opts.keepLws) await deleteAllLws(kc, log, { pods: alive });
   if (alive) {
     await deleteUpstreamWebhookConfigurations(kc);
     log.info('stopping upstream LeaderWorkerSet', { pid: run.pid });
@@ -413,7 +421,7 @@ export async function startUpstreamLws(opts: UpstreamLwsOptions = {}): Promise<U
   // Recorded before the cluster changes, so that a crash from here on is undone by the next start.
   await mkdir(upstreamLwsDir, { recursive: true });
   await writeFile(statePath, JSON.stringify({ pid: 0, startedAt: new Date().toISOString() } satisfies RunState));
-  await deleteAllLws(kc, log, { pods: false });
+  if (!opts.keepLws) await deleteAllLws(kc, log, { pods: false });
   await admission.deleteMutatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME }).catch(ignore404);
   await deleteOurAdmissionPolicies(kc);
   for (const crd of files.crds) await createOrReplaceCrd(ext, crd);
@@ -568,17 +576,17 @@ export async function startUpstreamLws(opts: UpstreamLwsOptions = {}): Promise<U
       return processStats(pid);
     },
     metrics: () => scrapeMetrics(kc, `https://127.0.0.1:${ports.metrics}/metrics`, { what: 'upstream', verify: false }),
-    async stop() {
+    async stop({ keepLws = false } = {}) {
       if (stopped) return stopped;
       const stopping = Date.now();
-      await deleteAllLws(kc, log, { pods: true });
+      if (!keepLws) await deleteAllLws(kc, log, { pods: true });
       const stats = isAlive(pid) ? processStats(pid) : { peakRssMb: 0, cpuSeconds: 0 };
       const ranMs = Date.now() - processStarted;
       // Before the process: with failurePolicy Fail, configurations nobody answers refuse every LWS and LWS pod.
       await deleteUpstreamWebhookConfigurations(kc);
       await stopProcessGroup(pid, 10_000);
       process.off('exit', killOnExit);
-      await cleanUpUpstreamLws({ kc, log });
+      await cleanUpUpstreamLws({ kc, log, keepLws });
       stopped = { stats, ranMs };
       log.info('upstream LeaderWorkerSet stopped; our CRD and webhooks are back', {
         cpuSeconds: stats.cpuSeconds,
