@@ -145,18 +145,13 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     await upstream!.stop({ keepLws: true });
     upstream = undefined;
     controller = await startController();
-    // Each LWS reconciled: the key kept on it, the leader StatefulSet counted as written by us.
+    // Each LWS reconciled: its leader StatefulSet written, or taken as it is, by this controller.
     for (const k of KINDS) {
       const name = k.lws.metadata.name!;
       await waitFor(
-        `${name}: upstream's key adopted and its leader StatefulSet taken over`,
-        async () => {
-          const [now, sts] = await Promise.all([lws.get(name), lws.statefulSet(name)]);
-          const adopted = now?.metadata.annotations?.[ANNOTATION_ADOPTED_REVISION];
-          return adopted?.endsWith(`:${keys[name]}`) && sts?.metadata?.annotations?.[ANNOTATION_APPLIED_HASH]
-            ? true
-            : undefined;
-        },
+        `${name}: its leader StatefulSet taken over`,
+        async () =>
+          (await lws.statefulSet(name))?.metadata?.annotations?.[ANNOTATION_APPLIED_HASH] ? true : undefined,
         { timeoutMs: 60_000 },
       );
     }
@@ -165,10 +160,10 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     assert.deepEqual(await snapshot(), seen, 'the same pods and StatefulSets');
     for (const k of KINDS) {
       const name = k.lws.metadata.name!;
-      const sts = (await lws.statefulSet(name))!;
-      assert.equal(sts.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH], keys[name], `${name}: its key`);
-      const status = (await lws.get(name))!.status;
-      assert.equal(status?.updatedReplicas, k.replicas, `${name}: every group counts as up to date`);
+      const [now, sts] = await Promise.all([lws.get(name), lws.statefulSet(name)]);
+      assert.equal(sts?.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH], keys[name], `${name}: its key`);
+      assert.match(now?.metadata.annotations?.[ANNOTATION_ADOPTED_REVISION] ?? '', new RegExp(`:${keys[name]}$`));
+      assert.equal(now?.status?.updatedReplicas, k.replicas, `${name}: every group counts as up to date`);
     }
   });
 
@@ -202,6 +197,35 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     seen = after;
   });
 
+  it('a template change under this controller rolls that LWS onto a revision written here', async () => {
+    const changed = structuredClone(KINDS.find((k) => k.lws.metadata.name === 'claims')!.lws.spec);
+    changed.leaderWorkerTemplate.workerTemplate.spec!.containers[0]!.image = 'registry.invalid/ai:2';
+    changed.leaderWorkerTemplate.leaderTemplate!.spec!.containers[0]!.image = 'registry.invalid/ai:2';
+    await lws.patchSpec('claims', { leaderWorkerTemplate: changed.leaderWorkerTemplate });
+    const key = await waitFor(
+      'claims rolled onto a revision of ours',
+      async () => {
+        const [now, sts] = await Promise.all([lws.get('claims'), lws.statefulSet('claims')]);
+        const current = sts?.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH];
+        const done = now?.status?.updatedReplicas === 2 && now.status.readyReplicas === 2;
+        return done && current !== keys['claims'] ? current : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    assert.match(key, /^[0-9a-f]{8}$/, 'our own key');
+    keys['claims'] = key;
+    const revisions = await lws.apps.listNamespacedControllerRevision({
+      namespace,
+      labelSelector: `${LABEL_NAME}=claims`,
+    });
+    assert.ok(
+      revisions.items.some((r) => r.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH] === key),
+      'a revision written here',
+    );
+    await allReady();
+    seen = await snapshot();
+  });
+
   it('upstream takes back over: it accepts the revisions written here and recreates no pod or StatefulSet', async () => {
     await controller!.stop();
     controller = undefined;
@@ -230,9 +254,12 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     await allReady();
     assert.deepEqual(await snapshot(), seen, 'the same pods and StatefulSets');
     for (const k of KINDS) {
-      const status = (await lws.get(k.lws.metadata.name!))!.status;
+      const name = k.lws.metadata.name!;
+      const status = (await lws.get(name))!.status;
       const available = status?.conditions?.find((c) => c.type === 'Available');
-      assert.equal(available?.status, 'True', `${k.lws.metadata.name}: Available under upstream`);
+      assert.equal(available?.status, 'True', `${name}: Available under upstream`);
+      const sts = await lws.statefulSet(name);
+      assert.equal(sts?.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH], keys[name], `${name}: upstream kept the key`);
     }
   });
 });
