@@ -176,6 +176,17 @@ describe('activities against the cluster', function () {
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
       );
 
+    /** The worker template's image (the leader template is the worker's when unset). */
+    const patchImage = async (name: string, image: string) => {
+      const lws = (await custom.getNamespacedCustomObject({ ...lwsApi, namespace, name })) as LeaderWorkerSet;
+      const lwt = lws.spec.leaderWorkerTemplate;
+      lwt.workerTemplate.spec!.containers[0]!.image = image;
+      await custom.patchNamespacedCustomObject(
+        { ...lwsApi, namespace, name, body: { spec: { leaderWorkerTemplate: lwt } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    };
+
     it('getLeaderWorkerSet: the facts the workflows decide on, none of the templates nor managedFields', async () => {
       const created = await createLws('facts', { replicas: 2 });
       const facts = await act.getLeaderWorkerSet({ namespace, name: 'facts' });
@@ -221,6 +232,83 @@ describe('activities against the cluster', function () {
       assert.equal((await readSts('target')).spec?.replicas, 2);
       assert.equal(await act.ensureLeaderStatefulSetOf({ ...now, uid: 'another-incarnation' }), 'stale');
       assert.equal(await act.ensureControllerRevisionOf({ ...now, ref: { namespace, name: 'no-such-lws' } }), 'stale');
+    });
+
+    it("taking over another controller's objects: its revision key is kept while its revision holds the same templates, and its leader template is not rewritten", async () => {
+      const lws = await createLws('taken');
+      // As upstream leaves them: a ControllerRevision of its key (its layout, Go's empty fields written out) and a
+      // leader StatefulSet labelled with that key, without our applied-hash annotation.
+      const key = '5d6f7b8c9';
+      const lwt = { ...structuredClone(lws.spec.leaderWorkerTemplate), $patch: 'replace' };
+      (lwt.workerTemplate as { metadata?: object }).metadata = { creationTimestamp: null };
+      await apps.createNamespacedControllerRevision({
+        namespace,
+        body: {
+          metadata: {
+            name: `taken-${key}-1`,
+            labels: { [LABEL_NAME]: 'taken', [LABEL_TEMPLATE_REVISION_HASH]: key },
+            ownerReferences: [
+              { apiVersion: API_GROUP_VERSION, kind: KIND, name: 'taken', uid: lws.metadata.uid!, controller: true },
+            ],
+          },
+          data: {
+            spec: { leaderWorkerTemplate: lwt, networkConfig: { subdomainPolicy: 'Shared', $patch: 'replace' } },
+          },
+          revision: 1,
+        },
+      });
+      const theirs = buildLeaderStatefulSet(lws, { revisionHash: key });
+      theirs.spec!.template.spec!.containers[0]!.env = []; // upstream's templates carry no LWS_* env
+      const made = await apps.createNamespacedStatefulSet({ namespace, body: theirs });
+
+      const target = targetOf((await act.getLeaderWorkerSet({ namespace, name: 'taken' }))!);
+      assert.notEqual(target.uid, '');
+      assert.equal(await act.ensureControllerRevisionOf(target), 'stale', 'the key adopted: decide again');
+      const facts = (await act.getLeaderWorkerSet({ namespace, name: 'taken' }))!;
+      assert.equal(facts.revision, key);
+      assert.equal(
+        await act.ensureControllerRevisionOf(targetOf(facts)),
+        'unchanged',
+        'its revision is the current one',
+      );
+      assert.equal(await act.ensureLeaderStatefulSetOf(targetOf(facts), { replicas: 2 }), 'updated');
+      const after = await readSts('taken');
+      assert.deepEqual(after.spec?.template, made.spec?.template, 'its template as it was');
+      assert.equal(after.spec?.replicas, 2);
+      assert.ok(after.metadata?.annotations?.[ANNOTATION_APPLIED_HASH], 'now counted as written by us');
+      assert.equal(await act.ensureLeaderStatefulSetOf(targetOf(facts), { replicas: 2 }), 'unchanged');
+
+      // A new template: our own key, our template.
+      await patchImage('taken', 'registry.invalid/fake:3');
+      const changed = (await act.getLeaderWorkerSet({ namespace, name: 'taken' }))!;
+      assert.notEqual(changed.revision, key);
+      assert.equal(await act.ensureControllerRevisionOf(targetOf(changed)), 'created');
+      assert.equal(await act.ensureLeaderStatefulSetOf(targetOf(changed), { replicas: 2 }), 'updated');
+      const rolled = await readSts('taken');
+      assert.equal(rolled.spec?.template.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH], changed.revision);
+      assert.ok(rolled.spec?.template.spec?.containers[0]?.env?.some((e) => e.name === 'LWS_LEADER_ADDRESS'));
+    });
+
+    it("a revision of another controller's key with other templates is not adopted", async () => {
+      const lws = await createLws('not-taken');
+      const key = '4b5c6d7f8';
+      const other = structuredClone(lws.spec.leaderWorkerTemplate);
+      other.workerTemplate.spec!.containers[0]!.image = 'registry.invalid/other:1';
+      await apps.createNamespacedControllerRevision({
+        namespace,
+        body: {
+          metadata: {
+            name: `not-taken-${key}-1`,
+            labels: { [LABEL_NAME]: 'not-taken', [LABEL_TEMPLATE_REVISION_HASH]: key },
+          },
+          data: { spec: { leaderWorkerTemplate: other, networkConfig: { subdomainPolicy: 'Shared' } } },
+          revision: 1,
+        },
+      });
+      await apps.createNamespacedStatefulSet({ namespace, body: buildLeaderStatefulSet(lws, { revisionHash: key }) });
+      const target = targetOf((await act.getLeaderWorkerSet({ namespace, name: 'not-taken' }))!);
+      assert.equal(await act.ensureControllerRevisionOf(target), 'created', 'a revision of our own');
+      assert.equal((await act.getLeaderWorkerSet({ namespace, name: 'not-taken' }))!.revision, lwsFacts(lws).revision);
     });
 
     it('ensureWorkerStatefulSetOf: the workers from the stored LWS; none for a stale target', async () => {
