@@ -102,7 +102,9 @@ export async function adoptRevisionKey(c: KubeClients, lws: LeaderWorkerSet): Pr
   if (revisionKey(lws) !== own) return false;
   const ref = { namespace: lws.metadata.namespace ?? '', name: lws.metadata.name ?? '' };
   const uid = lws.metadata.uid ?? '';
-  const sts = await orNull(() => c.statefulSets.read({ namespace: ref.namespace, name: leaderStatefulSetName(ref.name) }));
+  const sts = await orNull(() =>
+    c.statefulSets.read({ namespace: ref.namespace, name: leaderStatefulSetName(ref.name) }),
+  );
   const key = sts?.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH];
   if (key === undefined || key === own || controllerUid(sts?.metadata) !== uid) return false;
   const same = (await listRevisions(c, ref, uid, key)).some(
