@@ -1,15 +1,25 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import {
   ANNOTATION_ADOPTED_REVISION,
   ANNOTATION_APPLIED_HASH,
+  CRD_NAME,
   LABEL_NAME,
   LABEL_TEMPLATE_REVISION_HASH,
   type LeaderWorkerSet,
 } from '../../src/model/index.js';
+import { WEBHOOK_CONFIGURATION_NAME } from '../../src/stack/admission.js';
 import { localKubeConfig } from '../../src/stack/cluster.js';
-import { waitFor } from '../../src/stack/processes.js';
-import { cleanUpUpstreamLws, startUpstreamLws, type UpstreamLws } from '../../src/stack/upstream-lws.js';
+import { isAlive, waitFor } from '../../src/stack/processes.js';
+import {
+  cleanUpUpstreamLws,
+  startUpstreamLws,
+  UPSTREAM_WEBHOOK_CONFIGURATIONS,
+  upstreamLwsDir,
+  type UpstreamLws,
+} from '../../src/stack/upstream-lws.js';
 import { versions } from '../../src/stack/versions.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { startController, type Controller } from '../fixtures/controller.js';
@@ -18,11 +28,13 @@ import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.
 
 /**
  * A switch between upstream's controller and this one, both ways, as README "Coming from upstream" makes it: upstream
- * runs five LWSes, this project takes them over, rebuilds one group under Parallel, and upstream takes them back. At
- * neither switch may a pod or a StatefulSet be made again: each would restart a model server.
+ * (out of cluster, with its own CRD and webhooks) runs five LWSes, this project takes them over, rebuilds one group
+ * under Parallel, and upstream takes them back. At neither switch may a pod or a StatefulSet be made again: each would
+ * restart a model server. Only one controller runs at a time, so every change seen is that controller's doing.
  */
 const G = 2; // terminationGracePeriodSeconds
 const TOPOLOGY = 'kubernetes.io/hostname';
+const P = 'leaderworkerset.sigs.k8s.io/';
 
 interface Kind {
   replicas: number;
@@ -76,6 +88,8 @@ const KINDS: Kind[] = [
 /** Every pod and StatefulSet of the LWSes, by name: its uid. */
 type Snapshot = Record<string, string>;
 
+const envOf = (pod: k8s.V1Pod) => Object.fromEntries((pod.spec?.containers[0]?.env ?? []).map((e) => [e.name, e]));
+
 describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} and this controller, both ways`, function () {
   this.timeout(300_000);
   let kc: k8s.KubeConfig;
@@ -120,11 +134,89 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     for (const k of KINDS) await lws.waitForGroups(k.lws.metadata.name!, k.replicas, k.size, 180_000);
   }
 
-  /** What a change to a template would have done by now: the StatefulSet controller replaces pods within a second. */
-  const settle = () => new Promise((r) => setTimeout(r, 5_000));
+  /**
+   * After a switch: every group Ready and no pod or StatefulSet made again. It waits first for what a change to a
+   * template would have done by now: the StatefulSet controller replaces pods within a second.
+   */
+  async function nothingRecreated(): Promise<void> {
+    await new Promise((r) => setTimeout(r, 5_000));
+    await allReady();
+    assert.deepEqual(await snapshot(), seen, 'the same pods and StatefulSets');
+  }
+
+  /** Rebuilds group `index` of `name` by deleting its leader; every other pod and StatefulSet stays. */
+  async function rebuild(name: string, index: number): Promise<void> {
+    await lws.core.deleteNamespacedPod({ namespace, name: `${name}-${index}` });
+    await waitFor(
+      `group ${index} of ${name} rebuilt`,
+      async () => {
+        const leader = await lws.pod(`${name}-${index}`);
+        return leader && leader.metadata?.uid !== seen[`pod/${name}-${index}`] ? true : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    await allReady();
+    const after = await snapshot();
+    const size = KINDS.find((k) => k.lws.metadata.name === name)!.size;
+    const group = [`sts/${name}-${index}`, `pod/${name}-${index}`];
+    for (let w = 1; w < size; w++) group.push(`pod/${name}-${index}-${w}`);
+    for (const [object, uid] of Object.entries(seen)) {
+      if (group.includes(object)) assert.notEqual(after[object], uid, `${object} rebuilt`);
+      else assert.equal(after[object], uid, `${object} untouched`);
+    }
+    const workers = (await lws.statefulSet(`${name}-${index}`))!;
+    assert.equal(
+      workers.metadata?.ownerReferences?.[0]?.uid,
+      after[`pod/${name}-${index}`],
+      'the new worker StatefulSet is owned by the new leader',
+    );
+    seen = after;
+  }
+
+  it('upstream starts with its own CRD and webhooks in place of ours', async () => {
+    upstream = await startUpstreamLws({ kc });
+    assert.ok(isAlive(upstream.pid));
+    const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
+    const crd = await ext.readCustomResourceDefinition({ name: CRD_NAME });
+    assert.notEqual(crd.metadata?.labels?.['app.kubernetes.io/name'], 'lws-temporal', 'the CRD is not ours');
+    const spec = crd.spec.versions[0]?.schema?.openAPIV3Schema?.properties?.spec?.properties ?? {};
+    assert.ok(spec.leaderWorkerTemplate, "upstream's CRD has the LWS schema");
+    assert.equal(spec.podTerminationPolicy, undefined, "upstream's v0.9.0 CRD has no podTerminationPolicy");
+    await ext.readCustomResourceDefinition({ name: 'disaggregatedsets.disaggregatedset.x-k8s.io' });
+
+    const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+    await assert.rejects(admission.readMutatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME }), {
+      code: 404,
+    });
+    const mutating = await admission.readMutatingWebhookConfiguration({
+      name: UPSTREAM_WEBHOOK_CONFIGURATIONS.mutating,
+    });
+    const validating = await admission.readValidatingWebhookConfiguration({
+      name: UPSTREAM_WEBHOOK_CONFIGURATIONS.validating,
+    });
+    assert.deepEqual(
+      [...mutating.webhooks!, ...validating.webhooks!].map((w) => [
+        w.name,
+        w.clientConfig.url?.replace(/:\d+\//, ':<port>/'),
+      ]),
+      [
+        ['mleaderworkerset.kb.io', 'https://127.0.0.1:<port>/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset'],
+        ['mpod.kb.io', 'https://127.0.0.1:<port>/mutate--v1-pod'],
+        ['vleaderworkerset.kb.io', 'https://127.0.0.1:<port>/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset'],
+        ['vpod.kb.io', 'https://127.0.0.1:<port>/validate--v1-pod'],
+        ['vdisaggregatedset.kb.io', 'https://127.0.0.1:<port>/validate-disaggregatedset-x-k8s-io-v1-disaggregatedset'],
+      ],
+    );
+    // The pod webhooks only for LWS pods, as upstream's kustomization patches them.
+    assert.deepEqual(
+      mutating.webhooks![1]!.objectSelector?.matchExpressions?.map(({ key, operator }) => ({ key, operator })),
+      [{ key: `${P}name`, operator: 'Exists' }],
+    );
+    const stats = upstream.stats();
+    assert.ok(stats.peakRssMb > 0 && stats.cpuSeconds >= 0, JSON.stringify(stats));
+  });
 
   it('upstream runs five LWSes: plain, subgroups, exclusive placement, volume claims, UniquePerReplica', async () => {
-    upstream = await startUpstreamLws({ kc });
     const [first, ...rest] = KINDS;
     await lws.create(first!.lws);
     await lws.waitForGroups(first!.lws.metadata.name!, first!.replicas, first!.size, 120_000);
@@ -139,6 +231,44 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     // A leader StatefulSet per LWS, a worker StatefulSet per group, and every pod.
     const wanted = KINDS.reduce((n, k) => n + 1 + k.replicas + k.replicas * k.size, 0);
     assert.equal(Object.keys(seen).length, wanted, JSON.stringify(seen));
+
+    // Upstream's own doing: its labels, the env its pod webhook writes as values, its field manager, its status.
+    const pods = await lws.pods('plain');
+    for (const i of [0, 1]) {
+      for (const w of [0, 1, 2]) {
+        const name = w === 0 ? `plain-${i}` : `plain-${i}-${w}`;
+        const pod = pods.find((p) => p.metadata?.name === name)!;
+        assert.equal(pod.metadata?.labels?.[`${P}group-index`], String(i), name);
+        assert.equal(pod.metadata?.labels?.[`${P}worker-index`], String(w), name);
+        const env = envOf(pod);
+        assert.equal(env.LWS_LEADER_ADDRESS?.value, `plain-${i}.plain.${namespace}`, name);
+        assert.equal(env.LWS_GROUP_SIZE?.value, '3', name);
+        assert.equal(env.LWS_WORKER_INDEX?.value, String(w), name);
+        assert.equal(env.LWS_GROUP_INDEX, undefined, 'LWS_GROUP_INDEX is ours only');
+      }
+    }
+    const leaders = (await lws.statefulSet('plain'))!;
+    assert.ok(
+      leaders.metadata?.managedFields?.some((f) => f.manager === 'lws'),
+      `upstream ("lws") made the leader StatefulSet: ${JSON.stringify(leaders.metadata?.managedFields?.map((f) => f.manager))}`,
+    );
+    assert.equal(leaders.metadata?.annotations?.[`${P}pod-termination-policy`], undefined);
+    for (const k of KINDS) {
+      const name = k.lws.metadata.name!;
+      const status = await waitFor(
+        `upstream to report ${name}'s ready replicas`,
+        async () => {
+          const s = (await lws.get(name))?.status;
+          return s?.readyReplicas === k.replicas ? s : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      assert.equal(status.conditions?.find((c) => c.type === 'Available')?.status, 'True', name);
+    }
+  });
+
+  it('upstream rebuilds the group whose leader is deleted, and only that group', async () => {
+    await rebuild('plain', 1);
   });
 
   it("this controller takes over: it keeps upstream's revision keys and recreates no pod or StatefulSet", async () => {
@@ -155,9 +285,7 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
         { timeoutMs: 60_000 },
       );
     }
-    await settle();
-    await allReady();
-    assert.deepEqual(await snapshot(), seen, 'the same pods and StatefulSets');
+    await nothingRecreated();
     for (const k of KINDS) {
       const name = k.lws.metadata.name!;
       const [now, sts] = await Promise.all([lws.get(name), lws.statefulSet(name)]);
@@ -178,23 +306,7 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
           : undefined,
       { timeoutMs: 30_000 },
     );
-    await lws.core.deleteNamespacedPod({ namespace, name: 'plain-0' });
-    await waitFor(
-      'group 0 of plain rebuilt',
-      async () => {
-        const leader = await lws.pod('plain-0');
-        return leader && leader.metadata?.uid !== seen['pod/plain-0'] ? true : undefined;
-      },
-      { timeoutMs: 60_000 },
-    );
-    await allReady();
-    const after = await snapshot();
-    const group0 = ['pod/plain-0', 'pod/plain-0-1', 'pod/plain-0-2', 'sts/plain-0'];
-    for (const [name, uid] of Object.entries(seen)) {
-      if (group0.includes(name)) assert.notEqual(after[name], uid, `${name} rebuilt`);
-      else assert.equal(after[name], uid, `${name} untouched`);
-    }
-    seen = after;
+    await rebuild('plain', 0);
   });
 
   it('a template change under this controller rolls that LWS onto a revision written here', async () => {
@@ -246,13 +358,12 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
           ]
             .map((m) => Number(m[1]))
             .reduce((a, b) => a + b, 0);
-        return total('leaderworkerset') >= KINDS.length && total('pod') >= 9 ? true : undefined;
+        const leaderPods = KINDS.reduce((n, k) => n + k.replicas, 0);
+        return total('leaderworkerset') >= KINDS.length && total('pod') >= leaderPods ? true : undefined;
       },
       { timeoutMs: 60_000 },
     );
-    await settle();
-    await allReady();
-    assert.deepEqual(await snapshot(), seen, 'the same pods and StatefulSets');
+    await nothingRecreated();
     for (const k of KINDS) {
       const name = k.lws.metadata.name!;
       const status = (await lws.get(name))!.status;
@@ -261,5 +372,44 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
       const sts = await lws.statefulSet(name);
       assert.equal(sts?.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH], keys[name], `${name}: upstream kept the key`);
     }
+  });
+
+  it('upstream stops and leaves our CRD, our webhooks and no upstream process behind', async () => {
+    const pid = upstream!.pid;
+    const stopped = await upstream!.stop();
+    upstream = undefined;
+    assert.ok(stopped.stats.cpuSeconds > 0 && stopped.stats.peakRssMb > 10, JSON.stringify(stopped));
+    assert.equal(isAlive(pid), false);
+    const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
+    const crd = await ext.readCustomResourceDefinition({ name: CRD_NAME });
+    assert.equal(crd.metadata?.labels?.['app.kubernetes.io/name'], 'lws-temporal');
+    assert.ok(crd.spec.versions[0]?.schema?.openAPIV3Schema?.properties?.spec?.properties?.podTerminationPolicy);
+    await assert.rejects(ext.readCustomResourceDefinition({ name: 'disaggregatedsets.disaggregatedset.x-k8s.io' }), {
+      code: 404,
+    });
+    const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+    await admission.readMutatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME });
+    await assert.rejects(
+      admission.readMutatingWebhookConfiguration({ name: UPSTREAM_WEBHOOK_CONFIGURATIONS.mutating }),
+      { code: 404 },
+    );
+    await assert.rejects(
+      admission.readValidatingWebhookConfiguration({ name: UPSTREAM_WEBHOOK_CONFIGURATIONS.validating }),
+      { code: 404 },
+    );
+    for (const k of KINDS) assert.equal(await lws.get(k.lws.metadata.name!), undefined, 'every LWS was deleted');
+    assert.equal(existsSync(join(upstreamLwsDir, 'state.json')), false);
+    assert.equal(await cleanUpUpstreamLws({ kc }), false, 'nothing left to undo');
+  });
+
+  it('this controller then provisions a new LWS on the same cluster, with its policy and env', async () => {
+    controller = await startController();
+    const ours = lwsOf('ours', 2, 3).lws;
+    ours.spec.podTerminationPolicy = 'Parallel';
+    await lws.create(ours);
+    const pods = await lws.waitForGroups('ours', 2, 3);
+    const leader = pods.find((p) => p.metadata?.name === 'ours-0')!;
+    assert.equal(leader.metadata?.annotations?.[`${P}pod-termination-policy`], 'Parallel');
+    assert.ok(envOf(leader).LWS_GROUP_INDEX, 'our env');
   });
 });
