@@ -1,6 +1,7 @@
 // `npm start`: the production entry. Worker and trigger in one process, against KUBECONFIG (or the in-cluster
 // service account) and TEMPORAL_ADDRESS. Without TEMPORAL_ADDRESS it runs an embedded Temporal dev server.
 import * as k8s from '@kubernetes/client-node';
+import { resolveClusterName } from './config/cluster.js';
 import { loadKubeConfig } from './config/kubernetes.js';
 import { temporalConfigFromEnv, workerVersioningFromEnv } from './config/temporal.js';
 import { createLogger } from './log.js';
@@ -27,11 +28,7 @@ async function checkCluster(kc: k8s.KubeConfig): Promise<void> {
 async function main(): Promise<void> {
   const kc = loadKubeConfig(process.env, 'worker+trigger');
   await checkCluster(kc);
-  // The embedded dev server keeps its history across restarts: a checkout switched back to an older commit must get
-  // its build back as the current version.
-  const versioning = workerVersioningFromEnv(process.env, {
-    setCurrent: process.env.TEMPORAL_ADDRESS ? undefined : 'always',
-  });
+  const cluster = await resolveClusterName(kc);
   let devServer: DevServer | undefined;
   if (!process.env.TEMPORAL_ADDRESS) {
     devServer = await startDevServer({ dbFilename: devServerDbPath });
@@ -43,7 +40,12 @@ async function main(): Promise<void> {
       pid: devServer.child.pid,
     });
   }
-  const temporal = temporalConfigFromEnv();
+  const temporal = temporalConfigFromEnv(process.env, cluster);
+  // The embedded dev server keeps its history across restarts: a checkout switched back to an older commit must get
+  // its build back as the current version.
+  const versioning = workerVersioningFromEnv(process.env, temporal.taskQueue, {
+    setCurrent: devServer ? 'always' : undefined,
+  });
   // One process, two metrics servers: the worker's on METRICS_PORT, the trigger's on the next port.
   const metricsPort = Number(process.env.METRICS_PORT ?? defaultMetricsPorts.worker);
   const triggerEnv = { ...process.env, METRICS_PORT: String(metricsPort === 0 ? 0 : metricsPort + 1) };

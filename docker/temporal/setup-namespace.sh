@@ -37,7 +37,7 @@ until existing=$(temporal operator search-attribute list --address "$TEMPORAL_AD
   attempt=$((attempt + 1))
   sleep 2
 done
-for pair in LwsNamespace:Keyword LwsName:Keyword GroupIndex:Int TerminationPolicy:Keyword Lifecycle:Keyword; do
+for pair in LwsCluster:Keyword LwsNamespace:Keyword LwsName:Keyword GroupIndex:Int TerminationPolicy:Keyword Lifecycle:Keyword; do
   name=${pair%%:*}
   type=${pair#*:}
   if printf '%s\n' "$existing" | grep -qw "$name"; then

@@ -44,6 +44,7 @@ import { measureStartFloor } from './temporal-floor.js';
 import { controllerProbes, requestsSince, totalOf, upstreamProbes, type ScaleProbes } from './scale-probes.js';
 import { settle } from './settle.js';
 import { teardownStarts, type TeardownStart } from './teardown-starts.js';
+import { resolveClusterName } from '../config/cluster.js';
 import { temporalConfigFromEnv } from '../config/temporal.js';
 
 export interface Scenario {
@@ -203,6 +204,8 @@ async function runScenario(
     together: boolean;
     settle(): Promise<void>;
     contenders: Contender[];
+    /** This project's cluster name (config/cluster.ts), in its workflow IDs; none for upstream. */
+    clusterName?: string;
     /** Scale scenarios: what ScaleFigures records, from the controller that runs (one contender at a time). */
     scale?: ScaleProbes;
     /** Where each provisioning and each round is recorded, for the CPU profiles (--cpu-profile). */
@@ -349,9 +352,13 @@ async function runScenario(
             }
           }
           samples[p].push(sample);
-          if (p !== 'upstream') {
+          if (p !== 'upstream' && opts.clusterName !== undefined) {
             const op = { kind: 'teardown', groupIndex: i, oldLeaderUid: uids[0] ?? '' } as const;
-            teardowns.push({ workflowId: workflowId({ namespace, name: names[p] }, op), sample, from });
+            teardowns.push({
+              workflowId: workflowId(opts.clusterName, { namespace, name: names[p] }, op),
+              sample,
+              from,
+            });
           }
         }),
       ),
@@ -662,9 +669,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       address: server.address,
       channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
     });
+    const clusterName = await resolveClusterName(kc, env);
     const temporal = {
       client: new Client({ connection, namespace: server.namespace }),
-      taskQueue: temporalConfigFromEnv(env).taskQueue,
+      taskQueue: temporalConfigFromEnv(env, clusterName).taskQueue,
     };
     for (const [i, scenario] of list.entries()) {
       opts.progress(
@@ -674,6 +682,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         together: opts.together,
         settle: () => settle(temporal.client, temporal.taskQueue, opts.progress, settleTimeoutMs(scenario)),
         contenders: scenario.policies ?? policies,
+        clusterName,
         scale: controllerProbes(controllers, temporal.client, processName),
         teardownStarts: (ids) => teardownStarts(temporal.client, ids),
         ...(profileWindows && { profileWindows }),

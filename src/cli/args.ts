@@ -22,6 +22,8 @@ Environment:
   KUBECONFIG         the cluster (status); default ~/.kube/config, else in-cluster
   TEMPORAL_ADDRESS   the Temporal frontend (history); default localhost:7233, and as for the controller
                      TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_CA_PATH, ...
+  LWS_CLUSTER_NAME   the cluster whose runs history lists, as its controller names it; default the uid of
+                     kube-system on the KUBECONFIG cluster, as the controller's default
 `;
 
 const COMMANDS = ['status', 'history'] as const;

@@ -6,18 +6,23 @@
 import { latestOf } from '../shared/instants.js';
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { parseWorkflowId, type ObjectKey } from '../model/index.js';
+import { lwsWorkflowIdPrefix, parseWorkflowId, type ObjectKey } from '../model/index.js';
 import type { TeardownGroupInput, TeardownGroupResult } from '../workflows/teardown-group.js';
 import { GroupIndex, Lifecycle, TerminationPolicy } from '../workflows/search-attributes.js';
 import type { TimelineEntry, TimelineEvent } from '../workflows/timeline.js';
 import { payloadCodecsFromEnv } from '../config/payload-codec.js';
+import { checkClusterName, CLUSTER_NAME_VAR, resolveClusterName } from '../config/cluster.js';
+import { loadKubeConfig } from '../config/kubernetes.js';
 import { connectionOptions, temporalConfigFromEnv } from '../config/temporal.js';
 import { resolveUiUrl } from './args.js';
 import { CliError, workflowLink, type HistoryReport, type TeardownRun } from './format.js';
 
-/** Visibility query of the teardown runs of one LWS. Names are DNS labels/subdomains, so they need no escaping. */
-export function teardownQuery(ref: ObjectKey): string {
-  return `WorkflowType = "teardownGroup" AND WorkflowId STARTS_WITH "lws/${ref.namespace}/${ref.name}/"`;
+/**
+ * Visibility query of the teardown runs of one LWS on one cluster. Names are DNS labels/subdomains and cluster names
+ * letters, digits, '-' and '_', so they need no escaping.
+ */
+export function teardownQuery(cluster: string, ref: ObjectKey): string {
+  return `WorkflowType = "teardownGroup" AND WorkflowId STARTS_WITH "${lwsWorkflowIdPrefix(cluster, ref)}"`;
 }
 
 /** The policy the workflow resolved, from the detail of its first step ("<leader>; policy Parallel from spec"). */
@@ -151,23 +156,41 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
 export async function listTeardownRuns(
   client: Client,
   ref: ObjectKey,
-  opts: { temporalNamespace: string; uiUrl: string },
+  opts: { cluster: string; temporalNamespace: string; uiUrl: string },
 ): Promise<TeardownRun[]> {
   const infos: WorkflowExecutionInfo[] = [];
-  for await (const info of client.workflow.list({ query: teardownQuery(ref) })) infos.push(info);
+  for await (const info of client.workflow.list({ query: teardownQuery(opts.cluster, ref) })) infos.push(info);
   infos.sort((a, b) => b.startTime.getTime() - a.startTime.getTime() || (a.workflowId < b.workflowId ? -1 : 1));
   const facts = await mapLimit(infos, 8, (info) => runFacts(client, opts.temporalNamespace, info));
   return facts.map((f) => teardownRun(f, workflowLink(opts.uiUrl, opts.temporalNamespace, f.workflowId, f.runId)));
 }
 
-/** The teardown runs of one LWS on the Temporal frontend of TEMPORAL_ADDRESS (see temporalConfigFromEnv). */
+/** LWS_CLUSTER_NAME, else the name the controller gives the cluster KUBECONFIG reaches. */
+async function clusterOf(env: NodeJS.ProcessEnv): Promise<string> {
+  const named = env[CLUSTER_NAME_VAR];
+  if (named) return checkClusterName(named);
+  try {
+    return await resolveClusterName(loadKubeConfig(env), env);
+  } catch (err) {
+    throw new CliError(
+      `${(err as Error).message}. history lists the runs of one cluster: set ${CLUSTER_NAME_VAR} to its controller's cluster name, or KUBECONFIG to reach the cluster`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * The teardown runs of one LWS on the Temporal frontend of TEMPORAL_ADDRESS (see temporalConfigFromEnv), for the
+ * cluster LWS_CLUSTER_NAME names, else the one KUBECONFIG reaches (see resolveClusterName).
+ */
 export async function readHistory(
   ref: ObjectKey,
   uiFlag: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<HistoryReport> {
   const uiUrl = resolveUiUrl(uiFlag, env);
-  const config = temporalConfigFromEnv(env);
+  const cluster = await clusterOf(env);
+  const config = temporalConfigFromEnv(env, cluster);
   const connection = await Connection.connect(connectionOptions(config)).catch((err: unknown) => {
     throw new CliError(
       `cannot reach Temporal at ${config.address} (${(err as Error).message}): set TEMPORAL_ADDRESS to its frontend`,
@@ -180,7 +203,7 @@ export async function readHistory(
       namespace: config.namespace,
       dataConverter: { payloadCodecs: payloadCodecsFromEnv(env) },
     });
-    const runs = await listTeardownRuns(client, ref, { temporalNamespace: config.namespace, uiUrl });
+    const runs = await listTeardownRuns(client, ref, { cluster, temporalNamespace: config.namespace, uiUrl });
     return { lws: ref, temporalNamespace: config.namespace, runs };
   } finally {
     await connection.close();

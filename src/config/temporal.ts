@@ -4,13 +4,15 @@ import type { ConnectionOptions } from '@temporalio/client';
 /**
  * How the worker and the trigger reach Temporal, from environment variables:
  * TEMPORAL_ADDRESS (host:port, default localhost:7233), TEMPORAL_NAMESPACE (default "default"),
- * TEMPORAL_TASK_QUEUE (default "lws-temporal"), TEMPORAL_API_KEY (Temporal Cloud or a server with API keys; implies TLS),
+ * TEMPORAL_TASK_QUEUE (default "lws-temporal-<cluster>", see defaultTaskQueue), TEMPORAL_API_KEY (Temporal Cloud or a server with API keys; implies TLS),
  * TEMPORAL_TLS=true, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH (mTLS), TEMPORAL_TLS_SERVER_NAME.
  * The worker's Worker Versioning: workerVersioningFromEnv.
  */
 export interface TemporalConfig {
   address: string;
   namespace: string;
+  /** The Kubernetes cluster this controller serves (config/cluster.ts): in its workflow IDs and task queue. */
+  cluster: string;
   taskQueue: string;
   apiKey?: string;
   tls?: { serverName?: string; ca?: Buffer; cert?: Buffer; key?: Buffer };
@@ -40,7 +42,13 @@ function readFlag(env: NodeJS.ProcessEnv, variable: string): boolean | undefined
   throw new ConfigError(`${variable}=${value}: expected true or false`);
 }
 
-export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): TemporalConfig {
+/** One task queue per cluster: a worker then runs only its own cluster's workflows and activities. */
+export function defaultTaskQueue(cluster: string): string {
+  return `lws-temporal-${cluster}`;
+}
+
+/** `cluster`: the cluster's name, as resolveClusterName gives it. */
+export function temporalConfigFromEnv(env: NodeJS.ProcessEnv, cluster: string): TemporalConfig {
   const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
   const port = Number(/^[^\s:]+:(\d{1,5})$/.exec(address)?.[1]);
   if (!(port >= 1 && port <= 65535)) {
@@ -63,7 +71,8 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Tem
   return {
     address,
     namespace: env.TEMPORAL_NAMESPACE || 'default',
-    taskQueue: env.TEMPORAL_TASK_QUEUE || 'lws-temporal',
+    cluster,
+    taskQueue: env.TEMPORAL_TASK_QUEUE || defaultTaskQueue(cluster),
     apiKey,
     tls:
       wantTls && !explicitlyOff ? { serverName: env.TEMPORAL_TLS_SERVER_NAME || undefined, ca, cert, key } : undefined,
@@ -108,7 +117,7 @@ export type SetCurrentPolicy = (typeof setCurrentPolicies)[number];
 
 /**
  * The worker's Worker Versioning, from TEMPORAL_WORKER_VERSIONING (default true), TEMPORAL_WORKER_DEPLOYMENT (default:
- * the task queue, see defaultDeploymentName), TEMPORAL_WORKER_BUILD_ID (default: derived from the workflow bundle by
+ * `taskQueue`, see defaultDeploymentName), TEMPORAL_WORKER_BUILD_ID (default: derived from the workflow bundle by
  * the worker) and TEMPORAL_WORKER_SET_CURRENT (default `if-new`, or `defaults.setCurrent`).
  */
 export type WorkerVersioningConfig =
@@ -129,22 +138,23 @@ function checkVersionPart(variable: string, value: string, what: string): void {
 /**
  * One deployment per task queue unless told otherwise: the server refuses to make a version current that does not poll
  * every task queue of the current one, so two controllers on different task queues must not share a deployment
- * (with the default task queue: `lws-temporal`). The server's version names use ".", which a deployment name cannot hold.
+ * (with the default task queue: `lws-temporal-<cluster>`). The server's version names use ".", which a deployment name
+ * cannot hold.
  */
 export function defaultDeploymentName(taskQueue: string): string {
   return taskQueue.replaceAll('.', '-');
 }
 
 export function workerVersioningFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
+  taskQueue: string,
   defaults: { setCurrent?: SetCurrentPolicy } = {},
 ): WorkerVersioningConfig {
   if (readFlag(env, 'TEMPORAL_WORKER_VERSIONING') === false) return { enabled: false };
-  const deploymentName =
-    env.TEMPORAL_WORKER_DEPLOYMENT || defaultDeploymentName(env.TEMPORAL_TASK_QUEUE || 'lws-temporal');
+  const deploymentName = env.TEMPORAL_WORKER_DEPLOYMENT || defaultDeploymentName(taskQueue);
   const named = env.TEMPORAL_WORKER_DEPLOYMENT
     ? 'TEMPORAL_WORKER_DEPLOYMENT'
-    : 'TEMPORAL_TASK_QUEUE (the deployment name)';
+    : `the task queue ${taskQueue} (the deployment name)`;
   checkVersionPart(named, deploymentName, 'a deployment name');
   // The server names a version "<deployment>.<build ID>" and refuses a deployment name with a dot.
   if (deploymentName.includes('.')) {

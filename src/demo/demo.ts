@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
+import { resolveClusterName } from '../config/cluster.js';
 import { createLogger, formatDuration } from '../log.js';
 import { API_GROUP, API_VERSION, isPodReady, PLURAL, workflowId, type PodTerminationPolicy } from '../model/index.js';
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
@@ -89,6 +90,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     if (!clusterWasRunning) cleanups.push(() => stopCluster({ log: createLogger('cluster') }));
     const kc = localKubeConfig();
     await installCrd(kc);
+    const clusterName = await resolveClusterName(kc);
 
     log.info(opts.temporal === 'cluster' ? 'starting the Temporal cluster' : 'starting the Temporal dev server');
     const server = await startTemporal(opts.temporal, createLogger('temporal'), {
@@ -201,7 +203,11 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     const results: TeardownGroupResult[] = [];
     for (const [i, d] of demos.entries()) {
       const oldLeaderUid = leaders[i]!.metadata!.uid!;
-      const id = workflowId({ namespace: ns, name: d.name }, { kind: 'teardown', groupIndex: 0, oldLeaderUid });
+      const id = workflowId(
+        clusterName,
+        { namespace: ns, name: d.name },
+        { kind: 'teardown', groupIndex: 0, oldLeaderUid },
+      );
       const result = (await client.workflow.getHandle(id).result()) as TeardownGroupResult;
       results.push(result);
       say();

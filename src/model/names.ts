@@ -114,9 +114,17 @@ export type WorkflowOp =
   /** Restart policy: a pod of the group restarted or was deleted, so the whole group is recreated via its leader. */
   | { kind: 'recreate'; groupIndex: number; leaderUid: string; beforeStart?: boolean };
 
+/**
+ * Every workflow ID of one LWS starts with this: the cluster's name first, so that clusters sharing a Temporal
+ * namespace never meet on an ID.
+ */
+export function lwsWorkflowIdPrefix(cluster: string, ref: ObjectKey): string {
+  return `lws/${cluster}/${ref.namespace}/${ref.name}/`;
+}
+
 /** Readable in the Temporal UI and a function of the inputs; a teardown's lifecycle is in its search attributes. */
-export function workflowId(ref: ObjectKey, op: WorkflowOp): string {
-  const base = `lws/${ref.namespace}/${ref.name}`;
+export function workflowId(cluster: string, ref: ObjectKey, op: WorkflowOp): string {
+  const base = lwsWorkflowIdPrefix(cluster, ref).slice(0, -1);
   switch (op.kind) {
     case 'reconcile':
       return `${base}/reconcile/${op.generation}`;
@@ -147,24 +155,26 @@ export function workflowSummary(ref: ObjectKey, op: WorkflowOp): string {
 
 const SEG = '([^/]+)';
 
-/** The inverse of workflowId: which LWS and lifecycle an ID belongs to, or undefined for any other ID. */
-export function parseWorkflowId(id: string): { ref: ObjectKey; op: WorkflowOp } | undefined {
-  const head = new RegExp(`^lws/${SEG}/${SEG}/(.+)$`).exec(id);
+/** The inverse of workflowId: which cluster, LWS and lifecycle an ID belongs to, or undefined for any other ID. */
+export function parseWorkflowId(id: string): { cluster: string; ref: ObjectKey; op: WorkflowOp } | undefined {
+  const head = new RegExp(`^lws/${SEG}/${SEG}/${SEG}/(.+)$`).exec(id);
   if (head === null) return undefined;
-  const ref: ObjectKey = { namespace: head[1] ?? '', name: head[2] ?? '' };
-  const tail = head[3] ?? '';
+  const cluster = head[1] ?? '';
+  const ref: ObjectKey = { namespace: head[2] ?? '', name: head[3] ?? '' };
+  const tail = head[4] ?? '';
   let m: RegExpExecArray | null;
   if ((m = new RegExp(`^reconcile/${ORDINAL}$`).exec(tail)) !== null) {
-    return { ref, op: { kind: 'reconcile', generation: Number(m[1]) } };
+    return { cluster, ref, op: { kind: 'reconcile', generation: Number(m[1]) } };
   }
   if ((m = new RegExp(`^group-${ORDINAL}/recreate/${SEG}/before-start$`).exec(tail)) !== null) {
-    return { ref, op: { kind: 'recreate', groupIndex: Number(m[1]), leaderUid: m[2] ?? '', beforeStart: true } };
+    const op: WorkflowOp = { kind: 'recreate', groupIndex: Number(m[1]), leaderUid: m[2] ?? '', beforeStart: true };
+    return { cluster, ref, op };
   }
   if ((m = new RegExp(`^group-${ORDINAL}/(provision|teardown|recreate)/${SEG}$`).exec(tail)) !== null) {
     const groupIndex = Number(m[1]);
     const uid = m[3] ?? '';
-    if (m[2] === 'teardown') return { ref, op: { kind: 'teardown', groupIndex, oldLeaderUid: uid } };
-    return { ref, op: { kind: m[2] === 'provision' ? 'provision' : 'recreate', groupIndex, leaderUid: uid } };
+    if (m[2] === 'teardown') return { cluster, ref, op: { kind: 'teardown', groupIndex, oldLeaderUid: uid } };
+    return { cluster, ref, op: { kind: m[2] === 'provision' ? 'provision' : 'recreate', groupIndex, leaderUid: uid } };
   }
   return undefined;
 }

@@ -79,13 +79,14 @@ export type StartAction = WorkflowStart & {
 };
 
 function start<T extends WorkflowType>(
+  cluster: string,
   ref: ObjectKey,
   op: WorkflowOp,
   workflowType: T,
   input: WorkflowInputs[T],
   reason: string,
 ) {
-  const id = workflowId(ref, op);
+  const id = workflowId(cluster, ref, op);
   return {
     ref,
     workflowId: id,
@@ -96,21 +97,25 @@ function start<T extends WorkflowType>(
   };
 }
 
-/** An LWS that exists and is not being deleted: keep its current generation reconciled. */
-export function reconcileAction(lws: LeaderWorkerSet, reason: string): StartAction | undefined {
-  return lws.metadata.deletionTimestamp ? undefined : reconcileOf(lws, 'signal-with-start', reason);
+/**
+ * An LWS that exists and is not being deleted: keep its current generation reconciled. `cluster` is the name of the
+ * cluster the trigger watches (config/cluster.ts), in every workflow ID.
+ */
+export function reconcileAction(cluster: string, lws: LeaderWorkerSet, reason: string): StartAction | undefined {
+  return lws.metadata.deletionTimestamp ? undefined : reconcileOf(cluster, lws, 'signal-with-start', reason);
 }
 
 /**
  * The LWS is being deleted or gone: its reconcile run ends at its next look, instead of at its 5-minute resync (and
  * the Web UI stops showing it running). A plain signal: a run that has ended already is not started again.
  */
-export function reconcileEndAction(lws: LeaderWorkerSet, reason: string): StartAction | undefined {
-  return reconcileOf(lws, 'signal', reason);
+export function reconcileEndAction(cluster: string, lws: LeaderWorkerSet, reason: string): StartAction | undefined {
+  return reconcileOf(cluster, lws, 'signal', reason);
 }
 
 /** The reconcile workflow of the LWS's current generation, told of a change. */
 function reconcileOf(
+  cluster: string,
   lws: LeaderWorkerSet,
   kind: 'signal-with-start' | 'signal',
   reason: string,
@@ -123,7 +128,7 @@ function reconcileOf(
   return {
     kind,
     lifecycle: 'reconcile',
-    ...start(ref, op, 'reconcileLeaderWorkerSet', { ref, generation: gen }, reason),
+    ...start(cluster, ref, op, 'reconcileLeaderWorkerSet', { ref, generation: gen }, reason),
   };
 }
 
@@ -131,8 +136,8 @@ function reconcileOf(
  * A group became Ready (its leader and every worker, for the first time since this leader was created). While the
  * LWS's status says a rolling update is under way, the reconcile's next step waits for exactly this: it is told so.
  */
-export function groupReadyAction(lws: LeaderWorkerSet, reason: string): StartAction | undefined {
-  const action = reconcileAction(lws, reason);
+export function groupReadyAction(cluster: string, lws: LeaderWorkerSet, reason: string): StartAction | undefined {
+  const action = reconcileAction(cluster, lws, reason);
   return action && rolloutUnderWay(lws) ? { ...action, change: { groupReady: true } } : action;
 }
 
@@ -154,6 +159,7 @@ export function leaderDeletedAt(pod: PodFacts, observedAt: number | undefined): 
  * when the trigger saw it so.
  */
 export function podActions(
+  cluster: string,
   pod: PodFacts,
   know: Knowledge,
   searchAttributes: boolean,
@@ -193,6 +199,7 @@ export function podActions(
         lifecycle,
         policy,
         ...start(
+          cluster,
           ref,
           { kind: 'teardown', groupIndex, oldLeaderUid: pod.uid, lifecycle },
           'teardownGroup',
@@ -217,6 +224,7 @@ export function podActions(
         groupIndex,
         lifecycle: 'provision',
         ...start(
+          cluster,
           ref,
           { kind: 'provision', groupIndex, leaderUid: pod.uid },
           'provisionGroup',
@@ -238,6 +246,7 @@ export function podActions(
       groupIndex,
       lifecycle: 'recreate',
       ...start(
+        cluster,
         ref,
         { kind: 'recreate', groupIndex, leaderUid: leader.uid, beforeStart: !know.groupStarted(leader.uid) },
         'recreateGroup',

@@ -1,4 +1,5 @@
 // `npm run trigger`: the trigger service process.
+import { resolveClusterName } from '../config/cluster.js';
 import { loadKubeConfig } from '../config/kubernetes.js';
 import { temporalConfigFromEnv } from '../config/temporal.js';
 import { createLogger } from '../log.js';
@@ -6,7 +7,9 @@ import { runTrigger } from './run.js';
 
 const log = createLogger('trigger');
 try {
-  const running = await runTrigger(temporalConfigFromEnv(), loadKubeConfig(process.env, 'trigger'), log);
+  const kc = loadKubeConfig(process.env, 'trigger');
+  const temporal = temporalConfigFromEnv(process.env, await resolveClusterName(kc));
+  const running = await runTrigger(temporal, kc, log);
   const stop = (signal: string) => {
     log.info('stopping', { signal });
     void running.stop().then(() => process.exit(0));

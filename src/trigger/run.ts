@@ -42,6 +42,7 @@ export async function runTrigger(
   const server = await serveMetrics({ registry: metrics.registry, role: 'trigger', healthy: () => ready, log, env });
   const trigger = new Trigger({
     kc,
+    cluster: temporal.cluster,
     client,
     taskQueue: temporal.taskQueue,
     log,
@@ -63,7 +64,8 @@ export async function runTrigger(
     temporal: temporal.address,
     namespace: temporal.namespace,
     taskQueue: temporal.taskQueue,
-    cluster: kc.getCurrentCluster()?.server,
+    cluster: temporal.cluster,
+    apiServer: kc.getCurrentCluster()?.server,
   });
   await trigger.start();
   ready = true;

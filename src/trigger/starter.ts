@@ -11,12 +11,21 @@ import {
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from '../log.js';
 import { WORKFLOW_TASK_TIMEOUTS } from '../model/crash-recovery.js';
-import { GroupIndex, Lifecycle, LwsName, LwsNamespace, TerminationPolicy } from '../workflows/search-attributes.js';
+import {
+  GroupIndex,
+  Lifecycle,
+  LwsCluster,
+  LwsName,
+  LwsNamespace,
+  TerminationPolicy,
+} from '../workflows/search-attributes.js';
 import { changedSignal } from '../workflows/reconcile.js';
 import type { StartAction } from './decide.js';
 
 export interface StarterOptions {
   client: Client;
+  /** The cluster the workflows act on: their LwsCluster search attribute. */
+  cluster: string;
   taskQueue: string;
   log: Logger;
   /** The server has this project's search attributes registered. */
@@ -116,6 +125,7 @@ export class WorkflowStarter {
   private searchAttributesFor(action: StartAction): SearchAttributePair[] | undefined {
     if (!this.opts.searchAttributes) return undefined;
     const pairs: SearchAttributePair[] = [
+      { key: LwsCluster, value: this.opts.cluster },
       { key: LwsNamespace, value: action.ref.namespace },
       { key: LwsName, value: action.ref.name },
     ];

@@ -28,6 +28,8 @@ import { leaderWorkerSetsJson, namespacesJson, podsJson, statefulSetsJson } from
 
 export interface TriggerOptions {
   kc: k8s.KubeConfig;
+  /** The name of the cluster `kc` reaches (config/cluster.ts): in every workflow ID and the LwsCluster attribute. */
+  cluster: string;
   client: Client;
   taskQueue: string;
   log: Logger;
@@ -62,6 +64,7 @@ export class Trigger {
   constructor(private readonly opts: TriggerOptions) {
     this.starter = new WorkflowStarter({
       client: opts.client,
+      cluster: opts.cluster,
       taskQueue: opts.taskQueue,
       log: opts.log,
       searchAttributes: opts.searchAttributes,
@@ -89,7 +92,9 @@ export class Trigger {
   ): StartAction | undefined {
     const lws = lwsName ? this.view.lws({ namespace, name: lwsName }) : undefined;
     if (!lws) return undefined;
-    return groupReady ? groupReadyAction(lws, `${reason}: a group is Ready`) : reconcileAction(lws, reason);
+    return groupReady
+      ? groupReadyAction(this.opts.cluster, lws, `${reason}: a group is Ready`)
+      : reconcileAction(this.opts.cluster, lws, reason);
   }
 
   /** Whether the group of this leader uid is Ready now (false without a uid). */
@@ -109,7 +114,7 @@ export class Trigger {
     const now = Date.now();
     if (removed) {
       this.view.deleteLws(lws);
-      this.submit([reconcileEndAction(lws, 'LeaderWorkerSet deleted')], now);
+      this.submit([reconcileEndAction(this.opts.cluster, lws, 'LeaderWorkerSet deleted')], now);
       return;
     }
     this.view.setLws(lws);
@@ -117,8 +122,8 @@ export class Trigger {
     this.submit(
       [
         deleting
-          ? reconcileEndAction(lws, 'LeaderWorkerSet is being deleted')
-          : reconcileAction(lws, 'LeaderWorkerSet changed'),
+          ? reconcileEndAction(this.opts.cluster, lws, 'LeaderWorkerSet is being deleted')
+          : reconcileAction(this.opts.cluster, lws, 'LeaderWorkerSet changed'),
       ],
       now,
     );
@@ -132,7 +137,7 @@ export class Trigger {
     const before = removed ? this.view.deletePod(view.uid) : this.view.setPod(view);
     // A change of a pod already known: after a restart, the first list finds every Ready group at once.
     const groupReady = before !== undefined && !wasReady && this.groupReadyNow(view.uid);
-    const actions = removed ? [] : podActions(view, this.view, this.opts.searchAttributes, now);
+    const actions = removed ? [] : podActions(this.opts.cluster, view, this.view, this.opts.searchAttributes, now);
     if (statusRelevant(before, removed ? undefined : view)) {
       const reconcile = this.reconcileFor(
         view.namespace,
@@ -161,9 +166,9 @@ export class Trigger {
   /** Decide again on everything known; repeats are deduplicated by workflow ID. */
   resync(): void {
     const now = Date.now();
-    for (const lws of this.view.allLws()) this.submit([reconcileAction(lws, 'resync')], now);
+    for (const lws of this.view.allLws()) this.submit([reconcileAction(this.opts.cluster, lws, 'resync')], now);
     for (const pod of this.view.allPods())
-      this.submit(podActions(pod, this.view, this.opts.searchAttributes, now), now);
+      this.submit(podActions(this.opts.cluster, pod, this.view, this.opts.searchAttributes, now), now);
   }
 
   async start(): Promise<void> {

@@ -1,4 +1,5 @@
 // `npm run worker`: the Temporal worker process.
+import { resolveClusterName } from '../config/cluster.js';
 import { loadKubeConfig } from '../config/kubernetes.js';
 import { temporalConfigFromEnv } from '../config/temporal.js';
 import { Runtime } from '@temporalio/worker';
@@ -12,7 +13,8 @@ if (sdkMetricsPort) {
   Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${sdkMetricsPort}` } } } });
 }
 try {
-  await runWorker(temporalConfigFromEnv(), loadKubeConfig(process.env, 'worker'), log);
+  const kc = loadKubeConfig(process.env, 'worker');
+  await runWorker(temporalConfigFromEnv(process.env, await resolveClusterName(kc)), kc, log);
 } catch (err) {
   // A configuration error (no KUBECONFIG, no Temporal) already says what to do: one line, no stack trace.
   log.error(err instanceof Error ? err.message : String(err));

@@ -18,6 +18,7 @@ import {
 import type { Logger } from '../log.js';
 import { STICKY_QUEUE_TIMEOUT } from '../model/crash-recovery.js';
 import { countActivityErrors } from '../observability/activity-errors.js';
+import { refuseOtherClusters } from './cluster-guard.js';
 import { serveMetrics, WorkerMetrics } from '../observability/metrics.js';
 import { buildIdOf, deploymentOptions, setCurrentVersion, type SetCurrentOutcome } from './versioning.js';
 
@@ -68,7 +69,7 @@ export async function runWorker(
   temporal: TemporalConfig,
   kc: k8s.KubeConfig,
   log: Logger,
-  { shared, versioning = workerVersioningFromEnv() }: RunWorkerOptions = {},
+  { shared, versioning = workerVersioningFromEnv(process.env, temporal.taskQueue) }: RunWorkerOptions = {},
 ): Promise<void> {
   const metrics = new WorkerMetrics();
   metrics.kubeApiRequests.observe(kc);
@@ -105,7 +106,13 @@ export async function runWorker(
     // then lowers the workflow task slots to it. Our workflows are small (about 0.2 MB each in the cache).
     maxCachedWorkflows: 200,
     maxConcurrentLocalActivityExecutions: 1000,
-    interceptors: { activity: [(ctx) => ({ inbound: countActivityErrors(metrics, () => ctx.info.activityType) })] },
+    interceptors: {
+      activity: [
+        // Outermost first: a refused activity is counted as a permanent error.
+        (ctx) => ({ inbound: countActivityErrors(metrics, () => ctx.info.activityType) }),
+        (ctx) => ({ inbound: refuseOtherClusters(temporal.cluster, ctx.info) }),
+      ],
+    },
   });
   const server = await serveMetrics({
     registry: metrics.registry,
@@ -134,7 +141,8 @@ export async function runWorker(
       temporal: temporal.address,
       namespace: temporal.namespace,
       taskQueue: temporal.taskQueue,
-      cluster: kc.getCurrentCluster()?.server,
+      cluster: temporal.cluster,
+      apiServer: kc.getCurrentCluster()?.server,
       ...(version ? { deployment: version.deploymentName, buildId: version.buildId, version: current } : {}),
     });
     await running;

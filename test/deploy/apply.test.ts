@@ -96,6 +96,8 @@ const DENIED: Record<string, (string | Check)[]> = {
     'leaderworkerset.x-k8s.io/leaderworkersets:update',
     'leaderworkerset.x-k8s.io/leaderworkersets:delete',
     'leaderworkerset.x-k8s.io/leaderworkersets/status:update',
+    // Only kube-system, for the cluster's name.
+    { permission: 'core/namespaces:get', name: 'default' },
   ],
   'lws-temporal-trigger': [
     'core/pods:get',
@@ -107,6 +109,7 @@ const DENIED: Record<string, (string | Check)[]> = {
     'apps/statefulsets:delete',
     'leaderworkerset.x-k8s.io/leaderworkersets:get',
     'leaderworkerset.x-k8s.io/leaderworkersets/status:patch',
+    { permission: 'core/namespaces:get', name: 'default' },
   ],
   'lws-temporal-admission': [
     { permission: 'core/secrets:get', namespace: NAMESPACE, name: 'another-secret' },

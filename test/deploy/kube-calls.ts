@@ -77,6 +77,7 @@ export const TYPED_CALLS: Record<string, Triple> = {
   'AppsV1Api.patchNamespacedStatefulSet': ['apps', 'statefulsets', 'patch'],
   'AppsV1Api.deleteNamespacedStatefulSet': ['apps', 'statefulsets', 'delete'],
   'AppsV1Api.readNamespacedStatefulSetStatus': ['apps', 'statefulsets/status', 'get'],
+  'CoreV1Api.readNamespace': ['', 'namespaces', 'get'],
   'CoreV1Api.readNamespacedSecret': ['', 'secrets', 'get'],
   'CoreV1Api.createNamespacedSecret': ['', 'secrets', 'create'],
   'CoreV1Api.replaceNamespacedSecret': ['', 'secrets', 'update'],

@@ -486,8 +486,12 @@ describe('deployment files', function () {
           const data = (
             findObject(objects, 'ConfigMap', 'lws-temporal-config') as unknown as { data: Record<string, string> }
           ).data;
-          for (const key of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TEMPORAL_TASK_QUEUE']) {
+          for (const key of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE']) {
             assert.ok(data[key], `ConfigMap key ${key}`);
+          }
+          // Present and empty: each cluster gets its own name and task queue unless the operator sets them.
+          for (const key of ['LWS_CLUSTER_NAME', 'TEMPORAL_TASK_QUEUE']) {
+            assert.equal(data[key], '', `ConfigMap key ${key}`);
           }
           const apiKey = c.env?.find((e) => e.name === 'TEMPORAL_API_KEY')?.valueFrom?.secretKeyRef;
           assert.deepEqual(apiKey, { name: 'lws-temporal-api-key', key: 'api-key', optional: true });
@@ -578,6 +582,7 @@ describe('deployment files', function () {
           findObject(objects, 'ConfigMap', 'lws-temporal-config') as unknown as { data: Record<string, string> }
         ).data;
         const sources = [
+          'src/config/cluster.ts',
           'src/config/temporal.ts',
           'src/config/kubernetes.ts',
           'src/config/payload-codec.ts',

@@ -117,7 +117,7 @@ for (const temporalTarget of testTemporalTargets()) {
     it('history: the Parallel rebuild after the leader is deleted, with durations and a Web UI link', async () => {
       assert.ok(leaderUid, 'the status test created the LWS');
       await client.core.deleteNamespacedPod({ name: `${NAME}-0`, namespace });
-      const workflowId = `lws/${namespace}/${NAME}/group-0/teardown/${leaderUid}`;
+      const workflowId = `lws/${controller.cluster}/${namespace}/${NAME}/group-0/teardown/${leaderUid}`;
       const handle = controller.client.workflow.getHandle(workflowId);
       await waitFor('the rebuild workflow to start', () => handle.describe(), { timeoutMs: 30_000 });
       const result = (await handle.result()) as TeardownGroupResult;

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/log.js';
 import { repoRoot } from '../../src/stack/paths.js';
 import { isAlive, waitFor } from '../../src/stack/processes.js';
 import { startTemporal } from '../../src/stack/temporal-target.js';
-import { ensureCluster } from '../fixtures/cluster.js';
+import { ensureCluster, localClusterName } from '../fixtures/cluster.js';
 
 describe('npm run demo -- --exit', function () {
   this.timeout(300_000);
@@ -42,7 +42,7 @@ describe('npm run demo -- --exit', function () {
   }
 
   /** What every run shows: the Web UI, both groups' phases, both workflows, the ratio, the cleanup. */
-  function assertRun(text: string, namespace: string): void {
+  async function assertRun(text: string, namespace: string): Promise<void> {
     assert.match(text, /Temporal Web UI: http:\/\/127\.0\.0\.1:\d+/);
     assert.match(text, /Sequential group 0: leader terminating/);
     assert.match(text, /Parallel {3}group 0: leader\+workers terminating/);
@@ -50,7 +50,7 @@ describe('npm run demo -- --exit', function () {
       assert.match(
         text,
         new RegExp(
-          `${policy}: workflow lws/${namespace}/leaderworkerset-${policy.toLowerCase()}-termination/group-0/teardown/`,
+          `${policy}: workflow lws/${await localClusterName()}/${namespace}/leaderworkerset-${policy.toLowerCase()}-termination/group-0/teardown/`,
         ),
       );
     }
@@ -62,7 +62,7 @@ describe('npm run demo -- --exit', function () {
   }
 
   it('runs end to end: both rebuilds, their timelines and the ratio, then cleans up', async () => {
-    assertRun(await demo('lws-demo-test'), 'lws-demo-test');
+    await assertRun(await demo('lws-demo-test'), 'lws-demo-test');
   });
 
   it('--temporal cluster: the same run on the production-shaped Temporal, which it reuses and leaves up', async () => {
@@ -70,7 +70,7 @@ describe('npm run demo -- --exit', function () {
     const temporal = await startTemporal('cluster', createLogger('temporal'));
     try {
       const text = await demo('lws-demo-cluster-test', '--temporal', 'cluster');
-      assertRun(text, 'lws-demo-cluster-test');
+      await assertRun(text, 'lws-demo-cluster-test');
       assert.ok(text.includes(`Temporal Web UI: ${temporal.uiUrl}\n`), text);
       const connection = await Connection.connect({ address: temporal.address });
       try {

@@ -79,7 +79,7 @@ describe('high availability: two workers and two triggers, one of each killed mi
 
     const results = await Promise.all(
       oldLeaders.map(async (l) => {
-        const id = `lws/${namespace}/ha/group-${l.metadata!.name!.split('-')[1]}/teardown/${l.metadata!.uid}`;
+        const id = `lws/${controller.cluster}/${namespace}/ha/group-${l.metadata!.name!.split('-')[1]}/teardown/${l.metadata!.uid}`;
         const handle = controller.client.workflow.getHandle(id);
         await waitFor('the teardown run of ' + l.metadata!.name, () => handle.describe().then(() => true), {
           timeoutMs: 60_000,
@@ -114,7 +114,7 @@ describe('high availability: two workers and two triggers, one of each killed mi
       // Rebuilt exactly once: one teardown run and one new leader for the group.
       const teardowns: string[] = [];
       for await (const wf of controller.client.workflow.list({
-        query: `WorkflowId STARTS_WITH "lws/${namespace}/ha/group-${name.split('-')[1]}/teardown/"`,
+        query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/ha/group-${name.split('-')[1]}/teardown/"`,
       })) {
         teardowns.push(wf.workflowId);
       }

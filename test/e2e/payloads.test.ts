@@ -91,7 +91,7 @@ describe('controller: no pod template, env value or managedFields in any workflo
 
   /** Every run of every workflow of the namespace's LWSs, lifecycles ended (the reconcile keeps running). */
   async function histories() {
-    const query = `WorkflowId STARTS_WITH "lws/${namespace}/"`;
+    const query = `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/"`;
     await waitFor(
       'every lifecycle workflow closed',
       async () => {

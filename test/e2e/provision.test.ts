@@ -131,7 +131,7 @@ describe('controller: LeaderWorkerSet provisioning (real cluster, dev server, wo
   it('runs each provisioning as a workflow with a readable ID and summary, once per leader', async () => {
     const name = 'leaderworkerset-parallel-termination';
     const leader0 = (await lws.pod(`${name}-0`))!;
-    const id = `lws/${namespace}/${name}/group-0/provision/${leader0.metadata!.uid}`;
+    const id = `lws/${controller.cluster}/${namespace}/${name}/group-0/provision/${leader0.metadata!.uid}`;
     const handle = controller.client.workflow.getHandle(id);
     const result = (await handle.result()) as { outcome: string };
     assert.equal(result.outcome, 'provisioned');

@@ -58,7 +58,9 @@ describe('controller: templates the API server refuses, told on the LWS (issue 2
 
   async function failedWorkflows(): Promise<string[]> {
     const failed: string[] = [];
-    for await (const wf of controller.client.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${namespace}/"` })) {
+    for await (const wf of controller.client.workflow.list({
+      query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/"`,
+    })) {
       if (wf.status.name === 'FAILED') failed.push(wf.workflowId);
     }
     return failed;

@@ -10,7 +10,7 @@ import { freePort, SERVER_PORTS, isAlive, waitFor } from '../../src/stack/proces
 import { installCrd } from '../../src/stack/crd.js';
 import { localKubeConfig } from '../../src/stack/cluster.js';
 import { readTemporalClusterState } from '../../src/stack/temporal-cluster.js';
-import { ensureCluster } from '../fixtures/cluster.js';
+import { ensureCluster, localClusterName } from '../fixtures/cluster.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { exampleLws, LwsClient } from '../fixtures/lws.js';
 
@@ -160,7 +160,9 @@ describe('npm start (worker and trigger in one process)', function () {
       await lws.waitForGroups(base.metadata.name!, 1, 2);
       const client = new Client({ connection, namespace: temporalNamespace });
       const types = new Set<string>();
-      for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${namespace}/"` })) {
+      for await (const wf of client.workflow.list({
+        query: `WorkflowId STARTS_WITH "lws/${await localClusterName()}/${namespace}/"`,
+      })) {
         types.add(wf.type);
       }
       assert.deepEqual([...types].sort(), ['provisionGroup', 'reconcileLeaderWorkerSet']);

@@ -214,7 +214,7 @@ for (const target of testTemporalTargets()) {
       assert.equal(sts.metadata?.ownerReferences?.[0]?.uid, newLeader.metadata?.uid);
       const workflows = [];
       for await (const wf of controller.client.workflow.list({
-        query: `WorkflowId STARTS_WITH "lws/${namespace}/par/group-0/provision/"`,
+        query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/par/group-0/provision/"`,
       })) {
         workflows.push(wf.workflowId);
       }
@@ -226,7 +226,7 @@ for (const target of testTemporalTargets()) {
         'the new worker StatefulSet was created before the old workers were gone',
       );
       for await (const wf of controller.client.workflow.list({
-        query: `WorkflowId STARTS_WITH "lws/${namespace}/par/group-0/teardown/"`,
+        query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/par/group-0/teardown/"`,
       })) {
         const result = (await controller.client.workflow.getHandle(wf.workflowId).result()) as {
           timeline: { event: string }[];
@@ -342,7 +342,9 @@ for (const target of testTemporalTargets()) {
     it('deleting an LWS ends its reconcile run at once, even with no group whose pods would tell it', async () => {
       const name = 'no-groups';
       await lws.create(lwsOf(name, 'Parallel', 0, 2));
-      const reconcile = controller.client.workflow.getHandle(`lws/${namespace}/${name}/reconcile/1`);
+      const reconcile = controller.client.workflow.getHandle(
+        `lws/${controller.cluster}/${namespace}/${name}/reconcile/1`,
+      );
       await waitFor('the status written', async () => ((await lws.get(name))?.status?.conditions ? true : undefined), {
         timeoutMs: 30_000,
       });
@@ -417,7 +419,7 @@ for (const target of testTemporalTargets()) {
         const { client } = controller;
         const results = await Promise.all(
           oldLeaders.map(async (l) => {
-            const id = `lws/${namespace}/${name}/group-${l.metadata!.name!.split('-')[2]}/teardown/${l.metadata!.uid}`;
+            const id = `lws/${controller.cluster}/${namespace}/${name}/group-${l.metadata!.name!.split('-')[2]}/teardown/${l.metadata!.uid}`;
             const { lifecycle, policy } = (await client.workflow.getHandle(id).result()) as TeardownGroupResult;
             return `${lifecycle} ${policy}`;
           }),
@@ -457,7 +459,7 @@ for (const target of testTemporalTargets()) {
       await new Promise((r) => setTimeout(r, 2000));
       await controller.startWorker();
       const handle = controller.client.workflow.getHandle(
-        `lws/${namespace}/crash/group-0/teardown/${oldLeader.metadata!.uid}`,
+        `lws/${controller.cluster}/${namespace}/crash/group-0/teardown/${oldLeader.metadata!.uid}`,
       );
       const result = (await handle.result()) as { timeline: { event: string }[] };
       assert.ok(
@@ -476,7 +478,7 @@ for (const target of testTemporalTargets()) {
       it('(j) kill -9 of the history service mid Parallel teardown: the teardown completes, the group is rebuilt once, nothing orphaned', async () => {
         const pods = await readyLws('hist', 'Parallel', 1, 4);
         const oldLeader = pods.find((p) => p.metadata!.name === 'hist-0')!;
-        const teardownId = `lws/${namespace}/hist/group-0/teardown/${oldLeader.metadata!.uid}`;
+        const teardownId = `lws/${controller.cluster}/${namespace}/hist/group-0/teardown/${oldLeader.metadata!.uid}`;
         const handle = controller.client.workflow.getHandle(teardownId);
         await deleteLeader('hist', 0);
         await waitFor('the teardown run started', () => handle.describe().then(() => true), { timeoutMs: 30_000 });
@@ -493,7 +495,7 @@ for (const target of testTemporalTargets()) {
         const now = await lws.waitForGroups('hist', 1, 4);
         const teardowns: string[] = [];
         for await (const wf of controller.client.workflow.list({
-          query: `WorkflowId STARTS_WITH "lws/${namespace}/hist/group-0/teardown/"`,
+          query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/hist/group-0/teardown/"`,
         })) {
           teardowns.push(wf.workflowId);
         }
@@ -538,7 +540,7 @@ for (const target of testTemporalTargets()) {
       );
       const lifecycles = new Set<string>();
       for await (const wf of controller.client.workflow.list({
-        query: `WorkflowId STARTS_WITH "lws/${namespace}/roll/group-"`,
+        query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/roll/group-"`,
       })) {
         if (wf.workflowId.includes('/teardown/')) {
           lifecycles.add(
@@ -557,7 +559,9 @@ for (const target of testTemporalTargets()) {
       assert.ok(status);
       // Each replaced group turning Ready was signalled as such, so the reconcile took the next step at once.
       const history = await controller.client.workflow
-        .getHandle(`lws/${namespace}/roll/reconcile/${(await lws.get('roll'))!.metadata.generation}`)
+        .getHandle(
+          `lws/${controller.cluster}/${namespace}/roll/reconcile/${(await lws.get('roll'))!.metadata.generation}`,
+        )
         .fetchHistory();
       const groupReadySignals = (history.events ?? []).filter((e) => {
         const data = e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data;
@@ -612,7 +616,7 @@ for (const target of testTemporalTargets()) {
       await surgeRolloutDone(name, before);
       const surgeTeardowns = new Map<string, { lifecycle: string; recoveryMs?: number }>();
       for await (const wf of controller.client.workflow.list({
-        query: `WorkflowId STARTS_WITH "lws/${namespace}/${name}/group-2/teardown/"`,
+        query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/${name}/group-2/teardown/"`,
       })) {
         const result = await controller.client.workflow.getHandle(wf.workflowId).result();
         surgeTeardowns.set(wf.workflowId.split('/').at(-1)!, result as { lifecycle: string; recoveryMs?: number });
@@ -673,7 +677,9 @@ for (const target of testTemporalTargets()) {
       const { client } = controller;
       const groupWorkflows = async () => {
         const found: { id: string; running: boolean }[] = [];
-        for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${doomed}/nsdel/group-"` }))
+        for await (const wf of client.workflow.list({
+          query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${doomed}/nsdel/group-"`,
+        }))
           found.push({ id: wf.workflowId, running: wf.status.name === 'RUNNING' });
         return found;
       };

@@ -86,7 +86,7 @@ for (const target of testTemporalTargets()) {
       await lws.waitForGroups('ui-demo', 1, 2);
       const leader = (await lws.pod('ui-demo-0'))!;
       await lws.core.deleteNamespacedPod({ name: 'ui-demo-0', namespace });
-      const workflowId = `lws/${namespace}/ui-demo/group-0/teardown/${leader.metadata!.uid}`;
+      const workflowId = `lws/${controller.cluster}/${namespace}/ui-demo/group-0/teardown/${leader.metadata!.uid}`;
       const handle = controller.client.workflow.getHandle(workflowId);
       await waitFor('the trigger to start the rebuild', () => handle.describe().then(() => true), {
         timeoutMs: 30_000,
@@ -101,7 +101,12 @@ for (const target of testTemporalTargets()) {
       const row = page.getByText(workflowId).first();
       await row.waitFor({ timeout: 60_000 });
       // Only the rebuild matches: the provisioning runs of the same LWS are filtered out by the query.
-      assert.equal(await page.getByText(`lws/${namespace}/ui-demo/group-0/provision/`, { exact: false }).count(), 0);
+      assert.equal(
+        await page
+          .getByText(`lws/${controller.cluster}/${namespace}/ui-demo/group-0/provision/`, { exact: false })
+          .count(),
+        0,
+      );
       await row.click();
       // The run's result holds the timeline; the Web UI shows its start on the run's page (the viewer renders only the
       // lines in view).
@@ -173,7 +178,7 @@ describe('the Web UI decodes an encrypted run through the codec server (Temporal
     await lws.waitForGroups('sealed', 1, 2);
     const leader = (await lws.pod('sealed-0'))!;
     await lws.core.deleteNamespacedPod({ name: 'sealed-0', namespace });
-    const workflowId = `lws/${namespace}/sealed/group-0/teardown/${leader.metadata!.uid}`;
+    const workflowId = `lws/${controller.cluster}/${namespace}/sealed/group-0/teardown/${leader.metadata!.uid}`;
     const handle = controller.client.workflow.getHandle(workflowId);
     await waitFor('the trigger to start the rebuild', () => handle.describe().then(() => true), {
       timeoutMs: 30_000,

@@ -18,7 +18,7 @@ import {
   temporalClusterUp,
   type TemporalClusterState,
 } from '../../src/stack/temporal-cluster.js';
-import { ensureCluster } from '../fixtures/cluster.js';
+import { ensureCluster, localClusterName } from '../fixtures/cluster.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { installCrd } from '../../src/stack/crd.js';
@@ -120,7 +120,9 @@ describe('stack: the production-shaped Temporal (temporal:up, PostgreSQL, four s
       'a workflow of each type',
       async () => {
         const types = new Map<string, number>();
-        for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${namespace}/pg/"` })) {
+        for await (const wf of client.workflow.list({
+          query: `WorkflowId STARTS_WITH "lws/${await localClusterName()}/${namespace}/pg/"`,
+        })) {
           types.set(wf.type, (types.get(wf.type) ?? 0) + 1);
         }
         const all = ['reconcileLeaderWorkerSet', 'provisionGroup', 'teardownGroup', 'recreateGroup'];
@@ -130,7 +132,7 @@ describe('stack: the production-shaped Temporal (temporal:up, PostgreSQL, four s
     );
     assert.ok(recreated.get('teardownGroup')! >= 1);
     for await (const wf of client.workflow.list({
-      query: `WorkflowId STARTS_WITH "lws/${namespace}/pg/group-0/teardown/"`,
+      query: `WorkflowId STARTS_WITH "lws/${await localClusterName()}/${namespace}/pg/group-0/teardown/"`,
     })) {
       const result = (await client.workflow.getHandle(wf.workflowId).result()) as { lifecycle: string; policy: string };
       assert.deepEqual([result.lifecycle, result.policy], ['rebuild', 'Parallel']);

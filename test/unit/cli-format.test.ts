@@ -13,13 +13,13 @@ import {
   type TeardownRun,
 } from '../../src/cli/format.js';
 
-const wid = 'lws/e2e/demo/group-0/teardown/3f1c-uid';
+const wid = 'lws/c1/e2e/demo/group-0/teardown/3f1c-uid';
 
 describe('cli/format: workflowLink', () => {
   it('encodes the workflow ID (it has slashes) as one path segment', () => {
     assert.equal(
       workflowLink('http://localhost:8233', 'default', wid, 'run-1'),
-      'http://localhost:8233/namespaces/default/workflows/lws%2Fe2e%2Fdemo%2Fgroup-0%2Fteardown%2F3f1c-uid/run-1/history',
+      'http://localhost:8233/namespaces/default/workflows/lws%2Fc1%2Fe2e%2Fdemo%2Fgroup-0%2Fteardown%2F3f1c-uid/run-1/history',
     );
   });
 
@@ -151,7 +151,7 @@ const completed: TeardownRun = {
   link: workflowLink('http://localhost:8233', 'default', wid, 'run-1'),
 };
 const running: TeardownRun = {
-  workflowId: 'lws/e2e/demo/group-1/teardown/u2',
+  workflowId: 'lws/c1/e2e/demo/group-1/teardown/u2',
   runId: 'run-2',
   group: 1,
   lifecycle: 'scale-down',

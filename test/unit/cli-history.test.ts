@@ -9,7 +9,7 @@ import {
 } from '../../src/cli/history.js';
 import type { TimelineEntry } from '../../src/workflows/timeline.js';
 
-const wid = 'lws/e2e/demo/group-2/teardown/uid-1';
+const wid = 'lws/c1/e2e/demo/group-2/teardown/uid-1';
 const t = (s: number) => new Date(Date.UTC(2026, 10, 29, 8, 0, 0) + s).toISOString();
 
 const midRebuild: TimelineEntry[] = [
@@ -35,10 +35,10 @@ const facts = (over: Partial<RunFacts> = {}): RunFacts => ({
 });
 
 describe('cli/history: teardownQuery', () => {
-  it('selects by workflow type and ID prefix (search attributes may be unregistered)', () => {
+  it('selects by workflow type and ID prefix, the cluster first (search attributes may be unregistered)', () => {
     assert.equal(
-      teardownQuery({ namespace: 'e2e', name: 'demo' }),
-      'WorkflowType = "teardownGroup" AND WorkflowId STARTS_WITH "lws/e2e/demo/"',
+      teardownQuery('c1', { namespace: 'e2e', name: 'demo' }),
+      'WorkflowType = "teardownGroup" AND WorkflowId STARTS_WITH "lws/c1/e2e/demo/"',
     );
   });
 });

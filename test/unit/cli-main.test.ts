@@ -58,8 +58,14 @@ describe('cli: the lws-temporal process', function () {
     assert.match(r.err, /KUBECONFIG=\/nonexistent\/kubeconfig.*npm run cluster:up/);
   });
 
+  it('history without a cluster name or a cluster exits 1 and says what to set', async () => {
+    const r = await lwsTemporal(['history', 'default/demo'], { KUBECONFIG: '/nonexistent/kubeconfig' });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /set LWS_CLUSTER_NAME to its controller's cluster name, or KUBECONFIG to reach the cluster/);
+  });
+
   it('a bad TEMPORAL_ADDRESS exits 1 naming the variable, before connecting', async () => {
-    const r = await lwsTemporal(['history', 'default/demo'], { TEMPORAL_ADDRESS: 'no-port' });
+    const r = await lwsTemporal(['history', 'default/demo'], { TEMPORAL_ADDRESS: 'no-port', LWS_CLUSTER_NAME: 'c1' });
     assert.equal(r.code, 1);
     assert.match(r.err, /TEMPORAL_ADDRESS=no-port: expected host:port/);
   });

@@ -7,11 +7,17 @@ import { after, before, describe, it } from 'mocha';
 import {
   ConfigError,
   connectionOptions,
-  temporalConfigFromEnv,
-  workerVersioningFromEnv,
+  temporalConfigFromEnv as temporalConfigOf,
+  workerVersioningFromEnv as workerVersioningOf,
+  type SetCurrentPolicy,
 } from '../../src/config/temporal.js';
 
 type Env = Record<string, string | undefined>;
+
+/** The controller of cluster c1, and its task queue as the worker resolves it. */
+const temporalConfigFromEnv = (env: Env) => temporalConfigOf(env, 'c1');
+const workerVersioningFromEnv = (env: Env, defaults?: { setCurrent?: SetCurrentPolicy }) =>
+  workerVersioningOf(env, temporalConfigFromEnv(env).taskQueue, defaults);
 
 /** Asserts that the environment is rejected with a ConfigError whose message names every one of `names`. */
 function assertRejected(env: Env, ...names: string[]): void {
@@ -48,17 +54,24 @@ describe('config/temporal', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   describe('temporalConfigFromEnv', () => {
-    it('defaults to localhost:7233, namespace default, task queue lws-temporal, no TLS', () => {
+    it('defaults to localhost:7233, namespace default, task queue lws-temporal-<cluster>, no TLS', () => {
       assert.deepEqual(temporalConfigFromEnv({}), {
         address: 'localhost:7233',
         namespace: 'default',
-        taskQueue: 'lws-temporal',
+        cluster: 'c1',
+        taskQueue: 'lws-temporal-c1',
         apiKey: undefined,
         tls: undefined,
       });
     });
 
     // Two controllers on different task queues sharing one deployment: the server refuses to make the second current.
+    it('gives each cluster its own default task queue and deployment', () => {
+      assert.equal(temporalConfigOf({}, 'c2').taskQueue, 'lws-temporal-c2');
+      const config = workerVersioningOf({}, temporalConfigOf({}, 'c2').taskQueue);
+      assert.equal(config.enabled && config.deploymentName, 'lws-temporal-c2');
+    });
+
     for (const [taskQueue, deploymentName] of [
       ['lws-temporal', 'lws-temporal'],
       ['lws-staging', 'lws-staging'],
@@ -75,10 +88,10 @@ describe('config/temporal', () => {
       assert.equal(config.enabled && config.deploymentName, 'lws-b');
     });
 
-    it('names TEMPORAL_TASK_QUEUE when the deployment name it gives is refused', () => {
+    it('names the task queue when the deployment name it gives is refused', () => {
       assert.throws(
         () => workerVersioningFromEnv({ TEMPORAL_TASK_QUEUE: 'q'.repeat(256) }),
-        /TEMPORAL_TASK_QUEUE \(the deployment name\): a deployment name is 256 characters long; at most 255/,
+        /the task queue q+ \(the deployment name\): a deployment name is 256 characters long; at most 255/,
       );
     });
 
@@ -274,10 +287,10 @@ describe('config/temporal', () => {
   });
 
   describe('workerVersioningFromEnv', () => {
-    it('defaults to versioning on, deployment lws-temporal, the build ID from the bundle, set current if new', () => {
+    it('defaults to versioning on, deployment lws-temporal-<cluster>, the build ID from the bundle, set current if new', () => {
       assert.deepEqual(workerVersioningFromEnv({}), {
         enabled: true,
-        deploymentName: 'lws-temporal',
+        deploymentName: 'lws-temporal-c1',
         buildId: undefined,
         setCurrent: 'if-new',
       });

@@ -14,6 +14,7 @@ import {
   workerServiceName,
   workerStatefulSetName,
   workflowId,
+  lwsWorkflowIdPrefix,
   workflowSummary,
   type ObjectKey,
   type WorkflowOp,
@@ -74,60 +75,71 @@ describe('model/names', () => {
 
   // [op, id, summary]
   const workflows: Array<[WorkflowOp, string, string]> = [
-    [{ kind: 'reconcile', generation: 3 }, 'lws/default/demo/reconcile/3', 'reconcile default/demo at generation 3'],
+    [{ kind: 'reconcile', generation: 3 }, 'lws/c1/default/demo/reconcile/3', 'reconcile default/demo at generation 3'],
     [
       { kind: 'provision', groupIndex: 1, leaderUid: 'u-1' },
-      'lws/default/demo/group-1/provision/u-1',
+      'lws/c1/default/demo/group-1/provision/u-1',
       'provision group 1 of default/demo',
     ],
     [
       { kind: 'teardown', groupIndex: 0, oldLeaderUid: 'u-0' },
-      'lws/default/demo/group-0/teardown/u-0',
+      'lws/c1/default/demo/group-0/teardown/u-0',
       'tear down group 0 of default/demo',
     ],
     [
       { kind: 'teardown', groupIndex: 0, oldLeaderUid: 'u-0', lifecycle: 'scale-down' },
-      'lws/default/demo/group-0/teardown/u-0',
+      'lws/c1/default/demo/group-0/teardown/u-0',
       'tear down group 0 of default/demo (scale-down)',
     ],
     [
       { kind: 'recreate', groupIndex: 2, leaderUid: 'u-2' },
-      'lws/default/demo/group-2/recreate/u-2',
+      'lws/c1/default/demo/group-2/recreate/u-2',
       'recreate group 2 of default/demo after a pod restart',
     ],
   ];
   for (const [op, id, summary] of workflows) {
     it(`gives ${op.kind} the workflow ID ${id}`, () => {
-      assert.equal(workflowId(ref, op), id);
+      assert.equal(workflowId('c1', ref, op), id);
       // Stable: a function of its inputs only, however often and in whatever order it is called.
-      assert.equal(workflowId({ name: 'demo', namespace: 'default' }, { ...op }), id);
+      assert.equal(workflowId('c1', { name: 'demo', namespace: 'default' }, { ...op }), id);
     });
     it(`summarises ${op.kind} as "${summary}"`, () => assert.equal(workflowSummary(ref, op), summary));
     // The lifecycle only says what the trigger judged: the ID is the leader's, whatever the teardown judges.
     const { lifecycle: _judged, ...identifying } = op as WorkflowOp & { lifecycle?: string };
-    it(`parses ${id} back`, () => assert.deepEqual(parseWorkflowId(id), { ref, op: identifying }));
+    it(`parses ${id} back`, () => assert.deepEqual(parseWorkflowId(id), { cluster: 'c1', ref, op: identifying }));
   }
 
-  it('gives different groups, leaders, generations and namespaces different IDs', () => {
+  it('gives different groups, leaders, generations, namespaces and clusters different IDs', () => {
     const ids = new Set([
-      workflowId(ref, { kind: 'provision', groupIndex: 1, leaderUid: 'a' }),
-      workflowId(ref, { kind: 'provision', groupIndex: 2, leaderUid: 'a' }),
-      workflowId(ref, { kind: 'provision', groupIndex: 1, leaderUid: 'b' }),
-      workflowId(ref, { kind: 'teardown', groupIndex: 1, oldLeaderUid: 'a' }),
-      workflowId(ref, { kind: 'recreate', groupIndex: 1, leaderUid: 'a' }),
-      workflowId({ ...ref, namespace: 'other' }, { kind: 'provision', groupIndex: 1, leaderUid: 'a' }),
-      workflowId(ref, { kind: 'reconcile', generation: 1 }),
-      workflowId(ref, { kind: 'reconcile', generation: 2 }),
+      workflowId('c1', ref, { kind: 'provision', groupIndex: 1, leaderUid: 'a' }),
+      workflowId('c1', ref, { kind: 'provision', groupIndex: 2, leaderUid: 'a' }),
+      workflowId('c1', ref, { kind: 'provision', groupIndex: 1, leaderUid: 'b' }),
+      workflowId('c1', ref, { kind: 'teardown', groupIndex: 1, oldLeaderUid: 'a' }),
+      workflowId('c1', ref, { kind: 'recreate', groupIndex: 1, leaderUid: 'a' }),
+      workflowId('c1', { ...ref, namespace: 'other' }, { kind: 'provision', groupIndex: 1, leaderUid: 'a' }),
+      workflowId('c1', ref, { kind: 'reconcile', generation: 1 }),
+      workflowId('c1', ref, { kind: 'reconcile', generation: 2 }),
+      workflowId('c2', ref, { kind: 'reconcile', generation: 2 }),
     ]);
-    assert.equal(ids.size, 8);
+    assert.equal(ids.size, 9);
+  });
+
+  it('starts every ID of an LWS with its cluster, namespace and name', () => {
+    const prefix = lwsWorkflowIdPrefix('c1', ref);
+    assert.equal(prefix, 'lws/c1/default/demo/');
+    for (const [op] of workflows) assert.ok(workflowId('c1', ref, op).startsWith(prefix));
+    assert.ok(!workflowId('c1', { ...ref, name: 'demo-2' }, workflows[0]![0]).startsWith(prefix));
   });
 
   for (const id of [
-    'lws/default/demo',
-    'lws/default/demo/reconcile/x',
+    'lws/c1/default/demo',
+    'lws/c1/default/demo/reconcile/x',
+    // IDs without a cluster, as builds before cluster names made them.
+    'lws/default/demo/reconcile/1',
+    'lws/default/demo/group-1/teardown/u',
     'other/default/demo/reconcile/1',
-    'lws/default/demo/group-1/rebuild/u',
-    'lws/default/demo/group-1/fix/u',
+    'lws/c1/default/demo/group-1/rebuild/u',
+    'lws/c1/default/demo/group-1/fix/u',
   ]) {
     it(`does not parse ${id}`, () => assert.equal(parseWorkflowId(id), undefined));
   }

@@ -15,6 +15,8 @@ import { sampleLws } from './model-fixtures.js';
 
 // sampleLws: default/demo, replicas 2, size 4 (so a group is started when its worker StatefulSet has 3 ready).
 const lws = sampleLws();
+/** The cluster the trigger watches. */
+const C = 'c1';
 
 function lwsOfSize(size: number | undefined): LeaderWorkerSet {
   return sampleLws({ leaderWorkerTemplate: { ...lws.spec.leaderWorkerTemplate, size } });
@@ -168,11 +170,11 @@ describe('trigger/cluster-view', () => {
       const restarted = worker(0, 2, { restartCount: 1 });
       for (const w of [worker(0, 1), restarted, worker(0, 3)]) view.setPod(w);
       assert.deepEqual(
-        podActions(restarted, view, false).map((a) => a.workflowId),
-        ['lws/default/demo/group-0/recreate/leader-0'],
+        podActions(C, restarted, view, false).map((a) => a.workflowId),
+        ['lws/c1/default/demo/group-0/recreate/leader-0'],
       );
       view.setPod(leader(0, TERMINATING));
-      assert.deepEqual(podActions(restarted, view, false), []);
+      assert.deepEqual(podActions(C, restarted, view, false), []);
     });
   });
 

@@ -27,6 +27,8 @@ import { sampleLws } from './model-fixtures.js';
 
 // sampleLws: default/demo, generation 3, replicas 2, size 4.
 const lws = sampleLws();
+/** The cluster the trigger watches. */
+const C = 'c1';
 const ref: ObjectKey = { namespace: 'default', name: 'demo' };
 const currentRevision = templateRevisionHash(lws.spec);
 const DELETED_AT = '2025-01-01T00:00:00Z';
@@ -112,12 +114,12 @@ function brief(actions: StartAction[]): string[] {
 }
 
 const provision = (group: number, uid: string) =>
-  `start provisionGroup lws/default/demo/group-${group}/provision/${uid} provision`;
+  `start provisionGroup lws/c1/default/demo/group-${group}/provision/${uid} provision`;
 const teardown = (group: number, uid: string, lifecycle: string) =>
-  `start teardownGroup lws/default/demo/group-${group}/teardown/${uid} ${lifecycle}`;
+  `start teardownGroup lws/c1/default/demo/group-${group}/teardown/${uid} ${lifecycle}`;
 /** A restart before the group fully started has its own ID (see names.ts), so the two never collide. */
 const recreate = (group: number, leaderUid: string, started = false) =>
-  `start recreateGroup lws/default/demo/group-${group}/recreate/${leaderUid}${started ? '' : '/before-start'} recreate`;
+  `start recreateGroup lws/c1/default/demo/group-${group}/recreate/${leaderUid}${started ? '' : '/before-start'} recreate`;
 
 const recreated = withMeta(lws, { uid: 'lws-uid-2', creationTimestamp: RECREATED_AT });
 
@@ -299,7 +301,7 @@ describe('trigger/decide', () => {
     ];
     for (const [what, pod, world, expected] of cases) {
       it(`${what}: ${expected.length === 0 ? 'nothing' : expected.join('; ')}`, () => {
-        assert.deepEqual(brief(podActions(pod, fakeKnowledge(world), false)), expected);
+        assert.deepEqual(brief(podActions(C, pod, fakeKnowledge(world), false)), expected);
       });
     }
 
@@ -315,30 +317,30 @@ describe('trigger/decide', () => {
     ];
     for (const [what, pod] of ignored) {
       it(`ignores a pod with ${what}`, () => {
-        assert.deepEqual(podActions(pod, fakeKnowledge({ lws, stsOwners: owners }), true), []);
+        assert.deepEqual(podActions(C, pod, fakeKnowledge({ lws, stsOwners: owners }), true), []);
       });
     }
 
     it('takes the LWS from the name label (an LWS named demo-1 has leader demo-1-2 in group 2)', () => {
       const other = withMeta(lws, { name: 'demo-1' });
       const pod = leader(0, { name: 'demo-1-2', uid: 'u', labels: { [LABEL_NAME]: 'demo-1' } });
-      const actions = podActions(pod, fakeKnowledge({ lws: other }), false);
+      const actions = podActions(C, pod, fakeKnowledge({ lws: other }), false);
       assert.deepEqual(
         actions.map((a) => a.workflowId),
-        ['lws/default/demo-1/group-2/provision/u'],
+        ['lws/c1/default/demo-1/group-2/provision/u'],
       );
       assert.deepEqual(actions[0]?.ref, { namespace: 'default', name: 'demo-1' });
     });
 
     it('gives provisionGroup the ref, group index, leader identity and what it saw of both', () => {
       const pod = leader(1);
-      const [action, ...rest] = podActions(pod, know, true);
+      const [action, ...rest] = podActions(C, pod, know, true);
       assert.equal(rest.length, 0);
       const { status: _status, ...seenLws } = lwsFacts(lws);
       assert.deepEqual(action, {
         kind: 'start',
         workflowType: 'provisionGroup',
-        workflowId: 'lws/default/demo/group-1/provision/leader-1',
+        workflowId: 'lws/c1/default/demo/group-1/provision/leader-1',
         summary: 'provision group 1 of default/demo',
         ref,
         groupIndex: 1,
@@ -372,7 +374,7 @@ describe('trigger/decide', () => {
     for (const [what, world, given] of seenCases) {
       it(`provisionGroup's start ${given ? 'carries' : 'does not carry'} what the trigger saw: ${what}`, () => {
         const withStatus = { ...world, status: { replicas: 2, readyReplicas: 1 } } as LeaderWorkerSet;
-        const [action] = podActions(leader(1), fakeKnowledge({ lws: withStatus }), false);
+        const [action] = podActions(C, leader(1), fakeKnowledge({ lws: withStatus }), false);
         assert.equal(action?.workflowType, 'provisionGroup');
         const input = action?.args[0] as ProvisionGroupInput;
         assert.equal(input.seen !== undefined, given);
@@ -387,7 +389,7 @@ describe('trigger/decide', () => {
 
     for (const searchAttributes of [true, false]) {
       it(`gives teardownGroup the lifecycle and searchAttributes=${searchAttributes}`, () => {
-        const [action] = podActions(leader(2, { ...TERMINATING }), know, searchAttributes);
+        const [action] = podActions(C, leader(2, { ...TERMINATING }), know, searchAttributes);
         assert.equal(action?.workflowType, 'teardownGroup');
         assert.equal(action?.groupIndex, 2);
         assert.deepEqual(action?.args, [
@@ -441,7 +443,7 @@ describe('trigger/decide', () => {
     ];
     for (const [what, pod, known, policy] of policyCases) {
       it(`passes teardownGroup the policy ${what}, in its input and for its search attribute`, () => {
-        const [action] = podActions(pod, fakeKnowledge({ lws: known }), false);
+        const [action] = podActions(C, pod, fakeKnowledge({ lws: known }), false);
         assert.equal((action?.args[0] as { policy?: string }).policy, policy);
         assert.equal(action?.policy, policy);
       });
@@ -466,7 +468,7 @@ describe('trigger/decide', () => {
       ];
     for (const [what, known, workers, expected] of workersCases) {
       it(`passes teardownGroup the workers as seen: ${what}`, () => {
-        const [action] = podActions(leader(0, { ...TERMINATING }), fakeKnowledge({ lws: known, workers }), false);
+        const [action] = podActions(C, leader(0, { ...TERMINATING }), fakeKnowledge({ lws: known, workers }), false);
         assert.equal(action?.workflowType, 'teardownGroup');
         assert.deepEqual((action?.args[0] as { workers?: SeenWorkers }).workers, expected);
       });
@@ -481,7 +483,7 @@ describe('trigger/decide', () => {
     ];
     for (const [what, pod, started, hadStarted] of recreateArgs) {
       it(`gives recreateGroup the leader identity and groupHadStarted=${hadStarted} (${what})`, () => {
-        const actions = podActions(pod, fakeKnowledge({ lws, stsOwners: owners, started }), false);
+        const actions = podActions(C, pod, fakeKnowledge({ lws, stsOwners: owners, started }), false);
         const action = actions.find((a) => a.workflowType === 'recreateGroup');
         assert.ok(action);
         assert.equal(action.groupIndex, 0);
@@ -504,6 +506,7 @@ describe('trigger/decide', () => {
         for (const restartCount of [0, 1]) {
           for (const world of [{ lws, stsOwners: owners }, {}, { lws: deleting(lws), stsOwners: owners }]) {
             const actions = podActions(
+              C,
               worker(1, 3, { ...(deletingPod ? TERMINATING : {}), restartCount }),
               fakeKnowledge(world),
               true,
@@ -543,7 +546,7 @@ describe('trigger/decide', () => {
 
     it('rides along in the teardown start, when the trigger gives the time it saw the pod', () => {
       const pod = leader(1, TERMINATING);
-      const [action] = podActions(pod, fakeKnowledge({ lws }), false, recorded + 60_000);
+      const [action] = podActions(C, pod, fakeKnowledge({ lws }), false, recorded + 60_000);
       assert.equal(action?.workflowType, 'teardownGroup');
       assert.equal((action?.args[0] as { leaderDeletedAt?: string }).leaderDeletedAt, iso(recorded + 999));
     });
@@ -570,9 +573,9 @@ describe('trigger/decide', () => {
     ];
     for (const [what, l, change] of cases) {
       it(`${what}: ${change === null ? 'nothing' : JSON.stringify(change ?? 'a plain signal')}`, () => {
-        const action = groupReadyAction(l, 'pod demo-1 changed');
+        const action = groupReadyAction(C, l, 'pod demo-1 changed');
         if (change === null) return assert.equal(action, undefined);
-        assert.equal(action?.workflowId, 'lws/default/demo/reconcile/3');
+        assert.equal(action?.workflowId, 'lws/c1/default/demo/reconcile/3');
         assert.deepEqual(action?.change, change);
       });
     }
@@ -581,29 +584,29 @@ describe('trigger/decide', () => {
   describe('reconcileAction', () => {
     // [what, lws, expected workflow ID or undefined]
     const cases: Array<[string, LeaderWorkerSet, string | undefined]> = [
-      ['generation 3', lws, 'lws/default/demo/reconcile/3'],
+      ['generation 3', lws, 'lws/c1/default/demo/reconcile/3'],
       [
         'generation 12 in team-a',
         withMeta(lws, { namespace: 'team-a', generation: 12 }),
-        'lws/team-a/demo/reconcile/12',
+        'lws/c1/team-a/demo/reconcile/12',
       ],
-      ['no generation (treated as 1)', withMeta(lws, { generation: undefined }), 'lws/default/demo/reconcile/1'],
+      ['no generation (treated as 1)', withMeta(lws, { generation: undefined }), 'lws/c1/default/demo/reconcile/1'],
       ['being deleted', deleting(lws), undefined],
       ['being deleted (Date timestamp)', withMeta(lws, { deletionTimestamp: new Date(DELETED_AT) }), undefined],
       ['no namespace', withMeta(lws, { namespace: undefined }), undefined],
       ['no name', withMeta(lws, { name: undefined }), undefined],
     ];
     for (const [what, l, id] of cases) {
-      it(`${what}: ${id ?? 'nothing'}`, () => assert.equal(reconcileAction(l, 'test')?.workflowId, id));
+      it(`${what}: ${id ?? 'nothing'}`, () => assert.equal(reconcileAction(C, l, 'test')?.workflowId, id));
     }
   });
 
   // [what, the action, its kind]: the reconcile of the LWS's generation, told of a change; a deleted LWS's run is
   // only signalled (never started again).
   const reconcileCases: [string, () => StartAction | undefined, StartAction['kind']][] = [
-    ['reconcileAction: signal-with-start', () => reconcileAction(lws, 'why'), 'signal-with-start'],
-    ['reconcileEndAction, the LWS being deleted: signal', () => reconcileEndAction(deleting(lws), 'why'), 'signal'],
-    ['reconcileEndAction, the LWS gone: signal', () => reconcileEndAction(lws, 'why'), 'signal'],
+    ['reconcileAction: signal-with-start', () => reconcileAction(C, lws, 'why'), 'signal-with-start'],
+    ['reconcileEndAction, the LWS being deleted: signal', () => reconcileEndAction(C, deleting(lws), 'why'), 'signal'],
+    ['reconcileEndAction, the LWS gone: signal', () => reconcileEndAction(C, lws, 'why'), 'signal'],
   ];
   for (const [what, act, kind] of reconcileCases) {
     it(`${what} reconcileLeaderWorkerSet with the ref and generation`, () => {
@@ -611,7 +614,7 @@ describe('trigger/decide', () => {
         kind,
         lifecycle: 'reconcile',
         workflowType: 'reconcileLeaderWorkerSet',
-        workflowId: 'lws/default/demo/reconcile/3',
+        workflowId: 'lws/c1/default/demo/reconcile/3',
         summary: 'reconcile default/demo at generation 3',
         ref,
         args: [{ ref, generation: 3 }],
@@ -621,7 +624,7 @@ describe('trigger/decide', () => {
   }
 
   it('reconcileEndAction: nothing for an LWS without a name', () => {
-    assert.equal(reconcileEndAction(withMeta(lws, { name: undefined }), 'x'), undefined);
+    assert.equal(reconcileEndAction(C, withMeta(lws, { name: undefined }), 'x'), undefined);
   });
 
   describe('determinism (a restarted trigger starts nothing new)', () => {
@@ -637,7 +640,7 @@ describe('trigger/decide', () => {
       worker(0, 3, { ...TERMINATING }),
       worker(1, 3, { ...TERMINATING }),
     ];
-    const ids = (know: Knowledge) => pods.flatMap((p) => podActions(p, know, true)).map((a) => a.workflowId);
+    const ids = (know: Knowledge) => pods.flatMap((p) => podActions(C, p, know, true)).map((a) => a.workflowId);
 
     it('gives the same workflow IDs for the same input, from a fresh copy of the knowledge', () => {
       const first = ids(fakeKnowledge(world));
@@ -645,22 +648,23 @@ describe('trigger/decide', () => {
       assert.ok(first.length > 0);
       assert.deepEqual(again, first);
       assert.deepEqual(
-        pods.flatMap((p) => podActions(structuredClone(p), fakeKnowledge(world), true)).map((a) => a.workflowId),
+        pods.flatMap((p) => podActions(C, structuredClone(p), fakeKnowledge(world), true)).map((a) => a.workflowId),
         first,
       );
     });
 
     it('gives the same IDs whatever the order the pods are seen in', () => {
       const know = fakeKnowledge(world);
-      const backward = [...pods].reverse().flatMap((p) => podActions(p, know, true));
+      const backward = [...pods].reverse().flatMap((p) => podActions(C, p, know, true));
       assert.deepEqual(new Set(backward.map((a) => a.workflowId)), new Set(ids(know)));
     });
 
     it('gives a leader the same provision ID on every update of that pod (readiness, restarts)', () => {
       const seen = [leader(1, { ready: false }), leader(1), leader(1, { restartCount: 5 })].map(
-        (p) => podActions(p, fakeKnowledge(world), false).find((a) => a.workflowType === 'provisionGroup')?.workflowId,
+        (p) =>
+          podActions(C, p, fakeKnowledge(world), false).find((a) => a.workflowType === 'provisionGroup')?.workflowId,
       );
-      assert.deepEqual(seen, Array(3).fill('lws/default/demo/group-1/provision/leader-1'));
+      assert.deepEqual(seen, Array(3).fill('lws/c1/default/demo/group-1/provision/leader-1'));
     });
 
     it('gives every restarted or deleted pod of one group incarnation the same recreate ID', () => {
@@ -671,18 +675,18 @@ describe('trigger/decide', () => {
         worker(0, 3, { ...TERMINATING }),
       ];
       const recreates = group0.flatMap((p) =>
-        podActions(p, fakeKnowledge(world), false).filter((a) => a.workflowType === 'recreateGroup'),
+        podActions(C, p, fakeKnowledge(world), false).filter((a) => a.workflowType === 'recreateGroup'),
       );
       assert.equal(recreates.length, group0.length);
       assert.deepEqual(
         new Set(recreates.map((a) => a.workflowId)),
-        new Set(['lws/default/demo/group-0/recreate/leader-0']),
+        new Set(['lws/c1/default/demo/group-0/recreate/leader-0']),
       );
     });
 
     it('gives a new incarnation of a group (new leader uid) new provision and recreate IDs', () => {
-      const old = podActions(leader(0, { restartCount: 1 }), fakeKnowledge(world), false).map((a) => a.workflowId);
-      const fresh = podActions(leader(0, { uid: 'leader-0-new', restartCount: 1 }), fakeKnowledge(world), false).map(
+      const old = podActions(C, leader(0, { restartCount: 1 }), fakeKnowledge(world), false).map((a) => a.workflowId);
+      const fresh = podActions(C, leader(0, { uid: 'leader-0-new', restartCount: 1 }), fakeKnowledge(world), false).map(
         (a) => a.workflowId,
       );
       assert.equal(old.length, 2);
@@ -690,11 +694,23 @@ describe('trigger/decide', () => {
       for (const id of fresh) assert.ok(!old.includes(id), `${id} reused`);
     });
 
+    it("puts the trigger's cluster in every ID: the same LWS on another cluster meets none of them", () => {
+      const pod = leader(1);
+      const here = [reconcileAction(C, lws, 'a'), ...podActions(C, pod, fakeKnowledge({ lws }), false)];
+      const there = [reconcileAction('c2', lws, 'a'), ...podActions('c2', pod, fakeKnowledge({ lws }), false)];
+      assert.ok(here.length >= 2);
+      assert.equal(here.length, there.length);
+      for (const [i, a] of here.entries()) {
+        assert.match(a!.workflowId, /^lws\/c1\/default\/demo\//);
+        assert.equal(there[i]!.workflowId, a!.workflowId.replace('lws/c1/', 'lws/c2/'));
+      }
+    });
+
     it('gives the same reconcile ID for the same generation and a new one for the next', () => {
-      assert.equal(reconcileAction(structuredClone(lws), 'a')?.workflowId, reconcileAction(lws, 'b')?.workflowId);
+      assert.equal(reconcileAction(C, structuredClone(lws), 'a')?.workflowId, reconcileAction(C, lws, 'b')?.workflowId);
       assert.notEqual(
-        reconcileAction(withMeta(lws, { generation: 4 }), 'a')?.workflowId,
-        reconcileAction(lws, 'a')?.workflowId,
+        reconcileAction(C, withMeta(lws, { generation: 4 }), 'a')?.workflowId,
+        reconcileAction(C, lws, 'a')?.workflowId,
       );
     });
 
@@ -702,8 +718,9 @@ describe('trigger/decide', () => {
     // of a later restart, which has to recreate the group.
     it('gives a restart after the group started a different recreate ID than one before (RecreateGroupAfterStart)', () => {
       const pod = worker(0, 1, { restartCount: 1 });
-      const before = podActions(pod, fakeKnowledge({ lws, stsOwners: owners, started: [] }), false);
+      const before = podActions(C, pod, fakeKnowledge({ lws, stsOwners: owners, started: [] }), false);
       const after = podActions(
+        C,
         worker(0, 1, { restartCount: 2 }),
         fakeKnowledge({ lws, stsOwners: owners, started: ['leader-0'] }),
         false,

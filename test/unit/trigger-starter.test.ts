@@ -94,6 +94,7 @@ function starterWith(
   return new WorkflowStarter({
     client,
     eagerStart,
+    cluster: 'c1',
     taskQueue: 'q',
     log: silentLogger,
     searchAttributes,
@@ -144,13 +145,20 @@ describe('trigger: WorkflowStarter', () => {
       'a teardown: LWS, group, lifecycle and its policy',
       { groupIndex: 2, lifecycle: 'rebuild', policy: 'Parallel' },
       true,
-      { LwsNamespace: 'default', LwsName: 'demo', GroupIndex: 2, Lifecycle: 'rebuild', TerminationPolicy: 'Parallel' },
+      {
+        LwsCluster: 'c1',
+        LwsNamespace: 'default',
+        LwsName: 'demo',
+        GroupIndex: 2,
+        Lifecycle: 'rebuild',
+        TerminationPolicy: 'Parallel',
+      },
     ],
     [
       'a provisioning: no policy',
       { groupIndex: 0, lifecycle: 'provision' },
       true,
-      { LwsNamespace: 'default', LwsName: 'demo', GroupIndex: 0, Lifecycle: 'provision' },
+      { LwsCluster: 'c1', LwsNamespace: 'default', LwsName: 'demo', GroupIndex: 0, Lifecycle: 'provision' },
     ],
     ['none when the server does not have them registered', { groupIndex: 2, policy: 'Sequential' }, false, undefined],
   ];

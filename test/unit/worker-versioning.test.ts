@@ -66,7 +66,10 @@ describe('worker versioning', () => {
 
     it('is a build ID the configuration (and the server) accepts', () => {
       const buildId = buildIdOf('code');
-      assert.doesNotThrow(() => workerVersioningFromEnv({ TEMPORAL_WORKER_BUILD_ID: buildId }), ConfigError);
+      assert.doesNotThrow(
+        () => workerVersioningFromEnv({ TEMPORAL_WORKER_BUILD_ID: buildId }, 'lws-temporal-c1'),
+        ConfigError,
+      );
     });
   });
 
