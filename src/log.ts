@@ -6,6 +6,22 @@ export type Fields = Record<string, unknown>;
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 
 const levels: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const formats = ['human', 'json'];
+
+/**
+ * LOG_LEVEL (any case, default info) and LOG_FORMAT (default human), checked at a process's start: a typo stops it
+ * with a message, where it would otherwise log at the default in silence.
+ */
+export function checkLogSettings(env: NodeJS.ProcessEnv = process.env): void {
+  const level = env.LOG_LEVEL;
+  if (level && !Object.hasOwn(levels, level.toLowerCase())) {
+    throw new Error(`LOG_LEVEL=${level}: expected one of ${Object.keys(levels).join(', ')} (any case)`);
+  }
+  const format = env.LOG_FORMAT;
+  if (format && !formats.includes(format)) {
+    throw new Error(`LOG_FORMAT=${format}: expected ${formats.join(' or ')}`);
+  }
+}
 
 export interface Logger {
   debug(msg: string, fields?: Fields): void;
@@ -23,7 +39,7 @@ function formatValue(v: unknown): string {
 
 export function createLogger(component: string, base: Fields = {}, env: NodeJS.ProcessEnv = process.env): Logger {
   const json = env.LOG_FORMAT === 'json';
-  const min = levels[(env.LOG_LEVEL as Level) ?? 'info'] ?? levels.info;
+  const min = levels[(env.LOG_LEVEL || 'info').toLowerCase() as Level] ?? levels.info;
   const emit = (level: Level, msg: string, fields: Fields = {}) => {
     if (levels[level] < min) return;
     const all = { ...base, ...fields };

@@ -4,7 +4,7 @@ import * as k8s from '@kubernetes/client-node';
 import { resolveClusterName } from './config/cluster.js';
 import { loadKubeConfig } from './config/kubernetes.js';
 import { temporalConfigFromEnv, workerVersioningFromEnv } from './config/temporal.js';
-import { createLogger } from './log.js';
+import { checkLogSettings, createLogger } from './log.js';
 import { defaultMetricsPorts } from './observability/metrics.js';
 import { devServerDbPath, startDevServer, type DevServer } from './stack/dev-server.js';
 import { runTrigger } from './trigger/run.js';
@@ -26,6 +26,7 @@ async function checkCluster(kc: k8s.KubeConfig): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  checkLogSettings();
   const kc = loadKubeConfig(process.env, 'worker+trigger');
   await checkCluster(kc);
   const cluster = await resolveClusterName(kc);

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { admissionConfigFromEnv, type AdmissionConfig } from '../config/admission.js';
-import { createLogger, type Logger } from '../log.js';
+import { checkLogSettings, createLogger, type Logger } from '../log.js';
 import { createAdmissionServer, HEALTHZ_PATH, MUTATE_LWS_PATH, MUTATE_POD_PATH } from './server.js';
 import { ownerCheck, type StatefulSetLookup } from './owner-check.js';
 
@@ -99,6 +99,7 @@ async function secretLoader(
 
 const log = createLogger('admission');
 try {
+  checkLogSettings();
   const config = admissionConfigFromEnv();
   const { certs } = config;
   const load =

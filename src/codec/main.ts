@@ -2,11 +2,12 @@
 // (default 8888), LWS_CODEC_HOST (default 127.0.0.1), LWS_CODEC_CORS_ORIGINS (the Web UI's origins, comma-separated).
 import { ConfigError } from '../config/temporal.js';
 import { payloadCodecsFromEnv } from '../config/payload-codec.js';
-import { createLogger } from '../log.js';
+import { checkLogSettings, createLogger } from '../log.js';
 import { serveCodec } from './codec-server.js';
 
 const log = createLogger('codec-server');
 try {
+  checkLogSettings();
   const codecs = payloadCodecsFromEnv();
   if (codecs.length === 0) throw new ConfigError('LWS_PAYLOAD_KEYS_DIR holds no key: nothing to decode with');
   const port = Number(process.env.LWS_CODEC_PORT ?? 8888);

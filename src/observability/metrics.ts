@@ -77,7 +77,8 @@ export class WorkerMetrics {
   readonly kubeApiRequests = requestsCounter(this.registry, 'worker');
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'lws_worker_' });
+    // Unprefixed, as every Node.js exporter names them: standard dashboards find them. The role is the scrape's job.
+    collectDefaultMetrics({ register: this.registry });
   }
 }
 
@@ -117,7 +118,7 @@ export class TriggerMetrics {
   readonly kubeApiRequests = requestsCounter(this.registry, 'trigger');
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'lws_trigger_' });
+    collectDefaultMetrics({ register: this.registry });
   }
 }
 

@@ -2,11 +2,12 @@
 import { resolveClusterName } from '../config/cluster.js';
 import { loadKubeConfig } from '../config/kubernetes.js';
 import { temporalConfigFromEnv } from '../config/temporal.js';
-import { createLogger } from '../log.js';
+import { checkLogSettings, createLogger } from '../log.js';
 import { runTrigger } from './run.js';
 
 const log = createLogger('trigger');
 try {
+  checkLogSettings();
   const kc = loadKubeConfig(process.env, 'trigger');
   const temporal = temporalConfigFromEnv(process.env, await resolveClusterName(kc));
   const running = await runTrigger(temporal, kc, log);

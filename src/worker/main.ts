@@ -3,7 +3,7 @@ import { resolveClusterName } from '../config/cluster.js';
 import { loadKubeConfig } from '../config/kubernetes.js';
 import { temporalConfigFromEnv } from '../config/temporal.js';
 import { Runtime } from '@temporalio/worker';
-import { createLogger } from '../log.js';
+import { checkLogSettings, createLogger } from '../log.js';
 import { runWorker } from './run.js';
 
 const log = createLogger('worker');
@@ -13,6 +13,7 @@ if (sdkMetricsPort) {
   Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${sdkMetricsPort}` } } } });
 }
 try {
+  checkLogSettings();
   const kc = loadKubeConfig(process.env, 'worker');
   await runWorker(temporalConfigFromEnv(process.env, await resolveClusterName(kc)), kc, log);
 } catch (err) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { createLogger } from '../../src/log.js';
-import { defaultMetricsPorts, serveMetrics } from '../../src/observability/metrics.js';
+import { defaultMetricsPorts, serveMetrics, TriggerMetrics, WorkerMetrics } from '../../src/observability/metrics.js';
 
 describe('serveMetrics: the metrics and health server of each process', () => {
   const log = createLogger('metrics-test');
@@ -47,4 +47,21 @@ describe('serveMetrics: the metrics and health server of each process', () => {
       await first.close();
     }
   });
+
+  for (const [role, make] of [
+    ['worker', () => new WorkerMetrics()],
+    ['trigger', () => new TriggerMetrics()],
+  ] as const) {
+    it(`the ${role} exports the process metrics under their standard names, for standard Node.js dashboards`, async () => {
+      const text = await make().registry.metrics();
+      for (const name of [
+        'process_cpu_seconds_total',
+        'process_resident_memory_bytes',
+        'nodejs_heap_size_used_bytes',
+      ]) {
+        assert.match(text, new RegExp(`^${name} `, 'm'), name);
+      }
+      assert.doesNotMatch(text, /^lws_(worker|trigger)_(process|nodejs)_/m);
+    });
+  }
 });
