@@ -9,6 +9,7 @@ import { defaultMetricsPorts } from './observability/metrics.js';
 import { devServerDbPath, startDevServer, type DevServer } from './stack/dev-server.js';
 import { runTrigger } from './trigger/run.js';
 import { connectWorker, runWorker } from './worker/run.js';
+import { installSdkRuntime } from './worker/sdk-logging.js';
 
 const log = createLogger('lws-temporal');
 
@@ -27,6 +28,7 @@ async function checkCluster(kc: k8s.KubeConfig): Promise<void> {
 
 async function main(): Promise<void> {
   checkLogSettings();
+  installSdkRuntime(createLogger('worker'), process.env.TEMPORAL_METRICS_PORT);
   const kc = loadKubeConfig(process.env, 'worker+trigger');
   await checkCluster(kc);
   const cluster = await resolveClusterName(kc);

@@ -2,18 +2,15 @@
 import { resolveClusterName } from '../config/cluster.js';
 import { loadKubeConfig } from '../config/kubernetes.js';
 import { temporalConfigFromEnv } from '../config/temporal.js';
-import { Runtime } from '@temporalio/worker';
 import { checkLogSettings, createLogger } from '../log.js';
 import { runWorker } from './run.js';
+import { installSdkRuntime } from './sdk-logging.js';
 
 const log = createLogger('worker');
-// The SDK's own metrics (task latencies, pollers, slots) on a Prometheus endpoint of their own, when asked for.
-const sdkMetricsPort = process.env.TEMPORAL_METRICS_PORT;
-if (sdkMetricsPort) {
-  Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${sdkMetricsPort}` } } } });
-}
 try {
   checkLogSettings();
+  // TEMPORAL_METRICS_PORT: the SDK's own metrics on a Prometheus endpoint of their own.
+  installSdkRuntime(log, process.env.TEMPORAL_METRICS_PORT);
   const kc = loadKubeConfig(process.env, 'worker');
   await runWorker(temporalConfigFromEnv(process.env, await resolveClusterName(kc)), kc, log);
 } catch (err) {

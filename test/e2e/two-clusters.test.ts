@@ -94,6 +94,8 @@ describe('two clusters on one Temporal namespace, the same LWS in each', functio
   let connection: Connection;
   let client: Client;
   let floorStartedHere = false;
+  /** The workflow whose activity the local cluster's worker refused. */
+  let refusedId = '';
   const sides: Side[] = [];
 
   before(async function () {
@@ -139,6 +141,7 @@ describe('two clusters on one Temporal namespace, the same LWS in each', functio
         TEMPORAL_ADDRESS: temporal.address,
         TEMPORAL_NAMESPACE: temporal.namespace,
         LOG_LEVEL: 'debug',
+        LOG_FORMAT: 'json',
       };
       const processes = await Promise.all([
         startControllerProcess('worker', env, join(logDir, `two-clusters-${label}`)),
@@ -257,6 +260,7 @@ describe('two clusters on one Temporal namespace, the same LWS in each', functio
       policy: 'Parallel',
     };
     const id = workflowId(b.cluster, input.ref, { kind: 'teardown', groupIndex: 0, oldLeaderUid: 'not-a-leader' });
+    refusedId = id;
     const handle = await client.workflow.start('teardownGroup', {
       taskQueue: `lws-temporal-${a.cluster}`,
       workflowId: id,
@@ -276,5 +280,35 @@ describe('two clusters on one Temporal namespace, the same LWS in each', functio
       return true;
     });
     assert.deepEqual(await snapshot(a), before, 'nothing changed in the local cluster');
+  });
+
+  it("prints one log format, the SDK's lines and the refused activity's among them", async () => {
+    for (const side of sides) {
+      for (const p of side.processes) {
+        const lines = p.lines.filter((l) => l.trim() !== '');
+        assert.ok(lines.length > 0, `${side.label} ${p.role}: no output`);
+        for (const line of lines) {
+          const parsed = (() => {
+            try {
+              return JSON.parse(line) as Record<string, unknown>;
+            } catch {
+              return undefined;
+            }
+          })();
+          assert.ok(parsed && typeof parsed.msg === 'string' && parsed.component, `${side.label} ${p.role}: ${line}`);
+        }
+      }
+    }
+    // The SDK's own line about the refused activity, in that format (it forwards its lines every 100 ms or so).
+    const local = sides[0]!.processes.find((p) => p.role === 'worker')!;
+    await waitFor(
+      "the SDK's line about the refused activity",
+      async () =>
+        local.lines.some((l) => {
+          const entry = JSON.parse(l) as { msg?: string; workflowId?: string };
+          return entry.msg === 'Activity failed' && entry.workflowId === refusedId ? true : undefined;
+        }) || undefined,
+      { timeoutMs: 10_000 },
+    );
   });
 });
