@@ -216,6 +216,26 @@ export class Kube {
   deletePod(name: string) {
     return this.core.deleteNamespacedPod({ name, namespace: this.namespace });
   }
+
+  /**
+   * Ends the grace period of the LWS's terminating pods: a trial's cleanup, which no check looks at, then waits for
+   * no grace period. Only pods already terminating, so that no StatefulSet still there makes them again.
+   */
+  async endGracePeriods(name: string): Promise<void> {
+    const pods = await this.core.listNamespacedPod({
+      namespace: this.namespace,
+      labelSelector: `${LABEL_NAME}=${name}`,
+    });
+    await Promise.all(
+      pods.items
+        .filter((p) => p.metadata?.deletionTimestamp)
+        .map((p) =>
+          this.core
+            .deleteNamespacedPod({ name: p.metadata!.name!, namespace: this.namespace, gracePeriodSeconds: 0 })
+            .catch(() => undefined),
+        ),
+    );
+  }
 }
 
 /** Polls until `pending` finds nothing left to wait for; the time it took, or what was still missing. */
@@ -340,7 +360,10 @@ export async function runLifecycle(
   ];
   if (trial.lifecycle !== 'lws-deletion') {
     await kube.deleteLws(name).catch(() => undefined);
-    await until(async () => ((await kube.live(name)).pods.length ? ['pods left'] : []), SETTLE_TIMEOUT_MS);
+    await until(async () => {
+      await kube.endGracePeriods(name);
+      return (await kube.live(name)).pods.length ? ['pods left'] : [];
+    }, SETTLE_TIMEOUT_MS);
   }
   return {
     ...(settleMs === undefined ? {} : { settleMs }),

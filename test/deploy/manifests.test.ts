@@ -706,19 +706,29 @@ describe('deployment files', function () {
         });
       });
 
-      it('the mTLS component points the TLS paths at the mounted Secret', () => {
-        const component = loadYamlFile(join(deployDir, 'components/temporal-mtls/kustomization.yaml'))[0] as {
-          patches: { patch: string }[];
-        };
-        const patch = component.patches.map((p) => p.patch).join('\n');
-        for (const [key, file] of [
-          ['TEMPORAL_TLS_CA_PATH', 'ca.crt'],
-          ['TEMPORAL_TLS_CERT_PATH', 'tls.crt'],
-          ['TEMPORAL_TLS_KEY_PATH', 'tls.key'],
-        ] as const) {
-          assert.match(patch, new RegExp(`/data/${key}\\s+value: /etc/lws-temporal/tls/${file.replace('.', '\\.')}`));
-        }
-      });
+      // Temporal Cloud's mTLS has no private CA: the client certificate alone, the server verified by the system CAs.
+      const components: [string, [string, string][]][] = [
+        [
+          'temporal-mtls',
+          [
+            ['TEMPORAL_TLS_CERT_PATH', 'tls.crt'],
+            ['TEMPORAL_TLS_KEY_PATH', 'tls.key'],
+          ],
+        ],
+        ['temporal-private-ca', [['TEMPORAL_TLS_CA_PATH', 'ca.crt']]],
+      ];
+      for (const [name, paths] of components) {
+        it(`the component ${name} points exactly ${paths.map(([k]) => k).join(', ')} at the mounted Secret`, () => {
+          const component = loadYamlFile(join(deployDir, `components/${name}/kustomization.yaml`))[0] as {
+            patches: { patch: string }[];
+          };
+          const patch = component.patches.map((p) => p.patch).join('\n');
+          for (const [key, file] of paths) {
+            assert.match(patch, new RegExp(`/data/${key}\\s+value: /etc/lws-temporal/tls/${file.replace('.', '\\.')}`));
+          }
+          assert.equal([...patch.matchAll(/op: replace/g)].length, paths.length, 'no other key');
+        });
+      }
     });
   });
 });
