@@ -5,6 +5,7 @@ import type { ConnectionOptions } from '@temporalio/client';
  * How the worker and the trigger reach Temporal, from environment variables:
  * TEMPORAL_ADDRESS (host:port, default localhost:7233), TEMPORAL_NAMESPACE (default "default"),
  * TEMPORAL_TASK_QUEUE (default "lws-temporal-<cluster>", see defaultTaskQueue), TEMPORAL_API_KEY (Temporal Cloud or a server with API keys; implies TLS),
+ * or TEMPORAL_API_KEY_PATH (a file holding it, read again as it changes: config/api-key-file.ts),
  * TEMPORAL_TLS=true, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH (mTLS), TEMPORAL_TLS_SERVER_NAME.
  * The worker's Worker Versioning: workerVersioningFromEnv.
  */
@@ -15,6 +16,8 @@ export interface TemporalConfig {
   cluster: string;
   taskQueue: string;
   apiKey?: string;
+  /** The file the API key came from (TEMPORAL_API_KEY_PATH): followed for a rotated key. */
+  apiKeyPath?: string;
   tls?: { serverName?: string; ca?: Buffer; cert?: Buffer; key?: Buffer };
 }
 
@@ -30,6 +33,21 @@ function readFileFromVar(env: NodeJS.ProcessEnv, variable: string): Buffer | und
   } catch (err) {
     throw new ConfigError(`${variable}=${path}: cannot read the file (${(err as Error).message})`);
   }
+}
+
+/**
+ * The API key in a file (a mounted Secret), without its surrounding whitespace. No file: no key, as when the
+ * Deployments mount an optional Secret that does not exist.
+ */
+export function readApiKeyFile(path: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new ConfigError(`TEMPORAL_API_KEY_PATH=${path}: cannot read the file (${(err as Error).message})`);
+  }
+  return text.trim() || undefined;
 }
 
 /** A true/false variable (true, false, 1, 0, any case; empty = unset). */
@@ -65,7 +83,11 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv, cluster: string): 
     );
   }
   const ca = readFileFromVar(env, 'TEMPORAL_TLS_CA_PATH');
-  const apiKey = env.TEMPORAL_API_KEY || undefined;
+  const apiKeyPath = env.TEMPORAL_API_KEY_PATH || undefined;
+  if (apiKeyPath && env.TEMPORAL_API_KEY) {
+    throw new ConfigError('TEMPORAL_API_KEY and TEMPORAL_API_KEY_PATH: set one of them, not both');
+  }
+  const apiKey = apiKeyPath ? readApiKeyFile(apiKeyPath) : env.TEMPORAL_API_KEY || undefined;
   const wantTls = tlsFlag === true || Boolean(cert || ca || apiKey);
   const explicitlyOff = tlsFlag === false;
   return {
@@ -74,6 +96,7 @@ export function temporalConfigFromEnv(env: NodeJS.ProcessEnv, cluster: string): 
     cluster,
     taskQueue: env.TEMPORAL_TASK_QUEUE || defaultTaskQueue(cluster),
     apiKey,
+    ...(apiKeyPath ? { apiKeyPath } : {}),
     tls:
       wantTls && !explicitlyOff ? { serverName: env.TEMPORAL_TLS_SERVER_NAME || undefined, ca, cert, key } : undefined,
   };

@@ -7,6 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
+import { followApiKeyFile } from '../config/api-key-file.js';
 import { payloadCodecsFromEnv } from '../config/payload-codec.js';
 import {
   connectionOptions,
@@ -74,6 +75,16 @@ export async function runWorker(
   const metrics = new WorkerMetrics();
   metrics.kubeApiRequests.observe(kc);
   const connection = shared ?? (await connectWorker(temporal));
+  // A shared connection is its owner's to follow (`npm start`).
+  const apiKey =
+    !shared && temporal.apiKeyPath
+      ? followApiKeyFile({
+          path: temporal.apiKeyPath,
+          current: temporal.apiKey,
+          apply: (k) => connection.setApiKey(k),
+          log,
+        })
+      : undefined;
   const { bundle, buildId } = await loadWorkflowBundle();
   const version: WorkerDeploymentVersion | undefined = versioning.enabled
     ? { deploymentName: versioning.deploymentName, buildId: versioning.buildId ?? buildId }
@@ -147,6 +158,7 @@ export async function runWorker(
     });
     await running;
   } finally {
+    apiKey?.stop();
     await server.close();
   }
   if (!shared) await connection.close();

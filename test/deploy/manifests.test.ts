@@ -493,8 +493,18 @@ describe('deployment files', function () {
           for (const key of ['LWS_CLUSTER_NAME', 'TEMPORAL_TASK_QUEUE']) {
             assert.equal(data[key], '', `ConfigMap key ${key}`);
           }
-          const apiKey = c.env?.find((e) => e.name === 'TEMPORAL_API_KEY')?.valueFrom?.secretKeyRef;
-          assert.deepEqual(apiKey, { name: 'lws-temporal-api-key', key: 'api-key', optional: true });
+          // The API key as a file of an optional Secret, followed for rotation; never an environment value.
+          assert.equal(
+            c.env?.find((e) => e.name === 'TEMPORAL_API_KEY'),
+            undefined,
+          );
+          const apiKey = spec.volumes?.find((v) => v.secret?.secretName === 'lws-temporal-api-key');
+          assert.equal(apiKey?.secret?.optional, true);
+          const apiKeyMount = c.volumeMounts?.find((m) => m.name === apiKey?.name);
+          assert.equal(
+            `${apiKeyMount?.mountPath}/api-key`,
+            c.env?.find((e) => e.name === 'TEMPORAL_API_KEY_PATH')?.value,
+          );
           const tls = spec.volumes?.find((v) => v.secret?.secretName === 'lws-temporal-tls');
           assert.equal(tls?.secret?.optional, true);
           const mount = c.volumeMounts?.find((m) => m.name === tls?.name);
