@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { admissionConfigFromEnv, type AdmissionConfig } from '../config/admission.js';
 import { checkLogSettings, createLogger, type Logger } from '../log.js';
+import { AdmissionMetrics, serveMetrics } from '../observability/metrics.js';
 import { createAdmissionServer, HEALTHZ_PATH, MUTATE_LWS_PATH, MUTATE_POD_PATH } from './server.js';
 import { ownerCheck, type StatefulSetLookup } from './owner-check.js';
 
@@ -106,8 +107,16 @@ try {
     certs.kind === 'files' ? await fileLoader(config, certs.dir, log) : await secretLoader(config, certs, log);
   let served = await load();
   const lookup = await statefulSetLookup(log);
-  const admission = createAdmissionServer({ tls: served, log, ...(lookup && { ownerCheck: ownerCheck(lookup, log) }) });
+  const metrics = new AdmissionMetrics();
+  const admission = createAdmissionServer({
+    tls: served,
+    log,
+    metrics,
+    ...(lookup && { ownerCheck: ownerCheck(lookup, log) }),
+  });
   const port = await admission.listen(config.port, config.bindAddress);
+  // Plain HTTP on METRICS_PORT (default 9466), as the worker's and the trigger's, for Prometheus.
+  const metricsServer = await serveMetrics({ registry: metrics.registry, role: 'admission', healthy: () => true, log });
   log.info('admission webhook serving', {
     port,
     paths: `${MUTATE_POD_PATH} ${MUTATE_LWS_PATH} ${HEALTHZ_PATH}`,
@@ -134,6 +143,7 @@ try {
     process.once(signal, () => {
       clearInterval(refresh);
       admission.markUnhealthy();
+      void metricsServer.close();
       void admission.close().then(() => process.exit(0));
       // Keep-alive connections of the API server are closed when idle; a request in flight gets a second.
       setTimeout(() => process.exit(0), 1000).unref();

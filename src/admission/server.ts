@@ -14,6 +14,7 @@ import { API_GROUP, API_VERSION, KIND, rewriteLwsValues } from '../model/index.j
 import { diffObjects } from './json-patch.js';
 import { mutatePod } from './pod-mutation.js';
 import type { OwnerCheck } from './owner-check.js';
+import type { AdmissionMetrics } from '../observability/metrics.js';
 
 export const MUTATE_POD_PATH = '/mutate-pod';
 export const MUTATE_LWS_PATH = '/mutate-leaderworkerset';
@@ -218,6 +219,7 @@ export interface AdmissionServerOptions {
   ownerCheck?: OwnerCheck;
   log?: Logger;
   maxBodyBytes?: number;
+  metrics?: AdmissionMetrics;
 }
 
 export interface AdmissionServer {
@@ -259,6 +261,9 @@ export function createAdmissionServer(opts: AdmissionServerOptions): AdmissionSe
         : reviewLeaderWorkerSet(request);
     const json = JSON.stringify(review);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) }).end(json);
+    const outcome =
+      denied !== undefined || !review.response.allowed ? 'denied' : paths.length > 0 ? 'patched' : 'unchanged';
+    opts.metrics?.observe(forPods ? 'pod' : 'leaderworkerset', outcome, Date.now() - started);
     const object = isObject(request.object) ? (request.object as V1Pod) : undefined;
     const noun = forPods ? 'pod' : 'LeaderWorkerSet';
     const fields = {
@@ -299,6 +304,7 @@ export function createAdmissionServer(opts: AdmissionServerOptions): AdmissionSe
       handleReview(req, res, path, started).catch((err: unknown) => {
         const status = err instanceof BadReview ? err.statusCode : 500;
         const message = (err as Error).message;
+        opts.metrics?.observe(path === MUTATE_POD_PATH ? 'pod' : 'leaderworkerset', 'error', Date.now() - started);
         (status === 500 ? log.error : log.warn)('refused a webhook request', { status, error: message });
         if (!res.headersSent) {
           // 413: the rest of the body is not read; close the connection instead of draining it.

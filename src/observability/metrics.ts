@@ -1,5 +1,5 @@
-// Prometheus metrics and the health endpoint of the worker and the trigger: one small HTTP server per process on
-// METRICS_PORT (default 9464 for the worker, 9465 for the trigger, so both fit one host; 0 picks a free port).
+// Prometheus metrics and the health endpoint of the worker, the trigger and the admission webhook: one small HTTP
+// server per process on METRICS_PORT (default 9464, 9465 and 9466, so all fit one host; 0 picks a free port).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
@@ -122,13 +122,40 @@ export class TriggerMetrics {
   }
 }
 
+/** The admission webhook's: what it answered and how fast, since the API server waits on it for each pod. */
+export class AdmissionMetrics {
+  readonly registry = new Registry();
+  readonly reviews = new Counter({
+    name: 'lws_admission_reviews_total',
+    help: 'Admission reviews, by webhook (pod, leaderworkerset) and outcome: patched, unchanged, denied, or error (the request was refused; the API server applies the failure policy)',
+    labelNames: ['webhook', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly duration = new Histogram({
+    name: 'lws_admission_review_duration_seconds',
+    help: 'Admission review received until answered, by webhook',
+    labelNames: ['webhook'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  observe(webhook: 'pod' | 'leaderworkerset', outcome: 'patched' | 'unchanged' | 'denied' | 'error', ms: number): void {
+    this.reviews.inc({ webhook, outcome });
+    this.duration.observe({ webhook }, ms / 1000);
+  }
+}
+
 export interface MetricsServer {
   port: number;
   close(): Promise<void>;
 }
 
 /** Each role's default METRICS_PORT: `npm run worker` and `npm run trigger` on one machine must not collide. */
-export const defaultMetricsPorts = { worker: 9464, trigger: 9465 } as const;
+export const defaultMetricsPorts = { worker: 9464, trigger: 9465, admission: 9466 } as const;
 
 /** GET /metrics (Prometheus text) and GET /healthz (200 while `healthy()`, else 503). */
 export async function serveMetrics(opts: {

@@ -107,6 +107,8 @@ export async function spawnLocalAdmission(opts: {
       // The stack writes the configuration itself (applyLocalWebhookConfiguration).
       ADMISSION_CERT_SECRET: '',
       ADMISSION_WEBHOOK_CONFIGURATION: '',
+      // A free port: the floor's cluster and the newest one may run side by side.
+      METRICS_PORT: '0',
     },
     repoRoot,
   );

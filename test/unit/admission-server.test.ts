@@ -3,6 +3,7 @@ import { request } from 'node:https';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createServingBundle, type ServingBundle } from '../../src/admission/certificates.js';
 import { applyPatch, type JsonPatchOperation } from '../../src/admission/json-patch.js';
+import { AdmissionMetrics } from '../../src/observability/metrics.js';
 import {
   createAdmissionServer,
   parseReview,
@@ -173,13 +174,14 @@ describe('admission/server: AdmissionReviews in, JSONPatches out', function () {
   });
 
   describe('over HTTPS', () => {
+    const metrics = new AdmissionMetrics();
     let bundle: ServingBundle;
     let admission: AdmissionServer;
     let port: number;
 
     before(async () => {
       bundle = await createServingBundle({ hosts: ['127.0.0.1'] });
-      admission = createAdmissionServer({ tls: bundle, mutate, maxBodyBytes: 64 * 1024 });
+      admission = createAdmissionServer({ tls: bundle, mutate, maxBodyBytes: 64 * 1024, metrics });
       port = await admission.listen(0, '127.0.0.1');
     });
 
@@ -201,6 +203,44 @@ describe('admission/server: AdmissionReviews in, JSONPatches out', function () {
         req.end(body);
       });
     }
+
+    /** lws_admission_reviews_total by `webhook/outcome`, and the count of the duration histogram by webhook. */
+    async function counts(): Promise<Record<string, number>> {
+      const reviews = (await metrics.reviews.get()).values.map(
+        (v) => [`${v.labels.webhook}/${v.labels.outcome}`, v.value] as const,
+      );
+      const durations = (await metrics.duration.get()).values
+        .filter((v) => v.metricName === 'lws_admission_review_duration_seconds_count')
+        .map((v) => [`${v.labels.webhook} timed`, v.value] as const);
+      return Object.fromEntries([...reviews, ...durations]);
+    }
+
+    it('counts each review by webhook and outcome, and times it (lws_admission_reviews_total, _duration_seconds)', async () => {
+      const before = await counts();
+      await call('POST', '/mutate-pod', JSON.stringify(review(pod({ [NAME]: 'demo' }))));
+      await call(
+        'POST',
+        '/mutate-pod',
+        JSON.stringify(review({ kind: 'Pod', metadata: { name: 'x' } }, { operation: 'DELETE' })),
+      );
+      await call('POST', '/mutate-pod', '{');
+      const lws = { group: 'leaderworkerset.x-k8s.io', version: 'v1', kind: 'LeaderWorkerSet' };
+      await call('POST', '/mutate-leaderworkerset', JSON.stringify(review({ spec: {} }, { kind: lws })));
+      const after = await counts();
+      const delta = Object.fromEntries(
+        Object.entries(after)
+          .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
+          .filter(([, v]) => v !== 0),
+      );
+      assert.deepEqual(delta, {
+        'pod/patched': 1,
+        'pod/unchanged': 1,
+        'pod/error': 1,
+        'leaderworkerset/unchanged': 1,
+        'pod timed': 3,
+        'leaderworkerset timed': 1,
+      });
+    });
 
     it('answers /healthz', async () => {
       assert.deepEqual(await call('GET', '/healthz'), { status: 200, body: 'ok\n' });
