@@ -2,7 +2,7 @@
 //   Summarises the CPU profiles that `npm run bench -- --cpu-profile <dir>` left: for each process and thread of the
 //   controller, its time inside the bench's windows (each provisioning from nothing and each round; --window keeps
 //   those whose label holds the text, e.g. "provisioning Parallel"), by area and by function. Wall time per thread:
-//   on a saturated machine it is more than the CPU (docs/profiling.md). Frames of dist/'s bundles are named by their source file
+//   on a saturated machine it is more than the CPU. Frames of dist/'s bundles are named by their source file
 //   through the bundles' source maps. Prints Markdown.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';

@@ -1,7 +1,7 @@
 #!/bin/sh
 # One-shot (docker-compose.yml, service temporal-setup, image temporalio/admin-tools): once the server answers,
 # creates the Temporal namespace the worker and the trigger use, and registers the search attributes that every
-# lws-temporal workflow carries (README, "Finding a teardown run in the Web UI"). Safe to run again: what exists is
+# lws-temporal workflow carries (docs/install.md, "Search attributes"). Safe to run again: what exists is
 # left as it is. The trigger checks the attributes once at its start, so it starts after this service completed.
 set -eu
 

@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package kubebuildfloor pins the oldest Kubernetes release this project supports (see README), which
+// Package kubebuildfloor pins the oldest Kubernetes release this project supports (see docs/install.md), which
 // `npm run provision` builds beside the newest; go.mod maps the staging modules to their published versions.
 package kubebuildfloor
 

@@ -141,8 +141,9 @@ async function leaderPodsHeld(c: KubeClients, built: V1StatefulSet): Promise<Obj
 }
 
 /**
- * A rollout step as one JSON patch: no resourceVersion, so no 409 from the status writes (docs/profiling.md). Its tests
- * apply it only to the StatefulSet this LWS owns and last wrote as `from`. False if they fail: the whole check runs.
+ * A rollout step as one JSON patch: no resourceVersion, so no 409 from the status writes (a replace met them, up to
+ * four retries). Its tests apply it only to the StatefulSet this LWS owns and last wrote as `from`. False if they fail:
+ * the whole check runs.
  */
 async function stepOn(
   c: KubeClients,

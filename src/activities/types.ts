@@ -235,7 +235,8 @@ export interface LwsActivities {
 
 /**
  * Events a wait records on the LWS itself once it ends, before it returns: the workflow task its result starts then
- * makes no call, and on a saturated API server no such call outlasts that task (docs/profiling.md).
+ * makes no call, and on a saturated API server no such call outlasts that task (docs/architecture.md, "Design
+ * rationale").
  */
 export interface TellsWhenDone {
   tell?: KubernetesEvent[];

@@ -33,7 +33,7 @@ import type { EnsureWorkerStatefulSetResult, WorkerStatefulSetInput } from './ty
  * `namesFree`: no pod holds the names. An older incarnation of the group's StatefulSet that only its foreground
  * deletion keeps is then released and the create made again, in this call: the garbage collector would remove it only
  * on its next pass after the last pod, seconds later under load, and a wait and a release after it cost the
- * provisioning two more turns through Temporal (docs/profiling.md).
+ * provisioning two more turns through Temporal (docs/architecture.md, "Design rationale").
  */
 async function createOrInspect(
   c: KubeClients,

@@ -60,7 +60,7 @@ async function statefulSetLookup(log: Logger): Promise<StatefulSetLookup | undef
   let statefulSets: ReturnType<typeof statefulSetsJson>;
   try {
     // Plain JSON over one shared HTTP/2 connection: with the typed client, provisioning 100 groups took 49 s instead
-    // of 17 s (docs/profiling.md).
+    // of 17 s.
     statefulSets = statefulSetsJson(loadKubeConfig(process.env, 'admission'));
   } catch (err) {
     log.warn('no cluster to read StatefulSets from: pods of a deleted StatefulSet are not refused', {

@@ -685,8 +685,7 @@ ${
 
 `
       : ''
-  }Where the time and memory went, what was changed, and what is still open: [profiling.md](profiling.md).
-`;
+  }`;
 }
 
 /** Horizontal bars per policy for the first one-group rebuild: leader, workers, new group. */

@@ -1,7 +1,7 @@
 // Before each measured round: wait until the controller has finished its group workflows. A round that starts the
 // moment the pods look Ready otherwise lands on a controller still finishing the previous work (the last Events,
 // status writes, the teardowns' reports), part of why a first 50-group round measured slower than the second
-// (docs/profiling.md, "Two rounds of the 50-group scenario").
+// (Parallel teardown p50 24.32 s against 16.25 s).
 import type { Client } from '@temporalio/client';
 
 /** Running group workflows on the controller's task queue (the reconcile workflows run for the LWS's lifetime). */

@@ -129,7 +129,7 @@ export function connectionOptions(
 }
 
 /**
- * When a worker makes its build the current version of its Worker Deployment (README, "Versioning"):
+ * When a worker makes its build the current version of its Worker Deployment (docs/operations.md, "Upgrades and Worker Versioning"):
  * - `if-new`: the first time the build runs (the server has never had it current); a build an operator moved away
  *   from (a rollback) stays where it is, even when one of its workers restarts.
  * - `always`: at every start (a checkout switched back to an older commit gets its build back).

@@ -1,6 +1,6 @@
-// HTTP/2 to the API server, as client-go talks to it: calls and watches are streams on a few shared connections, not
-// a TLS connection each (docs/profiling.md). Where HTTP/2 is not on offer (a plain-http server, a proxy, a server that
-// does not negotiate h2) the callers use HTTP/1.1.
+// HTTP/2 to the API server, as client-go talks to it: calls and watches are streams on a few shared connections, not a
+// TLS connection each (about 2 ms of client CPU per new connection). Where HTTP/2 is not on offer (a plain-http server,
+// a proxy, a server that does not negotiate h2) the callers use HTTP/1.1.
 import * as http2 from 'node:http2';
 import type * as https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';

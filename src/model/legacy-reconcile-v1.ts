@@ -1,6 +1,7 @@
-// The reconcile's rules before patch `upstream-semantics` (issue 26): the rollout plan and the status of reconcile
-// runs that started on an earlier build. Such a run keeps them to its end (replay must see the same commands); a new
-// run uses rollout.ts and status.ts. Remove with the patch, once no run older than it is left (docs/versioning).
+// The reconcile's rules before patch `upstream-semantics` (issue 26): the rollout plan and the status of reconcile runs
+// that started on an earlier build. Such a run keeps them to its end (replay must see the same commands); a new run
+// uses rollout.ts and status.ts. Remove with the patch, once no run older than it is left (docs/operations.md, "For
+// developers: changing workflow code").
 import { applyDefaults } from './defaults.js';
 import { LABEL_TEMPLATE_REVISION_HASH } from './labels.js';
 import { CONDITION_NAME_CONFLICT } from './name-conflicts.js';

@@ -1,6 +1,7 @@
-// Pure builders of the objects the controller creates for an LWS (DESIGN.md section 2). Upstream sets per-pod labels
-// and env vars with a mutating webhook; here they go into the pod templates, per-pod values come from the pod-index
-// label through the downward API (env.ts), and what a template cannot carry the caller patches onto the pods.
+// Pure builders of the objects the controller creates for an LWS (docs/api.md, "What the controller builds"). Upstream
+// sets per-pod labels and env vars with a mutating webhook; here they go into the pod templates, per-pod values come
+// from the pod-index label through the downward API (env.ts), and what a template cannot carry the caller patches onto
+// the pods.
 import type {
   V1OwnerReference,
   V1PersistentVolumeClaim,

@@ -5,7 +5,7 @@
 //   3. each process entry (dist/worker/main.js, dist/trigger/main.js, dist/main.js) replaced by a single-file bundle
 //      of it and its dependencies (esbuild). Node keeps a record, the source and compiled code of every ES module it
 //      loads: @kubernetes/client-node alone is about 830 of them and 70 MB of RSS. Bundled, the trigger starts at
-//      about 90 MB instead of 150 (docs/profiling.md).
+//      about 90 MB instead of 150.
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

@@ -27,7 +27,7 @@ export interface ControllerProcess {
  * local runs and the benchmark measure what a cluster runs. Without a heap limit V8 sizes its heap from the host's
  * memory (about 4 GB here) and leaves hundreds of MB of garbage uncollected. V8's young generation grows to 16 MB
  * semi-spaces in every isolate (the main thread and the workflow thread): capped at 1 MB it costs no measurable CPU
- * and about 70 MB of RSS less per process (docs/profiling.md). glibc's malloc: one arena per thread by default, which
+ * and about 70 MB of RSS less per process. glibc's malloc: one arena per thread by default, which
  * adds more for the Temporal core's threads; and a threshold for serving a block from mmap that rises with every large
  * block freed, after which large buffers (response bodies) stay in the heap as free space. A fixed 128 KiB threshold
  * returns them at once: about 30 MB of the worker's peak.

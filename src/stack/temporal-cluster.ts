@@ -1,7 +1,7 @@
 // `npm run temporal:up` / `temporal:down`: a production-shaped Temporal on loopback. PostgreSQL (the distribution's)
 // with the two databases set up by temporal-sql-tool (docker/temporal/setup-schema.sh, as docker-compose.yml runs it),
 // the four services as separate processes, the Web UI server, and the namespace with this project's search
-// attributes (docker/temporal/setup-namespace.sh: the commands the README gives production users). Settings come
+// attributes (docker/temporal/setup-namespace.sh: the commands docs/install.md gives production users). Settings come
 // from docker/temporal/temporal.env, which the compose file reads too. Idempotent; `down` leaves no process behind.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

@@ -57,7 +57,7 @@ export interface UpstreamLwsOptions {
   /** How long each wait of the start may take (default 60 s). */
   timeoutMs?: number;
   /**
-   * A switch, as README "Coming from upstream" makes it: the LWS objects and their groups stay, and upstream's
+   * A switch, as docs/coming-from-upstream.md makes it: the LWS objects and their groups stay, and upstream's
    * controller takes them over (ours must be stopped). Default: every LWS is deleted first.
    */
   keepLws?: boolean;

@@ -6,8 +6,8 @@
 export const versions = {
   kubernetes: '1.37.2',
   /**
-   * The oldest Kubernetes this project supports (README): the local cluster runs it with LWS_KUBERNETES=floor. Only its
-   * control plane is built; kubectl and the rest are the newest release's.
+   * The oldest Kubernetes this project supports (docs/install.md): the local cluster runs it with LWS_KUBERNETES=floor.
+   * Only its control plane is built; kubectl and the rest are the newest release's.
    */
   kubernetesFloor: '1.32.13',
   etcd: '3.6.16',

@@ -1,4 +1,4 @@
-// The worker's Worker Deployment Version (README, "Versioning"): its build ID, and making it the current version.
+// The worker's Worker Deployment Version (docs/operations.md, "Upgrades and Worker Versioning"): its build ID, and making it the current version.
 import { createHash } from 'node:crypto';
 import { isGrpcServiceError, type WorkflowService } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';

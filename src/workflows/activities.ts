@@ -8,7 +8,7 @@ const retry = { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval
 
 /**
  * Single API calls, as local activities: their results ride on the workflow task's completion, so a call costs the
- * server no activity task and no extra workflow task (docs/profiling.md).
+ * server no activity task and no extra workflow task.
  */
 export const kube = proxyLocalActivities<AllActivities>({
   startToCloseTimeout: '30s',

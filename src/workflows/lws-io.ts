@@ -1,9 +1,9 @@
 // How the workflows read an LWS and write what its templates make (issue 28). The reads return its facts and the writes
-// take a target, so no template reaches a history. A history recorded before holds the whole LWS in its reads'
-// results, and the writes that took it: replayed, its run makes those same calls, on the object it read. No patch
-// marker: the recorded result tells the two apart, and the pinned lifecycles carry none (README, Versioning). Once
-// every such history is gone (the retention period after the last run of a build before issue 28), delete the
-// `object` branches and the calls that take one.
+// take a target, so no template reaches a history. A history recorded before holds the whole LWS in its reads' results,
+// and the writes that took it: replayed, its run makes those same calls, on the object it read. No patch marker: the
+// recorded result tells the two apart, and the pinned lifecycles carry none (docs/operations.md, "Upgrades and Worker
+// Versioning"). Once every such history is gone (the retention period after the last run of a build before issue 28),
+// delete the `object` branches and the calls that take one.
 import {
   DEFAULT_POD_TERMINATION_POLICY,
   isLwsFacts,

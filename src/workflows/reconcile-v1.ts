@@ -1,6 +1,7 @@
-// The reconcile loop of runs that started before patch upstream-semantics (issue 26): its own rollout plan and
-// status (model/legacy-reconcile-v1.ts), no ControllerRevisions. Such a run keeps this loop to its end, so that its
-// replay sees the same commands; it continues as new on the current loop. Delete with the patch (README, Versioning).
+// The reconcile loop of runs that started before patch upstream-semantics (issue 26): its own rollout plan and status
+// (model/legacy-reconcile-v1.ts), no ControllerRevisions. Such a run keeps this loop to its end, so that its replay
+// sees the same commands; it continues as new on the current loop. Delete with the patch (docs/operations.md, "For
+// developers: changing workflow code").
 import { continueAsNew, workflowInfo } from '@temporalio/workflow';
 import {
   applyDefaults,

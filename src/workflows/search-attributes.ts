@@ -1,6 +1,6 @@
 // Search attributes that let the Temporal Web UI filter lifecycle runs by cluster, LWS, group, policy and lifecycle,
 // e.g. `LwsCluster = "prod-1" AND LwsName = "demo" AND TerminationPolicy = "Parallel"`. The dev server registers them at start; for a
-// production server see README.md ("Search attributes").
+// production server see docs/install.md ("Search attributes").
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
 export const LwsCluster = defineSearchAttributeKey('LwsCluster', SearchAttributeType.KEYWORD);

@@ -27,7 +27,7 @@ import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
 /**
- * A switch between upstream's controller and this one, both ways, as README "Coming from upstream" makes it: upstream
+ * A switch between upstream's controller and this one, both ways, as docs/coming-from-upstream.md makes it: upstream
  * (out of cluster, with its own CRD and webhooks) runs five LWSes, this project takes them over, rebuilds one group
  * under Parallel, and upstream takes them back. At neither switch may a pod or a StatefulSet be made again: each would
  * restart a model server. Only one controller runs at a time, so every change seen is that controller's doing.

@@ -46,8 +46,8 @@ const upstreamCase = (name: string, run: Case) => cases.push({ name, run });
 
 /**
  * A case whose rolling update cannot end within upstream's 2-minute wait when its pods use 30 s: upstream's own
- * controller times out in it here exactly as ours does (LWS_CONFORMANCE_CONTROLLER=upstream, README "Coming from
- * upstream"). It runs with pods of 2 s, which keeps every other object and step upstream's.
+ * controller times out in it here exactly as ours does (LWS_CONFORMANCE_CONTROLLER=upstream, docs/development.md,
+ * "Tests"). It runs with pods of 2 s, which keeps every other object and step upstream's.
  */
 const SHORT_GRACE_SECONDS = 2;
 const upstreamCaseWithShortGrace = (name: string, run: Case) =>

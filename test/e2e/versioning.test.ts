@@ -1,8 +1,8 @@
-// Worker Versioning on the Temporal dev server (README, "Versioning"): a lifecycle stays on the build that started
-// it while a newer build becomes current; the reconcile moves to the current build; a version whose pinned runs have
-// ended reports itself drained. The workers are versioned as the worker process versions itself
-// (src/worker/versioning.ts) and run stand-ins of the four workflow types with the behaviours the real types register
-// (test/fixtures/versioning-workflows.ts).
+// Worker Versioning on the Temporal dev server (docs/operations.md, "Upgrades and Worker Versioning"): a lifecycle
+// stays on the build that started it while a newer build becomes current; the reconcile moves to the current build; a
+// version whose pinned runs have ended reports itself drained. The workers are versioned as the worker process versions
+// itself (src/worker/versioning.ts) and run stand-ins of the four workflow types with the behaviours the real types
+// register (test/fixtures/versioning-workflows.ts).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// judgeTeardown: what a teardown decides from its first reads (DESIGN.md section 3), one row per situation.
+// judgeTeardown: what a teardown decides from its first reads (docs/architecture.md), one row per situation.
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {

@@ -93,7 +93,8 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
         return scheduled ? [[scheduled.activityType?.name, ms]] : [];
       });
     });
-    // A thousand readiness waits at once beat a thousand times per 2 s at 2.5 s (docs/profiling.md).
+    // A thousand readiness waits at once beat a thousand times per 2 s at 2.5 s (docs/architecture.md, "Design
+    // rationale").
     assert.deepEqual(timeouts, [
       ['waitForPodReady', 2_500],
       ['waitForStatefulSetReady', 30_000],

@@ -1,6 +1,7 @@
 // teardownGroup in workflow time, against a fake cluster: what each termination policy makes the controller do, and
-// when the group's pods are gone (DESIGN.md section 3). The trigger passes the policy it knew as `policy` (under
-// Parallel the workflow's first call is then the delete); without it the workflow reads first, then decides.
+// when the group's pods are gone (docs/api.md, "spec.podTerminationPolicy"). The trigger passes the policy it knew as
+// `policy` (under Parallel the workflow's first call is then the delete); without it the workflow reads first, then
+// decides.
 import assert from 'node:assert/strict';
 import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
@@ -715,7 +716,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     near(result.teardownMs, 2 * GRACE, 'teardownMs');
   });
 
-  // "Parallel must never delete a group that is not terminating" (DESIGN.md section 3), whatever the trigger said.
+  // Parallel never deletes a group that is not terminating (docs/api.md, "Parallel"), whatever the trigger said.
   it('a Parallel hint never deletes the workers of a leader that is not terminating', async () => {
     const fake = t.fake({ graceMs: GRACE });
     fake.setLws({ podTerminationPolicy: 'Parallel' });
