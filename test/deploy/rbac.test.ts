@@ -203,7 +203,7 @@ describe('RBAC in deploy/ matches the Kubernetes calls in src/', function () {
     });
   }
 
-  it('the worker needs the calls the README describes (a sanity check of the scanner)', () => {
+  it('the worker needs the calls the install guide describes (a sanity check of the scanner)', () => {
     const worker = [...calls.worker.permissions.keys()];
     for (const key of [
       'core/pods:delete',
