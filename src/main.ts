@@ -1,7 +1,7 @@
 // `npm start`: the production entry. Worker and trigger in one process, against KUBECONFIG (or the in-cluster
 // service account) and TEMPORAL_ADDRESS. Without TEMPORAL_ADDRESS it runs an embedded Temporal dev server.
 import * as k8s from '@kubernetes/client-node';
-import { followApiKeyFile } from './config/api-key-file.js';
+import { followConfiguredApiKey } from './config/api-key-file.js';
 import { resolveClusterName } from './config/cluster.js';
 import { loadKubeConfig } from './config/kubernetes.js';
 import { temporalConfigFromEnv, workerVersioningFromEnv } from './config/temporal.js';
@@ -56,14 +56,7 @@ async function main(): Promise<void> {
   // One connection for both: the trigger's starts then ask the server for eager workflow start, and the first task
   // of a teardown comes back with its start, to this process's worker, instead of through the task queue.
   const connection = await connectWorker(temporal);
-  const apiKey = temporal.apiKeyPath
-    ? followApiKeyFile({
-        path: temporal.apiKeyPath,
-        current: temporal.apiKey,
-        apply: (k) => connection.setApiKey(k),
-        log,
-      })
-    : undefined;
+  const apiKey = followConfiguredApiKey(temporal, connection, log);
   // A KubeConfig each (the connections stay shared): lws_kube_api_requests_total counts each role's requests apart.
   const triggerKc = loadKubeConfig(process.env, 'worker+trigger');
   const trigger = await runTrigger(temporal, triggerKc, createLogger('trigger'), triggerEnv, connection);

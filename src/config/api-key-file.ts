@@ -2,7 +2,7 @@
 // the kubelet's sync period), so the file of TEMPORAL_API_KEY_PATH is read again and a changed key given to the open
 // connection, which sends it with its next call.
 import type { Logger } from '../log.js';
-import { readApiKeyFile } from './temporal.js';
+import { readApiKeyFile, type TemporalConfig } from './temporal.js';
 
 export const API_KEY_RELOAD_MS = 15_000;
 
@@ -30,4 +30,19 @@ export function followApiKeyFile(opts: {
   }, opts.intervalMs ?? API_KEY_RELOAD_MS);
   timer.unref();
   return { stop: () => clearInterval(timer) };
+}
+
+/** Follows the configuration's key file for `connection`; nothing to follow when the key did not come from a file. */
+export function followConfiguredApiKey(
+  temporal: TemporalConfig,
+  connection: { setApiKey(key: string): unknown },
+  log: Logger,
+): { stop(): void } | undefined {
+  if (!temporal.apiKeyPath) return undefined;
+  return followApiKeyFile({
+    path: temporal.apiKeyPath,
+    current: temporal.apiKey,
+    apply: (key) => connection.setApiKey(key),
+    log,
+  });
 }

@@ -3,7 +3,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { connectionOptions, temporalUnreachable, type TemporalConfig } from '../config/temporal.js';
-import { followApiKeyFile } from '../config/api-key-file.js';
+import { followConfiguredApiKey } from '../config/api-key-file.js';
 import { payloadCodecsFromEnv } from '../config/payload-codec.js';
 import type { Logger } from '../log.js';
 import { serveMetrics, TriggerMetrics } from '../observability/metrics.js';
@@ -31,15 +31,7 @@ export async function runTrigger(
     (await Connection.connect(connectionOptions(temporal)).catch((err: unknown) => {
       throw temporalUnreachable(temporal, err);
     }));
-  const apiKey =
-    !shared && temporal.apiKeyPath
-      ? followApiKeyFile({
-          path: temporal.apiKeyPath,
-          current: temporal.apiKey,
-          apply: (k) => connection.setApiKey(k),
-          log,
-        })
-      : undefined;
+  const apiKey = shared ? undefined : followConfiguredApiKey(temporal, connection, log);
   const client = new Client({
     connection,
     namespace: temporal.namespace,

@@ -7,7 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
-import { followApiKeyFile } from '../config/api-key-file.js';
+import { followConfiguredApiKey } from '../config/api-key-file.js';
 import { payloadCodecsFromEnv } from '../config/payload-codec.js';
 import {
   connectionOptions,
@@ -76,15 +76,7 @@ export async function runWorker(
   metrics.kubeApiRequests.observe(kc);
   const connection = shared ?? (await connectWorker(temporal));
   // A shared connection is its owner's to follow (`npm start`).
-  const apiKey =
-    !shared && temporal.apiKeyPath
-      ? followApiKeyFile({
-          path: temporal.apiKeyPath,
-          current: temporal.apiKey,
-          apply: (k) => connection.setApiKey(k),
-          log,
-        })
-      : undefined;
+  const apiKey = shared ? undefined : followConfiguredApiKey(temporal, connection, log);
   const { bundle, buildId } = await loadWorkflowBundle();
   const version: WorkerDeploymentVersion | undefined = versioning.enabled
     ? { deploymentName: versioning.deploymentName, buildId: versioning.buildId ?? buildId }
