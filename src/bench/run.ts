@@ -8,7 +8,14 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { podsJson } from '../kube/kube-json.js';
 import { formatDuration } from '../log.js';
-import { API_GROUP, API_VERSION, PLURAL, workflowId, type PodTerminationPolicy } from '../model/index.js';
+import {
+  API_GROUP,
+  API_VERSION,
+  lwsWorkflowIdPrefix,
+  PLURAL,
+  workflowId,
+  type PodTerminationPolicy,
+} from '../model/index.js';
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
 import { startControllerProcess, type ControllerProcess, type ControllerRole } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
@@ -538,7 +545,10 @@ async function runScenario(
     provisionLoad: provisionLoad[policy],
     ...(provisionPodCreates[policy] && { provisionPodCreates: provisionPodCreates[policy] }),
     samples: samples[policy],
-    reactionsMs: trigger ? reactionTimes(trigger, `lws/${namespace}/${names[policy]}/`) : [],
+    reactionsMs:
+      trigger && opts.clusterName !== undefined
+        ? reactionTimes(trigger, lwsWorkflowIdPrefix(opts.clusterName, { namespace, name: names[policy] }))
+        : [],
     teardownP50Ms: percentile(
       samples[policy].map((s) => s.teardownMs),
       50,
@@ -684,7 +694,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         settle: () => settle(temporal.client, temporal.taskQueue, opts.progress, settleTimeoutMs(scenario)),
         contenders: scenario.policies ?? policies,
         clusterName,
-        scale: controllerProbes(controllers, temporal.client, processName),
+        scale: controllerProbes(controllers, temporal.client, processName, clusterName),
         teardownStarts: (ids) => teardownStarts(temporal.client, ids),
         ...(profileWindows && { profileWindows }),
       });

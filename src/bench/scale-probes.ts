@@ -85,8 +85,11 @@ export function controllerProbes(
   controllers: ControllerProcess[],
   temporal: Client,
   name: (c: ControllerProcess) => string,
+  /** The cluster's name, first in every workflow ID. */
+  clusterName: string,
 ): ScaleProbes {
-  const runsOf = (namespace: string) => temporal.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${namespace}/"` });
+  const runsOf = (namespace: string) =>
+    temporal.workflow.list({ query: `WorkflowId STARTS_WITH "lws/${clusterName}/${namespace}/"` });
   return {
     async apiRequests() {
       const texts = await Promise.all(

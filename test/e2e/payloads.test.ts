@@ -2,7 +2,7 @@
 // an LWS's pod templates carry env values inline (upstream's vLLM example puts HF_TOKEN there). On the real stack, an
 // LWS whose templates hold a distinctive env value, image, command and pod labels and annotations of its own is
 // provisioned, has a group rebuilt, a container restarted and a rolling update; then every string and byte of every
-// history under lws/<namespace>/ (inputs, results, local activity markers, signals, memo, search attributes, failures)
+// history under lws/<cluster>/<namespace>/ (inputs, results, local activity markers, signals, memo, search attributes, failures)
 // is searched for them, and for `managedFields`, which only a whole object carries. It also prints the history bytes
 // per lifecycle (docs/benchmarks.md). The payloads do not depend on the Temporal server: the dev server alone.
 import assert from 'node:assert/strict';
