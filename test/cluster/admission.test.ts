@@ -308,6 +308,8 @@ describe('the admission process in Secret mode (the deploy/ configuration), on t
           ADMISSION_CERT_SECRET: 'lws-temporal-admission-certs',
           ADMISSION_NAMESPACE: namespace,
           ADMISSION_WEBHOOK_CONFIGURATION: configuration,
+          // Two replicas on one host (each pod has its own network in a cluster).
+          METRICS_PORT: '0',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
