@@ -716,6 +716,43 @@ describe('deployment files', function () {
         });
       });
 
+      it('the prometheus component: a metrics Service per process on its named metrics port, one ServiceMonitor over them', () => {
+        const dir = join(deployDir, 'components/prometheus');
+        const services = loadYamlFile(join(dir, 'services.yaml')) as unknown as k8s.V1Service[];
+        const [monitor] = loadYamlFile(join(dir, 'servicemonitor.yaml')) as unknown as {
+          kind: string;
+          spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] };
+        }[];
+        assert.deepEqual(
+          services.map((svc) => svc.metadata?.name),
+          ['worker', 'trigger', 'admission'].map((p) => `lws-temporal-${p}-metrics`),
+        );
+        for (const svc of services) {
+          const deployment = objects.find(
+            (o) =>
+              o.kind === 'Deployment' &&
+              Object.entries(svc.spec!.selector!).every(
+                ([k, v]) =>
+                  (o as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } }).spec
+                    .template.metadata.labels[k] === v,
+              ),
+          );
+          assert.ok(deployment, `${svc.metadata?.name}: selects a Deployment's pods`);
+          const port = podSpec(deployment).containers[0]?.ports?.find((p) => p.name === 'metrics');
+          assert.ok(port, `${deployment.metadata.name}: a container port named metrics`);
+          assert.equal(svc.spec?.ports?.[0]?.targetPort, 'metrics');
+          assert.equal(svc.metadata?.namespace, deployment.metadata.namespace);
+          for (const [k, v] of Object.entries(monitor!.spec.selector.matchLabels)) {
+            assert.equal(svc.metadata?.labels?.[k], v, `${svc.metadata?.name}: selected by the ServiceMonitor`);
+          }
+        }
+        assert.equal(monitor!.kind, 'ServiceMonitor');
+        assert.deepEqual(
+          monitor!.spec.endpoints.map((e) => [e.port, e.path]),
+          [['metrics', '/metrics']],
+        );
+      });
+
       // Temporal Cloud's mTLS has no private CA: the client certificate alone, the server verified by the system CAs.
       const components: [string, [string, string][]][] = [
         [
