@@ -221,6 +221,8 @@ describe('Worker Versioning on the dev server', function () {
     const processEnv = {
       ...process.env,
       KUBECONFIG: kubeconfig,
+      // No cluster to read kube-system from: its name is given.
+      LWS_CLUSTER_NAME: 'versioning-test',
       TEMPORAL_ADDRESS: env.address,
       TEMPORAL_TASK_QUEUE: `versioning-process-${randomUUID()}`,
       TEMPORAL_WORKER_DEPLOYMENT: `lws-temporal-process-${randomUUID().slice(0, 8)}`,
