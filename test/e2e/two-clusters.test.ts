@@ -218,20 +218,20 @@ describe('two clusters on one Temporal namespace, the same LWS in each', functio
           oldLeaderUid: oldLeader,
         },
       );
-      const result = await waitFor(
-        `${side.label}: its teardown`,
-        async () =>
-          client.workflow
-            .getHandle(id)
-            .result()
-            .catch(() => undefined),
-        {
-          timeoutMs: 120_000,
-        },
-      );
+      // The group back first (bounded), then its teardown's result: a rebuild's teardown ends once the replacement is
+      // Ready, so it is due within moments; a wait on it is bounded too, and says which cluster it was.
+      await side.lws.waitForGroups(NAME, 2, 3, 120_000);
+      const result = await Promise.race([
+        client.workflow.getHandle(id).result(),
+        new Promise<never>((_, reject) =>
+          setTimeout(
+            () => reject(new Error(`${side.label}: teardown ${id} not done 60 s after its group was Ready`)),
+            60_000,
+          ).unref(),
+        ),
+      ]);
       assert.equal(result.policy, 'Parallel', side.label);
       assert.equal(result.lifecycle, 'rebuild', side.label);
-      await side.lws.waitForGroups(NAME, 2, 3, 120_000);
       const after = await snapshot(side);
       for (const [object, uid] of Object.entries(before[i]!)) {
         if (groupObjects(group).includes(object))
