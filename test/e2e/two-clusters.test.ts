@@ -218,18 +218,16 @@ describe('two clusters on one Temporal namespace, the same LWS in each', functio
           oldLeaderUid: oldLeader,
         },
       );
-      // The group back first (bounded), then its teardown's result: a rebuild's teardown ends once the replacement is
-      // Ready, so it is due within moments; a wait on it is bounded too, and says which cluster it was.
+      // The group back first, then its teardown's end (a rebuild's ends once the replacement is Ready), each wait
+      // bounded and polled with plain calls.
       await side.lws.waitForGroups(NAME, 2, 3, 120_000);
-      const result = await Promise.race([
-        client.workflow.getHandle(id).result(),
-        new Promise<never>((_, reject) =>
-          setTimeout(
-            () => reject(new Error(`${side.label}: teardown ${id} not done 60 s after its group was Ready`)),
-            60_000,
-          ).unref(),
-        ),
-      ]);
+      const handle = client.workflow.getHandle(id);
+      await waitFor(
+        `${side.label}: teardown ${id} completed after its group was Ready`,
+        async () => ((await handle.describe()).status.name === 'COMPLETED' ? true : undefined),
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      const result = await handle.result();
       assert.equal(result.policy, 'Parallel', side.label);
       assert.equal(result.lifecycle, 'rebuild', side.label);
       const after = await snapshot(side);
