@@ -218,22 +218,16 @@ export class Kube {
   }
 
   /**
-   * Ends the grace period of the LWS's terminating pods: a trial's cleanup, which no check looks at, then waits for
-   * no grace period. Only pods already terminating, so that no StatefulSet still there makes them again.
+   * Ends the grace period of these terminating pods: a trial's cleanup, which no check looks at, then waits for no
+   * grace period. Only pods already terminating, so that no StatefulSet still there makes them again.
    */
-  async endGracePeriods(name: string): Promise<void> {
-    const pods = await this.core.listNamespacedPod({
-      namespace: this.namespace,
-      labelSelector: `${LABEL_NAME}=${name}`,
-    });
+  async endGracePeriods(podNames: string[]): Promise<void> {
     await Promise.all(
-      pods.items
-        .filter((p) => p.metadata?.deletionTimestamp)
-        .map((p) =>
-          this.core
-            .deleteNamespacedPod({ name: p.metadata!.name!, namespace: this.namespace, gracePeriodSeconds: 0 })
-            .catch(() => undefined),
-        ),
+      podNames.map((pod) =>
+        this.core
+          .deleteNamespacedPod({ name: pod, namespace: this.namespace, gracePeriodSeconds: 0 })
+          .catch(() => undefined),
+      ),
     );
   }
 }
@@ -361,8 +355,9 @@ export async function runLifecycle(
   if (trial.lifecycle !== 'lws-deletion') {
     await kube.deleteLws(name).catch(() => undefined);
     await until(async () => {
-      await kube.endGracePeriods(name);
-      return (await kube.live(name)).pods.length ? ['pods left'] : [];
+      const { pods } = await kube.live(name);
+      await kube.endGracePeriods(pods.filter((p) => p.terminating).map((p) => p.name));
+      return pods.length ? ['pods left'] : [];
     }, SETTLE_TIMEOUT_MS);
   }
   return {

@@ -4,7 +4,8 @@ import type { ConnectionOptions } from '@temporalio/client';
 /**
  * How the worker and the trigger reach Temporal, from environment variables:
  * TEMPORAL_ADDRESS (host:port, default localhost:7233), TEMPORAL_NAMESPACE (default "default"),
- * TEMPORAL_TASK_QUEUE (default "lws-temporal-<cluster>", see defaultTaskQueue), TEMPORAL_API_KEY (Temporal Cloud or a server with API keys; implies TLS),
+ * TEMPORAL_TASK_QUEUE (default "lws-temporal-<cluster>", see defaultTaskQueue), TEMPORAL_API_KEY (Temporal Cloud or a
+ * server with API keys; implies TLS),
  * or TEMPORAL_API_KEY_PATH (a file holding it, read again as it changes: config/api-key-file.ts),
  * TEMPORAL_TLS=true, TEMPORAL_TLS_CA_PATH, TEMPORAL_TLS_CERT_PATH + TEMPORAL_TLS_KEY_PATH (mTLS), TEMPORAL_TLS_SERVER_NAME.
  * The worker's Worker Versioning: workerVersioningFromEnv.
@@ -129,7 +130,8 @@ export function connectionOptions(
 }
 
 /**
- * When a worker makes its build the current version of its Worker Deployment (docs/operations.md, "Upgrades and Worker Versioning"):
+ * When a worker makes its build the current version of its Worker Deployment (docs/operations.md, "Upgrades and
+ * Worker Versioning"):
  * - `if-new`: the first time the build runs (the server has never had it current); a build an operator moved away
  *   from (a rollback) stays where it is, even when one of its workers restarts.
  * - `always`: at every start (a checkout switched back to an older commit gets its build back).
