@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   const triggerKc = loadKubeConfig(process.env, 'worker+trigger');
   const trigger = await runTrigger(temporal, triggerKc, createLogger('trigger'), triggerEnv, connection);
   const stopTrigger = () => void trigger.stop();
-  // The worker's SDK drains on SIGTERM / SIGINT by itself; the trigger stops alongside.
+  // The worker stops on SIGTERM / SIGINT by itself (an old build first drains its pinned runs); the trigger stops at once.
   process.once('SIGTERM', stopTrigger);
   process.once('SIGINT', stopTrigger);
   await runWorker(temporal, kc, createLogger('worker'), { shared: connection, versioning });

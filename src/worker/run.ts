@@ -21,6 +21,7 @@ import { STICKY_QUEUE_TIMEOUT } from '../model/crash-recovery.js';
 import { countActivityErrors } from '../observability/activity-errors.js';
 import { refuseOtherClusters } from './cluster-guard.js';
 import { serveMetrics, WorkerMetrics } from '../observability/metrics.js';
+import { drainPinnedRuns } from './drain.js';
 import { buildIdOf, deploymentOptions, setCurrentVersion, type SetCurrentOutcome } from './versioning.js';
 
 /** Running from dist/ (compiled) or from src/ through tsx. */
@@ -65,7 +66,10 @@ export interface RunWorkerOptions {
   versioning?: WorkerVersioningConfig;
 }
 
-/** Resolves when the worker has stopped: SIGTERM / SIGINT make the SDK drain it first. */
+/**
+ * Resolves when the worker has stopped. On SIGTERM / SIGINT a versioned worker whose build is no longer current first
+ * serves the runs pinned to it until none is open (a second signal cuts that short); then the SDK drains it.
+ */
 export async function runWorker(
   temporal: TemporalConfig,
   kc: k8s.KubeConfig,
@@ -118,12 +122,35 @@ export async function runWorker(
       ],
     },
   });
+  // Ready once its version is where the policy puts it: a rolling update stops an old pod only after the new build is
+  // current, so the old one sees that it must drain.
+  let placed = !version;
   const server = await serveMetrics({
     registry: metrics.registry,
     role: 'worker',
-    healthy: () => worker.getState() === 'RUNNING',
+    healthy: () => placed && worker.getState() === 'RUNNING',
     log,
   });
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (++signals > 1) return;
+    log.info('stopping', { signal });
+    const drained = version
+      ? drainPinnedRuns({
+          service: connection.workflowService,
+          namespace: temporal.namespace,
+          version,
+          log,
+          interrupted: () => signals > 1 || worker.getState() !== 'RUNNING',
+        })
+      : Promise.resolve(undefined);
+    void drained.then((outcome) => {
+      if (outcome) log.info('drain done', { outcome });
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    });
+  };
+  const stopSignals = ['SIGTERM', 'SIGINT'] as const;
+  for (const signal of stopSignals) process.on(signal, onSignal);
   // A versioned worker gets workflow tasks only while its version is current (or for the runs pinned to it): it
   // says it is running once its version is where the policy puts it.
   const running = worker.run();
@@ -141,6 +168,7 @@ export async function runWorker(
         running: () => worker.getState() === 'RUNNING',
       });
     }
+    placed = true;
     log.info('running', {
       temporal: temporal.address,
       namespace: temporal.namespace,
@@ -151,6 +179,7 @@ export async function runWorker(
     });
     await running;
   } finally {
+    for (const signal of stopSignals) process.off(signal, onSignal);
     apiKey?.stop();
     await server.close();
   }

@@ -31,6 +31,8 @@ export function sdkLogger(log: Logger): SdkLogger {
 export function installSdkRuntime(log: Logger, prometheusPort?: string): void {
   Runtime.install({
     logger: sdkLogger(log),
+    // The worker stops on SIGTERM / SIGINT itself (runWorker): an old build first drains the runs pinned to it.
+    shutdownSignals: [],
     telemetryOptions: {
       logging: { filter: makeTelemetryFilterString({ core: 'WARN', other: 'WARN' }), forward: {} },
       ...(prometheusPort ? { metrics: { prometheus: { bindAddress: `0.0.0.0:${prometheusPort}` } } } : {}),
