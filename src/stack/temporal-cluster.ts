@@ -171,7 +171,11 @@ async function sharedSettings(): Promise<Record<string, string>> {
 }
 
 /** What `temporal-server start` reads for one service of this cluster: the shared settings, then loopback ports. */
-function serviceEnv(state: TemporalClusterState, shared: Record<string, string>): NodeJS.ProcessEnv {
+function serviceEnv(
+  state: TemporalClusterState,
+  service: TemporalService,
+  shared: Record<string, string>,
+): NodeJS.ProcessEnv {
   const p = state.ports;
   const ports = Object.fromEntries(
     SERVICES.flatMap((s) => [
@@ -191,6 +195,8 @@ function serviceEnv(state: TemporalClusterState, shared: Record<string, string>)
     NUM_HISTORY_SHARDS: String(state.shards ?? shared['NUM_HISTORY_SHARDS']),
     DYNAMIC_CONFIG_FILE_PATH: join(repoRoot, 'docker', 'temporal', 'dynamicconfig.yaml'),
     FRONTEND_HTTP_PORT: String(p['frontend-http']),
+    // The server's own metrics, among them `action`: what Temporal Cloud would bill (npm run actions).
+    ...(p[`${service}-metrics`] ? { PROMETHEUS_ENDPOINT: `127.0.0.1:${p[`${service}-metrics`]}` } : {}),
     PUBLIC_FRONTEND_ADDRESS: `127.0.0.1:${p['frontend-grpc']}`,
   };
 }
@@ -205,7 +211,7 @@ async function startService(
     binPath('temporal-server'),
     ['start', '--service', service],
     join(temporalClusterDir, `${service}.log`),
-    serviceEnv(state, shared),
+    serviceEnv(state, service, shared),
     temporalClusterDir,
   );
   state.pids[service] = pid;
@@ -295,7 +301,8 @@ export async function temporalClusterUp(log: Logger, opts: { shards?: number } =
       hint: 'see the output above; `npm run temporal:down` and up again starts from the same data',
     });
 
-    for (const name of [...SERVICES.flatMap((s) => [`${s}-grpc`, `${s}-membership`]), 'frontend-http', 'ui']) {
+    const perService = SERVICES.flatMap((s) => [`${s}-grpc`, `${s}-membership`, `${s}-metrics`]);
+    for (const name of [...perService, 'frontend-http', 'ui']) {
       state.ports[name] = await freePort(SERVER_PORTS);
     }
     // One after the other: each service writes the cluster's metadata at its start, and concurrent writers lose
@@ -360,6 +367,14 @@ export async function temporalClusterDown(log: Logger, opts: { wipe?: boolean } 
     await rm(postgresDataDir(), { recursive: true, force: true });
     await rm(temporalClusterDir, { recursive: true, force: true });
   }
+}
+
+/** The Prometheus endpoints of the running cluster's services (none for a cluster started before they existed). */
+export function temporalMetricsUrls(state: TemporalClusterState): string[] {
+  return SERVICES.flatMap((s) => {
+    const port = state.ports[`${s}-metrics`];
+    return port ? [`http://127.0.0.1:${port}/metrics`] : [];
+  });
 }
 
 export function readTemporalClusterState(): Promise<TemporalClusterState | undefined> {

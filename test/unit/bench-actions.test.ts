@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { actionCounts, actionsBetween, actionsTable, total } from '../../src/bench/actions.js';
+
+// As the Temporal server 1.32 exports it (npm run temporal:up, PROMETHEUS_ENDPOINT): one series per action_type,
+// operation and service, labelled with the Temporal namespace.
+const page = [
+  '# HELP action action counter',
+  '# TYPE action counter',
+  'action{action_type="grpc_SignalWorkflowExecution",namespace="default",operation="SignalWorkflowExecution",service_name="frontend"} 3',
+  'action{action_type="grpc_StartWorkflowExecution",namespace="default",operation="StartWorkflowExecution",service_name="frontend"} 2',
+  'action{action_type="command_StartTimer",namespace="default",operation="RespondWorkflowTaskCompleted",service_name="history"} 5',
+  'action{action_type="command_StartTimer",namespace="default",operation="Other",service_name="history"} 1',
+  'action{action_type="grpc_StartWorkflowExecution",namespace="other",operation="StartWorkflowExecution",service_name="frontend"} 7',
+  'action_total{action_type="grpc_RecordActivityTaskHeartbeat",namespace="default",service_name="frontend"} 4',
+  'actions_dropped{namespace="default"} 9',
+].join('\n');
+
+describe('Temporal Actions per lifecycle (src/bench/actions.ts)', () => {
+  it("sums one namespace's action series by type, whatever the service or operation", () => {
+    assert.deepEqual(Object.fromEntries(actionCounts(page, 'default')), {
+      grpc_SignalWorkflowExecution: 3,
+      grpc_StartWorkflowExecution: 2,
+      command_StartTimer: 6,
+      grpc_RecordActivityTaskHeartbeat: 4,
+    });
+    assert.deepEqual(Object.fromEntries(actionCounts(page, 'other')), { grpc_StartWorkflowExecution: 7 });
+    assert.equal(actionCounts(page, 'none').size, 0);
+  });
+
+  it('counts what moved between two scrapes, new types included', () => {
+    const before = new Map([
+      ['a', 3],
+      ['b', 1],
+    ]);
+    const after = new Map([
+      ['a', 5],
+      ['b', 1],
+      ['c', 2],
+    ]);
+    assert.deepEqual(Object.fromEntries(actionsBetween(before, after)), { a: 2, c: 2 });
+    assert.equal(total(actionsBetween(before, after)), 4);
+  });
+
+  it('prints per-group figures and the price of 1,000 rebuilds', () => {
+    const table = actionsTable(
+      [
+        { lifecycle: 'Parallel rebuild of 1 group', per: 'group', groups: 1, actions: 37, byType: { x: 30, y: 7 } },
+        { lifecycle: 'provisioning (2 groups)', per: 'group', groups: 2, actions: 12, byType: { x: 24 } },
+      ],
+      50,
+    );
+    assert.match(table, /\| Parallel rebuild of 1 group \| 37 \| group \| x 30, y 7 \|/);
+    assert.match(table, /\| provisioning \(2 groups\) \| 12 \| group \| x 12 \|/);
+    assert.match(table, /1,000 Parallel rebuilds: 37,000 Actions, \$1\.85 at \$50 per million/);
+  });
+});
