@@ -2,7 +2,8 @@
 // Temporal Actions per group lifecycle, from the `action` counter of the Temporal cluster of `npm run temporal:up`
 // (started if it is not up): one LWS of 2 groups through provisioning, a Parallel and a Sequential rebuild, a rolling
 // update, a scale-up and a scale-down, an hour of quiet (scaled from --quiet-seconds) and its deletion. Prints a
-// Markdown table for docs/benchmarks.md.
+// Markdown table for docs/benchmarks.md. Run it alone, as the bench: its controller reconciles every LWS of the local
+// cluster, and the counter is the whole Temporal namespace's.
 import { parseArgs } from 'node:util';
 import { actionsTable, measureActions } from '../src/bench/actions.js';
 import { createLogger } from '../src/log.js';

@@ -29,10 +29,17 @@ export interface KubeClients {
   recentLws?: RecentLeaderWorkerSets;
   /** A call made again within an activity (a wait's broken watch), for lws_kube_api_retries_total; unset in tests. */
   retried?: (reason: KubeRetryReason) => void;
+  /** How often a replacement wait looks whether the LWS still wants the group (default REPLACEMENT_CHECK_MS). */
+  replacementCheckMs?: number;
 }
 
-export function makeClients(kc: k8s.KubeConfig, metrics?: Pick<WorkerMetrics, 'kubeApiRetries'>): KubeClients {
+export function makeClients(
+  kc: k8s.KubeConfig,
+  metrics?: Pick<WorkerMetrics, 'kubeApiRetries'>,
+  opts: Pick<KubeClients, 'replacementCheckMs'> = {},
+): KubeClients {
   return {
+    ...opts,
     ...(metrics && { retried: (reason) => metrics.kubeApiRetries.inc({ component: 'worker', reason }) }),
     kc,
     pods: podsJson(kc),

@@ -72,7 +72,7 @@ async function untilNotWanted(
   stop: AbortSignal,
 ): Promise<string> {
   for (;;) {
-    await pause(REPLACEMENT_CHECK_MS, stop);
+    await pause(c.replacementCheckMs ?? REPLACEMENT_CHECK_MS, stop);
     if (stop.aborted) return 'stopped'; // the replacement came first; nobody reads this
     // A failed look is no answer: the next one comes soon enough, and the wait itself goes on meanwhile.
     const lws = await getLeaderWorkerSet(c, { namespace, name: lwsName }).catch(() => undefined);

@@ -2,7 +2,7 @@
 // lost response or a crashed worker is always safe. Register: `Worker.create({ activities: createActivities(kc) })`.
 import type * as k8s from '@kubernetes/client-node';
 import type { WorkerMetrics } from '../observability/metrics.js';
-import { makeClients } from './clients.js';
+import { makeClients, type KubeClients } from './clients.js';
 import { ensureControllerRevision, pruneControllerRevisions } from './controller-revisions.js';
 import { reportTeardown } from './report.js';
 import { deletePod, deleteSeenWorkers, deleteWorkerStatefulSet, releaseForegroundDeletion } from './deletes.js';
@@ -31,8 +31,12 @@ import {
 import { beginTeardown } from './teardown-start.js';
 import { ensureWorkerStatefulSet } from './worker-statefulset.js';
 
-export function createActivities(kc: k8s.KubeConfig, metrics?: WorkerMetrics): AllActivities {
-  const c = makeClients(kc, metrics);
+export function createActivities(
+  kc: k8s.KubeConfig,
+  metrics?: WorkerMetrics,
+  opts: Pick<KubeClients, 'replacementCheckMs'> = {},
+): AllActivities {
+  const c = makeClients(kc, metrics, opts);
   const activities: AllActivities = {
     reportTeardown: async (input) => reportTeardown(metrics, input),
     getLeaderWorkerSet: (ref) => getLeaderWorkerSet(c, ref),
