@@ -279,6 +279,26 @@ export const components: Component[] = [
       await copyUpstreamLwsManifests(into);
     },
   },
+  {
+    folder: `helm-v${versions.helm}`,
+    title: `Helm v${versions.helm}`,
+    binaries: ['helm'],
+    expect: 'about 3-5 minutes of Go build on 2 cores',
+    install: (into, log) =>
+      goBuild(
+        'helm',
+        `Helm v${versions.helm}`,
+        [
+          '-ldflags',
+          // Upstream's Makefile stamps the version; without it `helm version` says only v4.3.
+          `-s -w -X helm.sh/helm/v4/internal/version.version=v${versions.helm}`,
+          '-o',
+          join(into, 'helm'),
+          'helm.sh/helm/v4/cmd/helm',
+        ],
+        log,
+      ),
+  },
 ];
 
 /**

@@ -19,6 +19,8 @@ export const versions = {
   temporalUi: '2.54.1',
   /** Upstream LeaderWorkerSet's controller (module sigs.k8s.io/lws), the benchmark's contender. */
   lwsUpstream: '0.9.0',
+  /** Helm (module helm.sh/helm/v4): the chart's lint, template and package, and its install in the e2e suite. */
+  helm: '4.3.2',
 } as const;
 
 /** The commit of upstream's tag, as the module proxy's origin names it; stamped into the binary's --version. */

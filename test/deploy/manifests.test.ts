@@ -741,6 +741,10 @@ describe('deployment files', function () {
           const port = podSpec(deployment).containers[0]?.ports?.find((p) => p.name === 'metrics');
           assert.ok(port, `${deployment.metadata.name}: a container port named metrics`);
           assert.equal(svc.spec?.ports?.[0]?.targetPort, 'metrics');
+          for (const servicePort of svc.spec?.ports ?? []) {
+            const named = podSpec(deployment).containers[0]?.ports?.some((p) => p.name === servicePort.targetPort);
+            assert.ok(named, `${svc.metadata?.name}: ${servicePort.name} targets a container port`);
+          }
           assert.equal(svc.metadata?.namespace, deployment.metadata.namespace);
           for (const [k, v] of Object.entries(monitor!.spec.selector.matchLabels)) {
             assert.equal(svc.metadata?.labels?.[k], v, `${svc.metadata?.name}: selected by the ServiceMonitor`);
@@ -749,7 +753,20 @@ describe('deployment files', function () {
         assert.equal(monitor!.kind, 'ServiceMonitor');
         assert.deepEqual(
           monitor!.spec.endpoints.map((e) => [e.port, e.path]),
-          [['metrics', '/metrics']],
+          [
+            ['metrics', '/metrics'],
+            ['sdk-metrics', '/metrics'],
+          ],
+        );
+        // The SDK's endpoint (the dashboard's Temporal SDK row) is the worker's, on the port its Service names.
+        const worker = podSpec(findObject(objects, 'Deployment', 'lws-temporal-worker')).containers[0]!;
+        const sdkPort = worker.ports?.find((p) => p.name === 'sdk-metrics')?.containerPort;
+        assert.equal(worker.env?.find((e) => e.name === 'TEMPORAL_METRICS_PORT')?.value, String(sdkPort));
+        assert.deepEqual(
+          services
+            .filter((svc) => svc.spec?.ports?.some((p) => p.name === 'sdk-metrics'))
+            .map((svc) => svc.metadata?.name),
+          ['lws-temporal-worker-metrics'],
         );
       });
 
