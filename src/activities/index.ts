@@ -8,7 +8,8 @@ import { reportTeardown } from './report.js';
 import { deletePod, deleteSeenWorkers, deleteWorkerStatefulSet, releaseForegroundDeletion } from './deletes.js';
 import { recordEvent, recordEvents, tellWhenDone } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
-import { annotateLeaderPods, markWorkersRefused } from './leader-pods.js';
+import { readGroupRestarts, writeGroupRestarts } from './group-restarts.js';
+import { annotateLeaderPods, markGroupFailed, markWorkersRefused } from './leader-pods.js';
 import { ensureLeaderStatefulSet } from './leader-statefulset.js';
 import { getLeaderWorkerSet, getNodeLabel, getPod, getStatefulSet, listGroupPods, listGroups } from './reads.js';
 import {
@@ -60,6 +61,9 @@ export function createActivities(
     deleteSeenWorkers: (input) => deleteSeenWorkers(c, input),
     annotateLeaderPods: (input) => annotateLeaderPods(c, input),
     markWorkersRefused: (input) => markWorkersRefused(c, input),
+    markGroupFailed: (input) => markGroupFailed(c, input),
+    readGroupRestarts: (leaderStatefulSet) => readGroupRestarts(c, leaderStatefulSet),
+    writeGroupRestarts: (input) => writeGroupRestarts(c, input),
     waitForPodGone: ({ tell, ...target }) => tellWhenDone(c, waitForPodGone(c, target), tell),
     waitForStatefulSetGone: ({ tell, ...target }) => tellWhenDone(c, waitForStatefulSetGone(c, target), tell),
     waitForNamesFreed: (input) => waitForNamesFreed(c, input),

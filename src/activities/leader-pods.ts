@@ -3,6 +3,7 @@
 // a policy change without rolling any group.
 import type { V1Pod } from '@kubernetes/client-node';
 import {
+  ANNOTATION_GROUP_FAILED,
   ANNOTATION_POD_TERMINATION_POLICY,
   ANNOTATION_WORKERS_REFUSED,
   selectors,
@@ -73,19 +74,31 @@ export async function annotateLeaderPods(
 }
 
 /** The refusal of the group's workers on its leader pod, for the reconcile to tell; absent `message` takes it off. */
-export async function markWorkersRefused(
+export function markWorkersRefused(
   c: KubeClients,
   input: { leader: ObjectIdentity; message?: string },
 ): Promise<boolean> {
-  const { leader, message } = input;
+  return setLeaderAnnotation(c, input.leader, ANNOTATION_WORKERS_REFUSED, input.message);
+}
+
+/** Why the group is no longer recreated (its restart budget is spent), on its leader pod, for the reconcile to tell. */
+export function markGroupFailed(c: KubeClients, input: { leader: ObjectIdentity; message: string }): Promise<boolean> {
+  return setLeaderAnnotation(c, input.leader, ANNOTATION_GROUP_FAILED, input.message);
+}
+
+/** False when the pod of this uid is gone; absent `value` takes the annotation off. */
+async function setLeaderAnnotation(
+  c: KubeClients,
+  leader: ObjectIdentity,
+  key: string,
+  value: string | undefined,
+): Promise<boolean> {
   const live = await readIncarnation(c, leader);
   if (live === undefined) return false;
-  if (live.metadata?.annotations?.[ANNOTATION_WORKERS_REFUSED] === message) return true;
+  if (live.metadata?.annotations?.[key] === value) return true;
   try {
     // null removes the key (JSON merge patch); the uid makes a newer pod of the name refuse it.
-    await c.pods.mergePatch(leader, {
-      metadata: { uid: leader.uid, annotations: { [ANNOTATION_WORKERS_REFUSED]: message ?? null } },
-    });
+    await c.pods.mergePatch(leader, { metadata: { uid: leader.uid, annotations: { [key]: value ?? null } } });
     return true;
   } catch (err) {
     const code = statusCode(err);

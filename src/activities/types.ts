@@ -21,6 +21,12 @@ import type {
 
 export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
 
+/** The leader StatefulSet's group-restart-count annotation (model/restart-budget.ts), and the version it was read at. */
+export interface GroupRestarts {
+  annotation?: string;
+  resourceVersion: string;
+}
+
 export type EnsureRevisionOutcome = 'created' | 'unchanged' | 'reused';
 
 /** The LWS there is no longer the one decided on (model/lws-facts.ts, LwsTarget): nothing done; read it again. */
@@ -298,4 +304,14 @@ export interface LeaderPodActivities {
    * (`message` absent). False when the pod of this uid is gone.
    */
   markWorkersRefused(input: { leader: ObjectIdentity; message?: string }): Promise<boolean>;
+  /** Writes on the leader pod why its group is no longer recreated (model/restart-budget.ts). False when it is gone. */
+  markGroupFailed(input: { leader: ObjectIdentity; message: string }): Promise<boolean>;
+  /** The groups' restart counts on the leader StatefulSet, with its resourceVersion; null when it is gone. */
+  readGroupRestarts(leaderStatefulSet: ObjectKey): Promise<GroupRestarts | null>;
+  /** Writes them at that resourceVersion: `conflict` when it changed since (read again). */
+  writeGroupRestarts(input: {
+    leaderStatefulSet: ObjectKey;
+    annotation: string;
+    resourceVersion: string;
+  }): Promise<'written' | 'conflict' | 'gone'>;
 }

@@ -64,6 +64,12 @@ export function applySpecDefaults(spec: LeaderWorkerSetSpec): DefaultedLeaderWor
     networkConfig: { subdomainPolicy: orDefault(spec.networkConfig?.subdomainPolicy, DEFAULT_SUBDOMAIN_POLICY) },
     podTerminationPolicy: orDefault(spec.podTerminationPolicy, DEFAULT_POD_TERMINATION_POLICY),
   };
+  // KEP-820's fields have no stored default (unset means "no limit" and "true"): carried only when set.
+  if (lwt.maxGroupRestarts !== undefined && lwt.maxGroupRestarts !== null) {
+    out.leaderWorkerTemplate.maxGroupRestarts = lwt.maxGroupRestarts;
+  }
+  const publish = spec.networkConfig?.publishNotReadyAddresses;
+  if (publish !== undefined && publish !== null) out.networkConfig.publishNotReadyAddresses = publish;
   const sub = lwt.subGroupPolicy;
   if (sub !== undefined && sub !== null) {
     out.leaderWorkerTemplate.subGroupPolicy = {

@@ -68,6 +68,22 @@ export const ANNOTATION_RECREATE_GROUP_AFTER_START = `${PREFIX}experimental-recr
 export const ANNOTATION_WORKERS_REFUSED = `${PREFIX}workers-refused`;
 
 /**
+ * Upstream's (KEP-820). Leader StatefulSet annotation: JSON `{"<revision>/<group index>": n}`, how many times each group
+ * was recreated after a pod of it failed (spec.leaderWorkerTemplate.maxGroupRestarts). Per template revision, as
+ * upstream's PR #877 counts: a rolling update to a new template starts every group's count again.
+ */
+export const ANNOTATION_GROUP_RESTART_COUNT = `${PREFIX}group-restart-count`;
+
+/** Ours. Leader pod annotation: why its group is no longer recreated (its restart budget is spent); read by the status. */
+export const ANNOTATION_GROUP_FAILED = `${PREFIX}group-failed`;
+
+/**
+ * Upstream's proposal (PR #877). Leader pod annotation a user sets to `true` on a failed group's leader: the group is
+ * rebuilt and its count starts again.
+ */
+export const ANNOTATION_RECOVER = `${PREFIX}recover`;
+
+/**
  * Ours. Worker StatefulSet annotation: when the older incarnation's pods that held its pod names were seen gone.
  * Writing it makes the StatefulSet controller sync at once, not after the backoff it grew while the names were held.
  */
@@ -119,6 +135,10 @@ export const EVENT_REASONS = {
   rollingUpdateStep: 'RollingUpdateStep',
   groupProvisioned: 'GroupProvisioned',
   groupRecreated: 'GroupRecreated',
+  /** A group whose restart budget is spent is left as it is (Warning). */
+  maxGroupRestartsExceeded: 'MaxGroupRestartsExceeded',
+  /** A failed group rebuilt on the user's recover annotation. */
+  groupRecovered: 'GroupRecovered',
   groupLeaderTerminating: 'GroupLeaderTerminating',
   groupWorkersTerminating: 'GroupWorkersTerminating',
   groupLeaderGone: 'GroupLeaderGone',

@@ -30,7 +30,10 @@ export interface LwsFacts {
   };
   /** The defaulted spec without what pods are made of. */
   spec: Pick<DefaultedLeaderWorkerSetSpec, 'replicas' | 'startupPolicy' | 'rolloutStrategy'> & {
-    leaderWorkerTemplate: Pick<DefaultedLeaderWorkerSetSpec['leaderWorkerTemplate'], 'size' | 'restartPolicy'>;
+    leaderWorkerTemplate: Pick<
+      DefaultedLeaderWorkerSetSpec['leaderWorkerTemplate'],
+      'size' | 'restartPolicy' | 'maxGroupRestarts'
+    >;
     /** As written, and only a known one: unset, the teardown names the default as its source (policy.ts). */
     podTerminationPolicy?: PodTerminationPolicyValue;
   };
@@ -66,6 +69,9 @@ export function lwsFacts(lws: LeaderWorkerSet): LwsFacts {
       leaderWorkerTemplate: {
         size: spec.leaderWorkerTemplate.size,
         restartPolicy: spec.leaderWorkerTemplate.restartPolicy,
+        ...(spec.leaderWorkerTemplate.maxGroupRestarts !== undefined && {
+          maxGroupRestarts: spec.leaderWorkerTemplate.maxGroupRestarts,
+        }),
       },
       startupPolicy: spec.startupPolicy,
       rolloutStrategy: spec.rolloutStrategy,

@@ -112,7 +112,7 @@ export type WorkflowOp =
   | { kind: 'provision'; groupIndex: number; leaderUid: string }
   | { kind: 'teardown'; groupIndex: number; oldLeaderUid: string; lifecycle?: Lifecycle }
   /** Restart policy: a pod of the group restarted or was deleted, so the whole group is recreated via its leader. */
-  | { kind: 'recreate'; groupIndex: number; leaderUid: string; beforeStart?: boolean };
+  | { kind: 'recreate'; groupIndex: number; leaderUid: string; beforeStart?: boolean; recover?: boolean };
 
 /**
  * Every workflow ID of one LWS starts with this: the cluster's name first, so that clusters sharing a Temporal
@@ -135,7 +135,8 @@ export function workflowId(cluster: string, ref: ObjectKey, op: WorkflowOp): str
     case 'recreate':
       // A restart before the group fully started gets its own ID, so that an ignored one (RecreateGroupAfterStart)
       // does not use up the ID of a later restart that must recreate the group.
-      return `${base}/group-${op.groupIndex}/recreate/${op.leaderUid}${op.beforeStart ? '/before-start' : ''}`;
+      // A recover of a failed group too: the recreate of that leader has already run (and spent the budget).
+      return `${base}/group-${op.groupIndex}/recreate/${op.leaderUid}${op.beforeStart ? '/before-start' : ''}${op.recover ? '/recover' : ''}`;
   }
 }
 
@@ -149,7 +150,9 @@ export function workflowSummary(ref: ObjectKey, op: WorkflowOp): string {
     case 'teardown':
       return `tear down group ${op.groupIndex} of ${lws}${op.lifecycle ? ` (${op.lifecycle})` : ''}`;
     case 'recreate':
-      return `recreate group ${op.groupIndex} of ${lws} after a pod restart`;
+      return op.recover
+        ? `recover failed group ${op.groupIndex} of ${lws}`
+        : `recreate group ${op.groupIndex} of ${lws} after a pod restart`;
   }
 }
 
@@ -166,8 +169,13 @@ export function parseWorkflowId(id: string): { cluster: string; ref: ObjectKey; 
   if ((m = new RegExp(`^reconcile/${ORDINAL}$`).exec(tail)) !== null) {
     return { cluster, ref, op: { kind: 'reconcile', generation: Number(m[1]) } };
   }
-  if ((m = new RegExp(`^group-${ORDINAL}/recreate/${SEG}/before-start$`).exec(tail)) !== null) {
-    const op: WorkflowOp = { kind: 'recreate', groupIndex: Number(m[1]), leaderUid: m[2] ?? '', beforeStart: true };
+  if ((m = new RegExp(`^group-${ORDINAL}/recreate/${SEG}/(before-start|recover)$`).exec(tail)) !== null) {
+    const op: WorkflowOp = {
+      kind: 'recreate',
+      groupIndex: Number(m[1]),
+      leaderUid: m[2] ?? '',
+      ...(m[3] === 'recover' ? { recover: true } : { beforeStart: true }),
+    };
     return { cluster, ref, op };
   }
   if ((m = new RegExp(`^group-${ORDINAL}/(provision|teardown|recreate)/${SEG}$`).exec(tail)) !== null) {

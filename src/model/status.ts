@@ -1,11 +1,17 @@
 // The LWS status subresource, computed from what the cluster holds, with upstream's semantics (its counts,
 // conditions, reasons and messages): pure, so the reconcile workflow can call it.
 import { canonicalJson } from './json.js';
-import { ANNOTATION_SIZE, ANNOTATION_WORKERS_REFUSED, LABEL_TEMPLATE_REVISION_HASH } from './labels.js';
+import {
+  ANNOTATION_GROUP_FAILED,
+  ANNOTATION_SIZE,
+  ANNOTATION_WORKERS_REFUSED,
+  LABEL_TEMPLATE_REVISION_HASH,
+} from './labels.js';
 import type { LwsFacts } from './lws-facts.js';
 import { CONDITION_NAME_CONFLICT } from './name-conflicts.js';
 import { parseGroupIndex, workerStatefulSetName } from './names.js';
 import { CONDITION_REPLICA_FAILURE, type Refusal } from './refusals.js';
+import { CONDITION_FAILED } from './restart-budget.js';
 import { isDeleting, selectors, type LeaderStatefulSetFacts, type PodFacts, type StatefulSetFacts } from './objects.js';
 import type { Condition, LeaderWorkerSetStatus } from './types.js';
 
@@ -38,7 +44,7 @@ export function leaderFactsOf(p: PodFacts): LeaderFacts {
     name: p.name,
     uid: p.uid,
     labels: only(p.labels, [LABEL_TEMPLATE_REVISION_HASH]),
-    annotations: only(p.annotations, [ANNOTATION_SIZE, ANNOTATION_WORKERS_REFUSED]),
+    annotations: only(p.annotations, [ANNOTATION_SIZE, ANNOTATION_WORKERS_REFUSED, ANNOTATION_GROUP_FAILED]),
     ready: p.ready,
     ...(p.phase !== undefined && { phase: p.phase }),
     ...(p.deletionTimestamp !== undefined && { deletionTimestamp: p.deletionTimestamp }),
@@ -194,7 +200,8 @@ export function statusCounts(lws: LwsFacts, groups: GroupState[]): StatusCounts 
 /**
  * `now`: the caller's clock (workflow time); `leaderStatefulSet`: its status.replicas is the LWS's; `nameConflict`:
  * why the leader StatefulSet cannot be made; `refusal`: why the API server refused a StatefulSet built from the
- * templates (model/refusals.ts). Both are this project's conditions, present only while they last.
+ * templates (model/refusals.ts); `failed`: groups whose restart budget is spent (model/restart-budget.ts, upstream's
+ * KEP-820 condition). Each is present only while it lasts.
  */
 export function computeStatus(
   lws: LwsFacts,
@@ -203,9 +210,10 @@ export function computeStatus(
   now: string,
   nameConflict?: string,
   refusal?: Refusal,
+  failed?: { reason: string; message: string },
 ): LeaderWorkerSetStatus {
   const { generation } = lws.metadata;
-  const ours = [CONDITION_NAME_CONFLICT, CONDITION_REPLICA_FAILURE];
+  const ours = [CONDITION_NAME_CONFLICT, CONDITION_REPLICA_FAILURE, CONDITION_FAILED];
   const previous = (lws.status?.conditions ?? []).filter((c) => !ours.includes(c.type));
   const conditions = setConditions(previous, counts.conditions, generation, now);
   const lasting = (type: string, reason: string, message: string): Condition => {
@@ -215,6 +223,7 @@ export function computeStatus(
   };
   if (nameConflict !== undefined) conditions.push(lasting(CONDITION_NAME_CONFLICT, 'NameTaken', nameConflict));
   if (refusal !== undefined) conditions.push(lasting(CONDITION_REPLICA_FAILURE, refusal.reason, refusal.message));
+  if (failed !== undefined) conditions.push(lasting(CONDITION_FAILED, failed.reason, failed.message));
   return {
     replicas: leaderStatefulSet?.statusReplicas ?? 0,
     readyReplicas: counts.ready,

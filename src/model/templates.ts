@@ -2,6 +2,7 @@
 // sets per-pod labels and env vars with a mutating webhook; here they go into the pod templates, per-pod values come
 // from the pod-index label through the downward API (env.ts), and what a template cannot carry the caller patches onto
 // the pods.
+import { publishNotReadyAddresses } from './network.js';
 import type {
   V1OwnerReference,
   V1PersistentVolumeClaim,
@@ -88,13 +89,15 @@ function headless(
   lwsName: string,
   selector: Record<string, string>,
   owner: V1OwnerReference,
+  publish: boolean,
 ): V1Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name, namespace, labels: { [LABEL_NAME]: lwsName }, ownerReferences: [owner] },
-    // publishNotReadyAddresses: group members must find each other while they start, before they are ready.
-    spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector },
+    // publishNotReadyAddresses (spec.networkConfig, true unless set): group members must find each other while they
+    // start, before they are ready.
+    spec: { clusterIP: 'None', publishNotReadyAddresses: publish, selector },
   };
 }
 
@@ -103,7 +106,15 @@ export function buildHeadlessService(lws: LeaderWorkerSet): V1Service | undefine
   const d = applyDefaults(lws);
   if (d.spec.networkConfig.subdomainPolicy === 'UniquePerReplica') return undefined;
   const { name, namespace } = identity(d);
-  return headless(headlessServiceName(name), namespace, name, { [LABEL_NAME]: name }, lwsOwnerReference(d));
+  const selector = { [LABEL_NAME]: name };
+  return headless(
+    headlessServiceName(name),
+    namespace,
+    name,
+    selector,
+    lwsOwnerReference(d),
+    publishNotReadyAddresses(d.spec),
+  );
 }
 
 /** UniquePerReplica only: the group's Service, owned by its leader pod (as upstream), its workers' serviceName. */
@@ -117,7 +128,15 @@ export function buildGroupService(
   const { name, namespace } = identity(d);
   checkLeaderPod(name, groupIndex, leaderPod);
   const selector = { [LABEL_NAME]: name, [LABEL_GROUP_INDEX]: String(groupIndex) };
-  return headless(groupServiceName(name, groupIndex), namespace, name, selector, leaderPodOwnerReference(leaderPod));
+  const owner = leaderPodOwnerReference(leaderPod);
+  return headless(
+    groupServiceName(name, groupIndex),
+    namespace,
+    name,
+    selector,
+    owner,
+    publishNotReadyAddresses(d.spec),
+  );
 }
 
 function checkLeaderPod(lwsName: string, groupIndex: number, leaderPod: LeaderPodRef): void {

@@ -63,6 +63,11 @@ export interface RolloutStrategy {
 
 export interface NetworkConfig {
   subdomainPolicy?: SubdomainPolicy;
+  /**
+   * Copied to the headless Services' spec.publishNotReadyAddresses (KEP-820, alpha); unset means true, what LWS has
+   * always done (see publishNotReadyAddresses in network.ts).
+   */
+  publishNotReadyAddresses?: boolean;
 }
 
 export interface LeaderWorkerTemplate {
@@ -72,6 +77,11 @@ export interface LeaderWorkerTemplate {
   /** Pods per group, leader included; 1 means a leader without workers. */
   size?: number;
   restartPolicy?: RestartPolicy;
+  /**
+   * Group recreations allowed per group before it is failed for good (KEP-820, alpha); unset: no limit, 0: the first
+   * group-level failure is terminal. Only with restartPolicy RecreateGroupOnPodRestart or RecreateGroupAfterStart.
+   */
+  maxGroupRestarts?: number;
   subGroupPolicy?: SubGroupPolicy;
   /** Claims each pod of both StatefulSets gets, as StatefulSet volumeClaimTemplates. */
   volumeClaimTemplates?: V1PersistentVolumeClaim[];
@@ -150,6 +160,8 @@ export interface DefaultedLeaderWorkerSetSpec {
     size: number;
     /** Never `Default`: defaulting turns it into `None`. */
     restartPolicy: Exclude<RestartPolicy, 'Default'>;
+    /** Absent when unset (no limit): it has no default. */
+    maxGroupRestarts?: number;
     subGroupPolicy?: { subGroupPolicyType: SubGroupPolicyType; subGroupSize: number };
     volumeClaimTemplates?: V1PersistentVolumeClaim[];
     persistentVolumeClaimRetentionPolicy?: V1StatefulSetPersistentVolumeClaimRetentionPolicy;
@@ -159,7 +171,8 @@ export interface DefaultedLeaderWorkerSetSpec {
     type: RolloutStrategyType;
     rollingUpdateConfiguration: { partition: number; maxUnavailable: IntOrString; maxSurge: IntOrString };
   };
-  networkConfig: { subdomainPolicy: SubdomainPolicy };
+  /** publishNotReadyAddresses absent when unset; read it through publishNotReadyAddresses() for its default. */
+  networkConfig: { subdomainPolicy: SubdomainPolicy; publishNotReadyAddresses?: boolean };
   podTerminationPolicy: PodTerminationPolicyValue;
 }
 

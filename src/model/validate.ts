@@ -8,8 +8,15 @@ import {
   SUBDOMAIN_POLICIES,
   SUBGROUP_POLICY_TYPES,
   type IntOrString,
+  type RestartPolicy,
 } from './types.js';
-import { DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE, DEFAULT_REPLICAS, DEFAULT_SIZE } from './defaults.js';
+import {
+  DEFAULT_MAX_SURGE,
+  DEFAULT_MAX_UNAVAILABLE,
+  DEFAULT_REPLICAS,
+  DEFAULT_RESTART_POLICY,
+  DEFAULT_SIZE,
+} from './defaults.js';
 import { ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY } from './labels.js';
 import { longestLwsName } from './names.js';
 import { isValidIntOrPercent, scaleIntOrPercent } from './rollout.js';
@@ -23,6 +30,15 @@ export const MAX_TOTAL_PODS = 2_147_483_647;
 /** The LWS name names the headless Service, so it must be a DNS-1035 label (upstream's webhook has the same rule). */
 export const NAME_PATTERN = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
 export const MAX_NAME_LENGTH = 63;
+export const MIN_MAX_GROUP_RESTARTS = 0;
+/**
+ * The restart policies a group restart budget applies to. KEP-820 names only RecreateGroupOnPodRestart; upstream's
+ * PR #877 also takes RecreateGroupAfterStart, which recreates groups the same way, only later.
+ */
+export const MAX_GROUP_RESTARTS_POLICIES = [
+  'RecreateGroupOnPodRestart',
+  'RecreateGroupAfterStart',
+] as const satisfies readonly RestartPolicy[];
 
 /** Messages of the CRD's CEL rules; the API server prefixes them with the field path and the value's type. */
 export const CEL_MESSAGES = {
@@ -40,6 +56,7 @@ export const CEL_MESSAGES = {
   subGroupPolicyAdded: 'subGroupPolicy must be set when the LeaderWorkerSet is created, not added later',
   subGroupPolicyRemoved: 'subGroupPolicy must not be removed once set',
   subGroupSizeImmutable: 'subGroupSize is immutable: it must not change once set',
+  maxGroupRestartsPolicy: `maxGroupRestarts is allowed only with restartPolicy ${MAX_GROUP_RESTARTS_POLICIES.join(' or ')}`,
   /** Checked by the ValidatingAdmissionPolicy (deploy/crd): CEL in a CRD cannot read annotations. */
   subGroupExclusiveWithoutPolicy: `metadata.annotations[${ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY}]: must be set only together with spec.leaderWorkerTemplate.subGroupPolicy`,
 } as const;
@@ -126,6 +143,10 @@ function checkInteger(
   return value;
 }
 
+function checkBoolean(errors: FieldError[], field: string, value: unknown): void {
+  if (!isAbsent(value) && typeof value !== 'boolean') errors.push(wrongType(field, value, 'boolean'));
+}
+
 function checkObject(errors: FieldError[], field: string, value: unknown): JsonObject | undefined {
   if (isAbsent(value)) return undefined;
   if (!isObject(value)) {
@@ -209,6 +230,18 @@ function checkSubGroupPolicy(errors: FieldError[], value: unknown, size: number 
   }
 }
 
+/** A restart budget only where groups are recreated; on valid values, unset restartPolicy being its default. */
+function checkMaxGroupRestarts(errors: FieldError[], lwt: JsonObject): void {
+  const path = 'spec.leaderWorkerTemplate.maxGroupRestarts';
+  const max = checkInteger(errors, path, lwt['maxGroupRestarts'], { min: MIN_MAX_GROUP_RESTARTS });
+  const policy = lwt['restartPolicy'];
+  if (max === undefined || (!isAbsent(policy) && !RESTART_POLICIES.includes(policy as RestartPolicy))) return;
+  const effective = isAbsent(policy) ? DEFAULT_RESTART_POLICY : (policy as RestartPolicy);
+  if (!(MAX_GROUP_RESTARTS_POLICIES as readonly RestartPolicy[]).includes(effective)) {
+    errors.push(invalid(path, max, CEL_MESSAGES.maxGroupRestartsPolicy));
+  }
+}
+
 function checkSpec(errors: FieldError[], spec: JsonObject, name: string | undefined): void {
   const replicasValue = spec['replicas'];
   const replicas = checkInteger(errors, 'spec.replicas', replicasValue, { min: MIN_REPLICAS, max: MAX_REPLICAS });
@@ -227,6 +260,7 @@ function checkSpec(errors: FieldError[], spec: JsonObject, name: string | undefi
       sizeValue = lwt['size'];
       size = checkInteger(errors, 'spec.leaderWorkerTemplate.size', sizeValue, { min: MIN_SIZE });
       checkEnum(errors, 'spec.leaderWorkerTemplate.restartPolicy', lwt['restartPolicy'], RESTART_POLICIES);
+      checkMaxGroupRestarts(errors, lwt);
       const sizeOk = size !== undefined || isAbsent(sizeValue);
       checkSubGroupPolicy(errors, lwt['subGroupPolicy'], sizeOk ? (size ?? DEFAULT_SIZE) : undefined);
     }
@@ -247,6 +281,7 @@ function checkSpec(errors: FieldError[], spec: JsonObject, name: string | undefi
   const network = checkObject(errors, 'spec.networkConfig', spec['networkConfig']);
   if (network !== undefined) {
     checkEnum(errors, 'spec.networkConfig.subdomainPolicy', network['subdomainPolicy'], SUBDOMAIN_POLICIES);
+    checkBoolean(errors, 'spec.networkConfig.publishNotReadyAddresses', network['publishNotReadyAddresses']);
   }
 
   // Cross-field rules, on defaulted values, only when the fields are themselves valid.

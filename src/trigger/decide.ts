@@ -2,6 +2,7 @@
 // Everything here is recomputed from a fresh list after a restart; deterministic workflow IDs make a repeated start
 // a no-op, so the trigger never needs to remember what it already started.
 import {
+  ANNOTATION_RECOVER,
   deletionMadeAt,
   isDeleting,
   LABEL_NAME,
@@ -9,6 +10,7 @@ import {
   lwsFacts,
   parsePodName,
   predatesLws,
+  recoverRequested,
   resolvePodTerminationPolicy,
   rolloutUnderWay,
   workflowId,
@@ -233,6 +235,25 @@ export function podActions(
         ),
       });
     }
+  }
+
+  // A failed group (its restart budget spent) that the user asked to recover: rebuilt, its count started again.
+  if (wanting && workerIndex === 0 && recoverRequested(pod)) {
+    const reason = `the user asked to recover group ${groupIndex} (${ANNOTATION_RECOVER}=true on ${pod.name})`;
+    actions.push({
+      kind: 'start',
+      groupIndex,
+      lifecycle: 'recreate',
+      ...start(
+        cluster,
+        ref,
+        { kind: 'recreate', groupIndex, leaderUid: pod.uid, recover: true },
+        'recreateGroup',
+        { ref, groupIndex, leader: identity, reason, groupHadStarted: true, recover: true },
+        reason,
+      ),
+    });
+    return actions;
   }
 
   // Restart policy: a restarted container, or a deleted worker of a group whose leader is not terminating.

@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import type { KubeRetryReason } from '../kube/retry-reasons.js';
 import type { Logger } from '../log.js';
 import {
+  ANNOTATION_GROUP_FAILED,
   ANNOTATION_WORKERS_REFUSED,
   API_GROUP,
   API_VERSION,
@@ -50,8 +51,10 @@ function statusRelevant(before: PodFacts | undefined, after: PodFacts | undefine
     !after ||
     before.ready !== after.ready ||
     isDeleting(before) !== isDeleting(after) ||
-    // A group's workers refused, as its provisioning wrote it on the leader: the status tells it.
-    before.annotations[ANNOTATION_WORKERS_REFUSED] !== after.annotations[ANNOTATION_WORKERS_REFUSED]
+    // A group's workers refused, as its provisioning wrote it on the leader, or its restart budget spent, as its
+    // recreate wrote it there: the status tells it.
+    before.annotations[ANNOTATION_WORKERS_REFUSED] !== after.annotations[ANNOTATION_WORKERS_REFUSED] ||
+    before.annotations[ANNOTATION_GROUP_FAILED] !== after.annotations[ANNOTATION_GROUP_FAILED]
   );
 }
 

@@ -15,6 +15,7 @@ import {
   sameStatus,
   statusCounts,
   workersRefusedOf,
+  groupsFailedOf,
   type LeaderRollout,
   type LeaderStatefulSetFacts,
   type LwsFacts,
@@ -158,8 +159,9 @@ async function applyGeneration(
 }
 
 /**
- * As upstream: the status, and an Event when the pass's first condition turns True. Ours too: a name taken, or a
- * StatefulSet the API server refused (the leader's, else the workers' of a group as its provisioning wrote it).
+ * As upstream: the status, and an Event when the pass's first condition turns True. Ours too: a name taken, a
+ * StatefulSet the API server refused (the leader's, else the workers' of a group as its provisioning wrote it), and
+ * groups whose restart budget is spent (as their recreate wrote it on their leaders).
  * `gone`: the LWS was deleted since the pass read it (its status answered 404).
  */
 async function writeStatus(
@@ -176,7 +178,8 @@ async function writeStatus(
   );
   const formed = (leader: { uid: string }) => owners.has(leader.uid);
   const refusal = leaderRefused ?? workersRefusedOf(groups.leaders, formed);
-  const status = computeStatus(lws, counts, leaderStatefulSetOf(lws, groups), now, nameConflict, refusal);
+  const failed = groupsFailedOf(groups.leaders);
+  const status = computeStatus(lws, counts, leaderStatefulSetOf(lws, groups), now, nameConflict, refusal, failed);
   if (sameStatus(lws.status, status)) return undefined;
   try {
     await kube.updateLeaderWorkerSetStatus({ ref, status });

@@ -18,6 +18,8 @@ export type TimelineEvent =
   | 'workers refused'
   | 'new group ready'
   | 'group recreated'
+  | 'restart budget spent'
+  | 'group recovered'
   | 'skipped';
 
 export interface TimelineEntry {

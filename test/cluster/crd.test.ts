@@ -106,6 +106,30 @@ describe('LeaderWorkerSet CRD on the API server', function () {
         mutate: (o) => (o.spec.rolloutStrategy = { rollingUpdateConfiguration: { maxSurge: '150%' } }),
         expected: ["maxSurge must be a non-negative integer or a percentage from 0% to 100% (e.g. 1 or '25%')"],
       },
+      {
+        title: 'maxGroupRestarts with restartPolicy None',
+        mutate: (o) => Object.assign(o.spec.leaderWorkerTemplate, { restartPolicy: 'None', maxGroupRestarts: 3 }),
+        expected: ['spec.leaderWorkerTemplate.maxGroupRestarts', CEL_MESSAGES.maxGroupRestartsPolicy],
+      },
+      {
+        title: 'maxGroupRestarts 0 with restartPolicy Default (the deprecated name of None)',
+        mutate: (o) => Object.assign(o.spec.leaderWorkerTemplate, { restartPolicy: 'Default', maxGroupRestarts: 0 }),
+        expected: ['spec.leaderWorkerTemplate.maxGroupRestarts', CEL_MESSAGES.maxGroupRestartsPolicy],
+      },
+      {
+        title: 'maxGroupRestarts: -1',
+        mutate: (o) => (o.spec.leaderWorkerTemplate.maxGroupRestarts = -1),
+        expected: [
+          'spec.leaderWorkerTemplate.maxGroupRestarts: Invalid value: -1: spec.leaderWorkerTemplate.maxGroupRestarts in body should be greater than or equal to 0',
+        ],
+      },
+      {
+        title: "publishNotReadyAddresses: 'yes'",
+        mutate: (o) => (o.spec.networkConfig = { publishNotReadyAddresses: 'yes' }),
+        expected: [
+          'spec.networkConfig.publishNotReadyAddresses: Invalid value: "string": spec.networkConfig.publishNotReadyAddresses in body must be of type boolean: "string"',
+        ],
+      },
     ];
     for (const { title, mutate, expected } of cases) {
       it(title, async () => {
@@ -129,6 +153,88 @@ describe('LeaderWorkerSet CRD on the API server', function () {
         }
       });
     }
+  });
+
+  describe("accepts KEP-820's fields and stores them as written (no default: unset stays unset)", () => {
+    const cases: Array<{ title: string; name: string; mutate: (o: LwsJson) => void; stored: object }> = [
+      {
+        title: 'maxGroupRestarts 0 with restartPolicy unset (RecreateGroupOnPodRestart)',
+        name: 'budget-default-policy',
+        mutate: (o) => (o.spec.leaderWorkerTemplate.maxGroupRestarts = 0),
+        stored: { leaderWorkerTemplate: { restartPolicy: 'RecreateGroupOnPodRestart', maxGroupRestarts: 0 } },
+      },
+      {
+        title: 'maxGroupRestarts 3 with RecreateGroupAfterStart',
+        name: 'budget-after-start',
+        mutate: (o) =>
+          Object.assign(o.spec.leaderWorkerTemplate, { restartPolicy: 'RecreateGroupAfterStart', maxGroupRestarts: 3 }),
+        stored: { leaderWorkerTemplate: { restartPolicy: 'RecreateGroupAfterStart', maxGroupRestarts: 3 } },
+      },
+      {
+        title: 'publishNotReadyAddresses false',
+        name: 'publish-false',
+        mutate: (o) => (o.spec.networkConfig = { publishNotReadyAddresses: false }),
+        stored: { networkConfig: { subdomainPolicy: 'Shared', publishNotReadyAddresses: false } },
+      },
+      {
+        title: 'publishNotReadyAddresses true under UniquePerReplica',
+        name: 'publish-true',
+        mutate: (o) => (o.spec.networkConfig = { subdomainPolicy: 'UniquePerReplica', publishNotReadyAddresses: true }),
+        stored: { networkConfig: { subdomainPolicy: 'UniquePerReplica', publishNotReadyAddresses: true } },
+      },
+    ];
+    for (const { title, name, mutate, stored } of cases) {
+      it(title, async () => {
+        const obj = minimal(name);
+        mutate(obj);
+        assert.deepEqual(validateLeaderWorkerSet(obj), [], 'the model accepts it too');
+        await create(obj);
+        const got = await get(name);
+        const spec = got.spec as unknown as Record<string, Record<string, unknown>>;
+        for (const [part, fields] of Object.entries(stored)) {
+          for (const [field, value] of Object.entries(fields as Record<string, unknown>)) {
+            assert.deepEqual(spec[part]?.[field], value, `spec.${part}.${field}`);
+          }
+        }
+        assert.deepEqual(got.spec, applySpecDefaults(obj.spec as unknown as LeaderWorkerSetSpec));
+      });
+    }
+
+    it('refuses a later switch to restartPolicy None while maxGroupRestarts is set', async () => {
+      const obj = minimal('budget-switch');
+      obj.spec.leaderWorkerTemplate.maxGroupRestarts = 2;
+      await create(obj);
+      const err = await suite.custom
+        .patchNamespacedCustomObject(
+          {
+            ...lwsApi,
+            namespace: suite.namespace,
+            name: 'budget-switch',
+            body: { spec: { leaderWorkerTemplate: { restartPolicy: 'None' } } },
+          },
+          mergePatch,
+        )
+        .then(
+          () => assert.fail('the API server accepted maxGroupRestarts with restartPolicy None'),
+          (e: unknown) => e,
+        );
+      const message = apiMessage(err);
+      for (const text of ['spec.leaderWorkerTemplate.maxGroupRestarts', CEL_MESSAGES.maxGroupRestartsPolicy]) {
+        assert.ok(message.includes(text), `"${message}" should contain "${text}"`);
+      }
+      // Dropping the budget in the same patch is taken.
+      await suite.custom.patchNamespacedCustomObject(
+        {
+          ...lwsApi,
+          namespace: suite.namespace,
+          name: 'budget-switch',
+          body: { spec: { leaderWorkerTemplate: { restartPolicy: 'None', maxGroupRestarts: null } } },
+        },
+        mergePatch,
+      );
+      const after = (await get('budget-switch')).spec.leaderWorkerTemplate;
+      assert.deepEqual([after.restartPolicy, after.maxGroupRestarts], ['None', undefined]);
+    });
   });
 
   it('fills in the defaults, the same as the model', async () => {

@@ -161,6 +161,20 @@ describe('deploy/crd', () => {
     assert.ok((root['x-kubernetes-validations'] ?? []).some((r) => r.message === m.CEL_MESSAGES.nameTooLong));
   });
 
+  it("KEP-820's fields: no default, maxGroupRestarts at least 0 and only with the model's restart policies", () => {
+    const max = at('spec.leaderWorkerTemplate.maxGroupRestarts');
+    assert.deepEqual([max.type, max.default, max.minimum], ['integer', undefined, m.MIN_MAX_GROUP_RESTARTS]);
+    const publish = at('spec.networkConfig.publishNotReadyAddresses');
+    assert.deepEqual([publish.type, publish.default], ['boolean', undefined]);
+    const rules = (at('spec.leaderWorkerTemplate')['x-kubernetes-validations'] ?? []).filter(
+      (r) => r.message === m.CEL_MESSAGES.maxGroupRestartsPolicy,
+    );
+    assert.equal(rules.length, 1);
+    assert.equal(rules[0]!.fieldPath, '.maxGroupRestarts');
+    const allowed = [...rules[0]!.rule.matchAll(/'([A-Za-z]+)'/g)].map((x) => x[1]);
+    assert.deepEqual(allowed, [...m.MAX_GROUP_RESTARTS_POLICIES]);
+  });
+
   it('limits the total pod count and the name as the model does', () => {
     const specRules = at('spec')['x-kubernetes-validations'] ?? [];
     assert.equal(specRules[0]?.message, m.CEL_MESSAGES.totalPods);

@@ -56,6 +56,18 @@ describe('model/defaults', () => {
       (d) => d.networkConfig.subdomainPolicy,
       'UniquePerReplica',
     ],
+    [
+      'maxGroupRestarts 0 (no default: kept only when set)',
+      { leaderWorkerTemplate: { workerTemplate: worker, maxGroupRestarts: 0 } },
+      (d) => d.leaderWorkerTemplate.maxGroupRestarts,
+      0,
+    ],
+    [
+      'publishNotReadyAddresses false, next to the defaulted subdomainPolicy',
+      { networkConfig: { publishNotReadyAddresses: false }, leaderWorkerTemplate: { workerTemplate: worker } },
+      (d) => d.networkConfig,
+      { subdomainPolicy: 'Shared', publishNotReadyAddresses: false },
+    ],
   ];
   for (const [name, spec, pick, expected] of keeps) {
     it(`keeps a set value: ${name}`, () => assert.deepEqual(pick(applySpecDefaults(spec)), expected));
@@ -65,12 +77,15 @@ describe('model/defaults', () => {
     const spec = {
       replicas: null,
       podTerminationPolicy: null,
-      leaderWorkerTemplate: { workerTemplate: worker, size: null },
+      leaderWorkerTemplate: { workerTemplate: worker, size: null, maxGroupRestarts: null },
+      networkConfig: { publishNotReadyAddresses: null },
     };
     const d = applySpecDefaults(spec as unknown as LeaderWorkerSetSpec);
     assert.equal(d.replicas, 1);
     assert.equal(d.podTerminationPolicy, 'Default');
     assert.equal(d.leaderWorkerTemplate.size, 1);
+    assert.equal('maxGroupRestarts' in d.leaderWorkerTemplate, false);
+    assert.deepEqual(d.networkConfig, { subdomainPolicy: 'Shared' });
   });
 
   it('leaves an absent leader template absent and copies a present one', () => {

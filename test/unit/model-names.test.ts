@@ -96,6 +96,11 @@ describe('model/names', () => {
       'lws/c1/default/demo/group-2/recreate/u-2',
       'recreate group 2 of default/demo after a pod restart',
     ],
+    [
+      { kind: 'recreate', groupIndex: 2, leaderUid: 'u-2', recover: true },
+      'lws/c1/default/demo/group-2/recreate/u-2/recover',
+      'recover failed group 2 of default/demo',
+    ],
   ];
   for (const [op, id, summary] of workflows) {
     it(`gives ${op.kind} the workflow ID ${id}`, () => {

@@ -95,6 +95,24 @@ describe('model/validate', () => {
       lws({ rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } } }),
     ],
     ['null fields (defaulted by the API server)', lws({ replicas: null, podTerminationPolicy: null })],
+    ['maxGroupRestarts with restartPolicy unset (RecreateGroupOnPodRestart)', lws({}, { maxGroupRestarts: 3 })],
+    [
+      'maxGroupRestarts 0 with RecreateGroupOnPodRestart',
+      lws({}, { restartPolicy: 'RecreateGroupOnPodRestart', maxGroupRestarts: 0 }),
+    ],
+    [
+      'maxGroupRestarts with RecreateGroupAfterStart',
+      lws({}, { restartPolicy: 'RecreateGroupAfterStart', maxGroupRestarts: 5 }),
+    ],
+    [
+      'maxGroupRestarts null (unset) with restartPolicy None',
+      lws({}, { restartPolicy: 'None', maxGroupRestarts: null }),
+    ],
+    ['publishNotReadyAddresses false', lws({ networkConfig: { publishNotReadyAddresses: false } })],
+    [
+      'publishNotReadyAddresses true under UniquePerReplica',
+      lws({ networkConfig: { subdomainPolicy: 'UniquePerReplica', publishNotReadyAddresses: true } }),
+    ],
     [
       'no name yet (generateName)',
       { metadata: { generateName: 'demo-' }, spec: { leaderWorkerTemplate: { workerTemplate } } },
@@ -191,6 +209,36 @@ describe('model/validate', () => {
       lws({ networkConfig: { subdomainPolicy: 'Mine' } }),
       'spec.networkConfig.subdomainPolicy',
       'spec.networkConfig.subdomainPolicy: Unsupported value: "Mine": supported values: "Shared", "UniquePerReplica"',
+    ],
+    [
+      'maxGroupRestarts with restartPolicy None',
+      lws({}, { restartPolicy: 'None', maxGroupRestarts: 3 }),
+      'spec.leaderWorkerTemplate.maxGroupRestarts',
+      `spec.leaderWorkerTemplate.maxGroupRestarts: Invalid value: 3: ${CEL_MESSAGES.maxGroupRestartsPolicy}`,
+    ],
+    [
+      'maxGroupRestarts 0 with restartPolicy Default (None)',
+      lws({}, { restartPolicy: 'Default', maxGroupRestarts: 0 }),
+      'spec.leaderWorkerTemplate.maxGroupRestarts',
+      `spec.leaderWorkerTemplate.maxGroupRestarts: Invalid value: 0: ${CEL_MESSAGES.maxGroupRestartsPolicy}`,
+    ],
+    [
+      'a negative maxGroupRestarts',
+      lws({}, { maxGroupRestarts: -1 }),
+      'spec.leaderWorkerTemplate.maxGroupRestarts',
+      'spec.leaderWorkerTemplate.maxGroupRestarts: Invalid value: -1: spec.leaderWorkerTemplate.maxGroupRestarts in body should be greater than or equal to 0',
+    ],
+    [
+      'maxGroupRestarts as a string',
+      lws({}, { maxGroupRestarts: '3' }),
+      'spec.leaderWorkerTemplate.maxGroupRestarts',
+      'spec.leaderWorkerTemplate.maxGroupRestarts: Invalid value: "string": spec.leaderWorkerTemplate.maxGroupRestarts in body must be of type integer: "string"',
+    ],
+    [
+      'publishNotReadyAddresses as a string',
+      lws({ networkConfig: { publishNotReadyAddresses: 'yes' } }),
+      'spec.networkConfig.publishNotReadyAddresses',
+      'spec.networkConfig.publishNotReadyAddresses: Invalid value: "string": spec.networkConfig.publishNotReadyAddresses in body must be of type boolean: "string"',
     ],
     [
       'a negative partition',
@@ -342,7 +390,7 @@ describe('model/validate', () => {
   it('names what is allowed in every message', () => {
     for (const [, obj] of invalid) {
       for (const e of validateLeaderWorkerSet(obj)) {
-        assert.match(e.message, /supported values|should be|must|Required value/, e.message);
+        assert.match(e.message, /supported values|should be|must|Required value|allowed only/, e.message);
       }
     }
   });

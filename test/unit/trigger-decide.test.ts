@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {
   ANNOTATION_EXCLUSIVE_TOPOLOGY,
+  ANNOTATION_GROUP_FAILED,
+  ANNOTATION_RECOVER,
   isDeleting,
   LABEL_NAME,
   LABEL_TEMPLATE_REVISION_HASH,
@@ -121,6 +123,8 @@ const teardown = (group: number, uid: string, lifecycle: string) =>
 const recreate = (group: number, leaderUid: string, started = false) =>
   `start recreateGroup lws/c1/default/demo/group-${group}/recreate/${leaderUid}${started ? '' : '/before-start'} recreate`;
 
+const recoverGroup = (group: number, leaderUid: string) =>
+  `start recreateGroup lws/c1/default/demo/group-${group}/recreate/${leaderUid}/recover recreate`;
 const recreated = withMeta(lws, { uid: 'lws-uid-2', creationTimestamp: RECREATED_AT });
 
 describe('trigger/decide', () => {
@@ -190,6 +194,29 @@ describe('trigger/decide', () => {
         [provision(1, 'leader-1'), recreate(1, 'leader-1')],
       ],
       ['a restarted leader, LWS being deleted', leader(1, { restartCount: 1 }), { lws: deleting(lws) }, []],
+
+      // A failed group (restart budget spent) the user asked to recover: rebuilt, whatever its restarts.
+      [
+        'a failed leader annotated recover=true',
+        leader(1, {
+          restartCount: 4,
+          annotations: { [ANNOTATION_GROUP_FAILED]: 'spent', [ANNOTATION_RECOVER]: 'true' },
+        }),
+        { lws },
+        [provision(1, 'leader-1'), recoverGroup(1, 'leader-1')],
+      ],
+      [
+        'recover=true on a group that has not failed: an ordinary restart',
+        leader(1, { restartCount: 1, annotations: { [ANNOTATION_RECOVER]: 'true' } }),
+        { lws },
+        [provision(1, 'leader-1'), recreate(1, 'leader-1')],
+      ],
+      [
+        'a failed leader annotated recover=true, LWS being deleted',
+        leader(1, { annotations: { [ANNOTATION_GROUP_FAILED]: 'spent', [ANNOTATION_RECOVER]: 'true' } }),
+        { lws: deleting(lws) },
+        [],
+      ],
       ['a restarted leader, LWS unknown', leader(1, { restartCount: 1 }), {}, []],
 
       // Workers never provision or tear down.

@@ -86,7 +86,7 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
     });
   }
 
-  it('a leader already replaced by a newer pod is not deleted (uid precondition): ignored', async () => {
+  it('a leader already replaced by a newer pod is not deleted (its uid): ignored', async () => {
     const { fake, leader, now } = await readyGroup('RecreateGroupOnPodRestart');
     fake.removePodAt(leader.uid, now);
     const newer = fake.addLeader({ groupIndex: 0, at: now });
@@ -98,9 +98,10 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
       groupHadStarted: true,
     });
     assert.equal(result.outcome, 'ignored');
+    assert.equal(fake.callsOf('deletePod').length, 0);
     assert.deepEqual(
-      fake.callsOf('deletePod').map((d) => [d.args[0], d.result]),
-      [[identityOf(leader), 'absent']],
+      result.timeline.map((e) => e.detail),
+      ['leader pod absent'],
     );
     assert.equal(fake.pod('demo-0')?.uid, newer.uid);
     assert.equal(newer.deletionTimestamp, undefined);
@@ -118,9 +119,10 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
       groupHadStarted: true,
     });
     assert.equal(result.outcome, 'ignored');
+    assert.equal(fake.callsOf('deletePod').length, 0);
     assert.deepEqual(
-      fake.callsOf('deletePod').map((d) => d.result),
-      ['already-deleting'],
+      result.timeline.map((e) => e.detail),
+      ['leader pod already-deleting'],
     );
     assert.equal(leader.deletedAt, now);
   });
@@ -138,5 +140,96 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
     });
     assert.equal(result.outcome, 'ignored');
     assert.equal(fake.callsOf('deletePod').length, 0);
+  });
+
+  describe('spec.leaderWorkerTemplate.maxGroupRestarts (KEP-820)', () => {
+    async function budgeted(maxGroupRestarts: number | undefined) {
+      const fake = t.fake();
+      fake.setLws({
+        leaderWorkerTemplate: {
+          size: 2,
+          workerTemplate: { spec: { containers: [{ name: 'worker', image: 'nginx:latest' }] } },
+          ...(maxGroupRestarts !== undefined && { maxGroupRestarts }),
+        },
+      });
+      return fake;
+    }
+    /** A new incarnation of group 0 (the last one gone), and its recreate after a container restart. */
+    async function restartOnce(fake: FakeCluster, opts: { recover?: boolean; keep?: string } = {}) {
+      const now = await fake.now();
+      const before = fake.pod('demo-0');
+      let leader = before;
+      if (before === undefined || before.deletionTimestamp !== undefined) {
+        if (before) fake.removePodAt(before.uid, now);
+        leader = fake.addLeader({ groupIndex: 0, at: now, readyAt: now });
+      }
+      const result = await recreate(
+        fake,
+        {
+          ref: fake.ref,
+          groupIndex: 0,
+          leader: identityOf(leader!),
+          reason: 'a container of demo-0-1 restarted',
+          groupHadStarted: true,
+          ...(opts.recover && { recover: true }),
+        },
+        opts.keep,
+      );
+      return { result, leader: leader! };
+    }
+    const counts = (fake: FakeCluster) => JSON.parse(fake.groupRestarts.annotation ?? '{}') as Record<string, number>;
+
+    it('counts each recreation on the leader StatefulSet, per revision and group, and leaves the group failed past it', async () => {
+      const fake = await budgeted(2);
+      const outcomes: string[] = [];
+      for (let i = 0; i < 3; i++) outcomes.push((await restartOnce(fake)).result.outcome);
+      assert.deepEqual(outcomes, ['recreated', 'recreated', 'failed']);
+      assert.deepEqual(Object.values(counts(fake)), [2]);
+      assert.match(Object.keys(counts(fake))[0]!, /^[0-9a-f]+\/0$/, '<revision>/<group>');
+
+      // The third incarnation stays as it is, for debugging, and says why on its leader and in a Warning Event.
+      const leader = fake.pod('demo-0')!;
+      assert.equal(leader.deletionTimestamp, undefined);
+      assert.equal(fake.callsOf('deletePod').length, 2);
+      const failed = fake.events.at(-1)!;
+      assert.deepEqual([failed.type, failed.reason], ['Warning', 'MaxGroupRestartsExceeded']);
+      assert.match(failed.message, /group 0 was recreated 2 times \(spec.leaderWorkerTemplate.maxGroupRestarts 2\)/);
+      assert.match(failed.message, /kubectl annotate pod demo-0 leaderworkerset.sigs.k8s.io\/recover=true/);
+      assert.equal(
+        leader.annotations['leaderworkerset.sigs.k8s.io/group-failed'],
+        failed.message.split(': ').slice(1).join(': '),
+      );
+      assert.deepEqual(
+        fake.events.slice(0, 2).map((e) => e.message.replace(/deleted leader \S+/, '')),
+        [1, 2].map(
+          (n) =>
+            `group 0: a container of demo-0-1 restarted;  (RecreateGroupOnPodRestart) (${n} of maxGroupRestarts 2)`,
+        ),
+      );
+
+      // The user's recover: rebuilt at once, its count started again.
+      const recovered = await restartOnce(fake, { recover: true, keep: 'recreateGroup-recovered' });
+      assert.equal(recovered.result.outcome, 'recovered');
+      assert.notEqual(recovered.leader.deletionTimestamp, undefined);
+      assert.deepEqual(Object.values(counts(fake)), [0]);
+      assert.equal(fake.events.at(-1)!.reason, 'GroupRecovered');
+      assert.deepEqual(
+        recovered.result.timeline.map((e) => e.event),
+        ['group recovered'],
+      );
+      assert.equal((await restartOnce(fake)).result.outcome, 'recreated');
+    });
+
+    it('0: the first failure is terminal', async () => {
+      const fake = await budgeted(0);
+      assert.equal((await restartOnce(fake, { keep: 'recreateGroup-budget-spent' })).result.outcome, 'failed');
+      assert.equal(fake.callsOf('deletePod').length, 0);
+    });
+
+    it('without it, no limit, and the count is still kept for tools that read it', async () => {
+      const fake = await budgeted(undefined);
+      for (let i = 0; i < 4; i++) assert.equal((await restartOnce(fake)).result.outcome, 'recreated');
+      assert.deepEqual(Object.values(counts(fake)), [4]);
+    });
   });
 });

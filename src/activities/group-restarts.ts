@@ -1,0 +1,40 @@
+// The groups' restart counts (spec.leaderWorkerTemplate.maxGroupRestarts) on the leader StatefulSet: the one object of
+// the LWS that outlives every group incarnation. Read with its resourceVersion and written only at that version, so
+// two groups recreated at once never lose each other's count.
+import { ANNOTATION_GROUP_RESTART_COUNT, type ObjectKey } from '../model/index.js';
+import type { KubeClients } from './clients.js';
+import { classify, statusCode } from './kube-errors.js';
+import type { GroupRestarts } from './types.js';
+
+/** Null when the leader StatefulSet is gone. */
+export async function readGroupRestarts(c: KubeClients, leaderStatefulSet: ObjectKey): Promise<GroupRestarts | null> {
+  try {
+    const sts = await c.statefulSets.read(leaderStatefulSet);
+    const annotation = sts.metadata?.annotations?.[ANNOTATION_GROUP_RESTART_COUNT];
+    return { ...(annotation !== undefined && { annotation }), resourceVersion: sts.metadata?.resourceVersion ?? '' };
+  } catch (err) {
+    if (statusCode(err) === 404) return null;
+    throw classify(err);
+  }
+}
+
+/** `conflict`: the StatefulSet changed since it was read; read it again and decide again. */
+export async function writeGroupRestarts(
+  c: KubeClients,
+  input: { leaderStatefulSet: ObjectKey; annotation: string; resourceVersion: string },
+): Promise<'written' | 'conflict' | 'gone'> {
+  try {
+    await c.statefulSets.mergePatch(input.leaderStatefulSet, {
+      metadata: {
+        resourceVersion: input.resourceVersion,
+        annotations: { [ANNOTATION_GROUP_RESTART_COUNT]: input.annotation },
+      },
+    });
+    return 'written';
+  } catch (err) {
+    const code = statusCode(err);
+    if (code === 409) return 'conflict';
+    if (code === 404) return 'gone';
+    throw classify(err);
+  }
+}
