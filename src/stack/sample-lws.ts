@@ -1,6 +1,6 @@
 // The spec's sample LeaderWorkerSet (a leader and workers, each one container), with the knobs the demo and the
-// benchmark turn: policy (none for upstream's controller), replicas, size, the pods' grace period and, for a rolling
-// update, maxUnavailable / maxSurge.
+// benchmark and the end-to-end tests turn: policy (none for upstream's controller), replicas, size, the pods' grace
+// period and annotations, the restart budget and, for a rolling update, maxUnavailable / maxSurge.
 import { API_GROUP, API_VERSION, type LeaderWorkerSet, type PodTerminationPolicy } from '../model/index.js';
 
 export function sampleLeaderWorkerSet(opts: {
@@ -13,8 +13,12 @@ export function sampleLeaderWorkerSet(opts: {
   image: string;
   /** Rolling-update limits (the defaults when absent: maxUnavailable 1, maxSurge 0). */
   rollingUpdate?: { maxUnavailable: number; maxSurge: number };
+  /** On every pod (the local cluster's `lws-temporal.test/ready-after`, say). */
+  podAnnotations?: Record<string, string>;
+  maxGroupRestarts?: number;
 }): LeaderWorkerSet {
   const template = (role: string) => ({
+    ...(opts.podAnnotations && { metadata: { annotations: opts.podAnnotations } }),
     spec: { terminationGracePeriodSeconds: opts.graceSeconds, containers: [{ name: role, image: opts.image }] },
   });
   return {
@@ -24,7 +28,12 @@ export function sampleLeaderWorkerSet(opts: {
     spec: {
       ...(opts.policy && { podTerminationPolicy: opts.policy }),
       replicas: opts.replicas,
-      leaderWorkerTemplate: { size: opts.size, leaderTemplate: template('leader'), workerTemplate: template('worker') },
+      leaderWorkerTemplate: {
+        size: opts.size,
+        ...(opts.maxGroupRestarts !== undefined && { maxGroupRestarts: opts.maxGroupRestarts }),
+        leaderTemplate: template('leader'),
+        workerTemplate: template('worker'),
+      },
       ...(opts.rollingUpdate && {
         rolloutStrategy: { type: 'RollingUpdate', rollingUpdateConfiguration: opts.rollingUpdate },
       }),

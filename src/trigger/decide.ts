@@ -237,22 +237,22 @@ export function podActions(
     }
   }
 
-  // A failed group (its restart budget spent) that the user asked to recover: rebuilt, its count started again.
-  if (wanting && workerIndex === 0 && recoverRequested(pod)) {
-    const reason = `the user asked to recover group ${groupIndex} (${ANNOTATION_RECOVER}=true on ${pod.name})`;
+  const recreate = (leader: PodFacts, input: Pick<RecreateGroupInput, 'reason' | 'groupHadStarted' | 'recover'>) => {
+    const { reason, groupHadStarted, recover } = input;
+    const op = { kind: 'recreate' as const, groupIndex, leaderUid: leader.uid, beforeStart: !groupHadStarted, recover };
+    const identityOfLeader = { namespace: leader.namespace, name: leader.name, uid: leader.uid };
     actions.push({
       kind: 'start',
       groupIndex,
       lifecycle: 'recreate',
-      ...start(
-        cluster,
-        ref,
-        { kind: 'recreate', groupIndex, leaderUid: pod.uid, recover: true },
-        'recreateGroup',
-        { ref, groupIndex, leader: identity, reason, groupHadStarted: true, recover: true },
-        reason,
-      ),
+      ...start(cluster, ref, op, 'recreateGroup', { ref, groupIndex, leader: identityOfLeader, ...input }, reason),
     });
+  };
+
+  // A failed group (its restart budget spent) that the user asked to recover: rebuilt, its count started again.
+  if (wanting && workerIndex === 0 && recoverRequested(pod)) {
+    const reason = `the user asked to recover group ${groupIndex} (${ANNOTATION_RECOVER}=true on ${pod.name})`;
+    recreate(pod, { reason, groupHadStarted: true, recover: true });
     return actions;
   }
 
@@ -262,25 +262,7 @@ export function podActions(
   const workerDeleted = workerIndex > 0 && isDeleting(pod);
   if (wanting && leader && !isDeleting(leader) && (restarted || workerDeleted)) {
     const reason = restarted ? `a container of ${pod.name} restarted` : `worker pod ${pod.name} was deleted`;
-    actions.push({
-      kind: 'start',
-      groupIndex,
-      lifecycle: 'recreate',
-      ...start(
-        cluster,
-        ref,
-        { kind: 'recreate', groupIndex, leaderUid: leader.uid, beforeStart: !know.groupStarted(leader.uid) },
-        'recreateGroup',
-        {
-          ref,
-          groupIndex,
-          leader: { namespace: leader.namespace, name: leader.name, uid: leader.uid },
-          reason,
-          groupHadStarted: know.groupStarted(leader.uid),
-        },
-        reason,
-      ),
-    });
+    recreate(leader, { reason, groupHadStarted: know.groupStarted(leader.uid) });
   }
   return actions;
 }

@@ -27,10 +27,12 @@ import { ensureCluster } from '../fixtures/cluster.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { PodRecorder } from '../fixtures/pod-recorder.js';
+import { sampleLeaderWorkerSet } from '../../src/stack/sample-lws.js';
 
 const run = promisify(execFile);
 const G = 2; // terminationGracePeriodSeconds of the LWS pods
 const NAME = 'chart';
+const IMAGE = 'registry.invalid/ai:1';
 const CLUSTER = 'chart-e2e';
 const workDir = join(stateDir, 'chart-install-test', String(process.pid));
 const logDir = join(stateDir, 'test-logs', 'chart-install');
@@ -52,19 +54,7 @@ function kubectl(args: string[]) {
 }
 
 function lwsOf(): LeaderWorkerSet {
-  const template = (role: string) => ({
-    spec: { terminationGracePeriodSeconds: G, containers: [{ name: role, image: 'registry.invalid/ai:1' }] },
-  });
-  return {
-    apiVersion: 'leaderworkerset.x-k8s.io/v1',
-    kind: 'LeaderWorkerSet',
-    metadata: { name: NAME },
-    spec: {
-      replicas: 2,
-      podTerminationPolicy: 'Parallel',
-      leaderWorkerTemplate: { size: 2, leaderTemplate: template('leader'), workerTemplate: template('worker') },
-    },
-  } as LeaderWorkerSet;
+  return sampleLeaderWorkerSet({ name: NAME, policy: 'Parallel', replicas: 2, size: 2, graceSeconds: G, image: IMAGE });
 }
 
 /** A kubeconfig for the local API server that authenticates as a ServiceAccount of the release. */

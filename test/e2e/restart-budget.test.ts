@@ -14,29 +14,22 @@ import { waitFor } from '../../src/stack/processes.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { sampleLeaderWorkerSet } from '../../src/stack/sample-lws.js';
 
 const NAME = 'budget';
+const IMAGE = 'registry.invalid/ai:1';
 const SIZE = 2;
 const MAX = 2;
 
 function lwsOf(): LeaderWorkerSet {
-  const template = (role: string) => ({
-    spec: { terminationGracePeriodSeconds: 1, containers: [{ name: role, image: 'registry.invalid/ai:1' }] },
+  return sampleLeaderWorkerSet({
+    name: NAME,
+    replicas: 1,
+    size: SIZE,
+    graceSeconds: 1,
+    image: IMAGE,
+    maxGroupRestarts: MAX,
   });
-  return {
-    apiVersion: 'leaderworkerset.x-k8s.io/v1',
-    kind: 'LeaderWorkerSet',
-    metadata: { name: NAME },
-    spec: {
-      replicas: 1,
-      leaderWorkerTemplate: {
-        size: SIZE,
-        maxGroupRestarts: MAX,
-        leaderTemplate: template('leader'),
-        workerTemplate: template('worker'),
-      },
-    },
-  } as LeaderWorkerSet;
 }
 
 describe('the group restart budget (maxGroupRestarts) with the real controller', function () {

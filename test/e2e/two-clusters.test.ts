@@ -16,6 +16,7 @@ import { OTHER_CLUSTER_FAILURE } from '../../src/worker/cluster-guard.js';
 import type { TeardownGroupInput } from '../../src/workflows/teardown-group.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { LwsClient } from '../fixtures/lws.js';
+import { sampleLeaderWorkerSet } from '../../src/stack/sample-lws.js';
 
 /**
  * Two clusters, one Temporal namespace: the local cluster and a second one (the floor release's, in folders of its
@@ -25,21 +26,10 @@ import { LwsClient } from '../fixtures/lws.js';
 const G = 3; // terminationGracePeriodSeconds
 const NAMESPACE = 'e2e-two-clusters';
 const NAME = 'vllm';
+const IMAGE = 'registry.invalid/ai:1';
 
 function lwsOf(): LeaderWorkerSet {
-  const template = (role: string) => ({
-    spec: { terminationGracePeriodSeconds: G, containers: [{ name: role, image: 'registry.invalid/ai:1' }] },
-  });
-  return {
-    apiVersion: 'leaderworkerset.x-k8s.io/v1',
-    kind: 'LeaderWorkerSet',
-    metadata: { name: NAME },
-    spec: {
-      replicas: 2,
-      podTerminationPolicy: 'Parallel',
-      leaderWorkerTemplate: { size: 3, leaderTemplate: template('leader'), workerTemplate: template('worker') },
-    },
-  } as LeaderWorkerSet;
+  return sampleLeaderWorkerSet({ name: NAME, policy: 'Parallel', replicas: 2, size: 3, graceSeconds: G, image: IMAGE });
 }
 
 /** `npm run cluster:up|down` for the floor release's cluster, as a developer would run it; its output. */

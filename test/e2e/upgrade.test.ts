@@ -10,28 +10,25 @@ import { waitFor } from '../../src/stack/processes.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { sampleLeaderWorkerSet } from '../../src/stack/sample-lws.js';
 
 const G = 5; // terminationGracePeriodSeconds
 /** How long a pod takes to come up (a model loading): the rebuild stays open while the new build starts. */
 const READY_AFTER = '25s';
 const NAME = 'upgrade';
+const IMAGE = 'registry.invalid/ai:1';
 const SIZE = 3;
 
 function lwsOf(): LeaderWorkerSet {
-  const template = (role: string) => ({
-    metadata: { annotations: { 'lws-temporal.test/ready-after': READY_AFTER } },
-    spec: { terminationGracePeriodSeconds: G, containers: [{ name: role, image: 'registry.invalid/ai:1' }] },
+  return sampleLeaderWorkerSet({
+    name: NAME,
+    policy: 'Parallel',
+    replicas: 1,
+    size: SIZE,
+    graceSeconds: G,
+    image: IMAGE,
+    podAnnotations: { 'lws-temporal.test/ready-after': READY_AFTER },
   });
-  return {
-    apiVersion: 'leaderworkerset.x-k8s.io/v1',
-    kind: 'LeaderWorkerSet',
-    metadata: { name: NAME },
-    spec: {
-      replicas: 1,
-      podTerminationPolicy: 'Parallel',
-      leaderWorkerTemplate: { size: SIZE, leaderTemplate: template('leader'), workerTemplate: template('worker') },
-    },
-  } as LeaderWorkerSet;
 }
 
 /** The JSON log lines of a process with the given message (its prefix). */
