@@ -71,7 +71,7 @@ export async function provisionGroup(input: ProvisionGroupInput): Promise<Provis
       waited ? undefined : leaderNow,
     );
     if (workers && oldPods) await oldPodsGone(workers, oldPods, timeline);
-    if (workers) await workersReady(workers, timeline);
+    await workersReadyOrMadeAgain(input, lwsNow, topology, workers, timeline);
     await kube.recordEvent({
       lws: { ...ref, uid: lwsNow.metadata.uid },
       type: 'Normal',
@@ -263,7 +263,27 @@ async function oldPodsGone(workers: ObjectIdentity, oldPods: ObjectIdentity[], t
 }
 
 /** Each worker has its worker-index label from its creation (the admission webhook, src/admission). */
-async function workersReady(statefulSet: ObjectIdentity, timeline: Timeline): Promise<void> {
-  const ready = await readinessWait.waitForStatefulSetReady(statefulSet);
-  if ('readyAt' in ready) timeline.add('new group ready', ready.readyAt);
+/**
+ * Until the group is Ready. A new StatefulSet gone while its leader lives is made again (three times at most): one was
+ * seen deleted within 100 ms of its create in a Parallel rebuild on Kubernetes 1.32, which left the group without
+ * workers. A leader gone or going ends it: its teardown decides.
+ */
+async function workersReadyOrMadeAgain(
+  input: ProvisionGroupInput,
+  lws: LwsRead,
+  topology: Topology | undefined,
+  workers: ObjectIdentity | undefined,
+  timeline: Timeline,
+): Promise<void> {
+  for (let made = workers, again = 0; made !== undefined; again++) {
+    const ready = await readinessWait.waitForStatefulSetReady(made);
+    if ('readyAt' in ready) {
+      timeline.add('new group ready', ready.readyAt);
+      return;
+    }
+    const leader = await kube.getPod(input.leader);
+    if (again === 3 || leader === null || leader.uid !== input.leader.uid || leader.deletionTimestamp) return;
+    timeline.add('workers gone', ready.goneAt, `${made.name} deleted while its leader lives: made again`);
+    made = (await createWorkers(input, lws, topology, timeline, leader)).workers;
+  }
 }

@@ -50,6 +50,41 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
   const provision = (fake: FakeCluster, input: ProvisionGroupInput, keep?: string) =>
     t.runToEnd<typeof provisionGroup>(fake, 'provisionGroup', input, keep);
 
+  it('makes the worker StatefulSet again when it goes while its leader lives; not once the leader goes', async () => {
+    const fake = t.fake({ graceMs: GRACE });
+    fake.setLws();
+    const leader = fake.addLeader({ groupIndex: 0, at: await fake.now() });
+    // The first StatefulSet is deleted as the wait for it starts.
+    let removed = 0;
+    fake.onCall('waitForStatefulSetReady', (now) => {
+      if (removed++ === 0) fake.removeStatefulSetAt(fake.createdStatefulSets[0]!.uid, now);
+    });
+    const result = await provision(fake, inputFor(fake, leader));
+    assert.equal(result.outcome, 'provisioned');
+    assert.deepEqual(
+      fake.createdStatefulSets.map((s) => [s.name, s.ownerUid]),
+      [
+        ['demo-0', leader.uid],
+        ['demo-0', leader.uid],
+      ],
+    );
+    assert.deepEqual(
+      result.timeline.map((e) => e.event),
+      ['new leader', 'workers created', 'workers gone', 'workers created', 'new group ready'],
+    );
+
+    // Its leader going: the group is the teardown's, nothing is made again.
+    const gone = t.fake({ graceMs: GRACE });
+    gone.setLws();
+    const going = gone.addLeader({ groupIndex: 0, at: await gone.now() });
+    gone.onCall('waitForStatefulSetReady', (now) => {
+      gone.removeStatefulSetAt(gone.createdStatefulSets[0]!.uid, now);
+      gone.deletePodAt(going.uid, now);
+    });
+    assert.equal((await provision(gone, inputFor(gone, going))).outcome, 'provisioned');
+    assert.equal(gone.createdStatefulSets.length, 1);
+  });
+
   it('creates the worker StatefulSet once, owned by the leader, without waiting for readiness (LeaderCreated)', async () => {
     const fake = t.fake({ graceMs: GRACE });
     fake.setLws();
