@@ -163,15 +163,8 @@ export async function measureActions(opts: ActionsOptions): Promise<{ rows: Life
       progress(`  ${row.actions} actions per ${per} (${formatDuration(Date.now() - started)})`);
     };
 
-    const lws = (policy: PodTerminationPolicy, replicas: number) =>
-      sampleLeaderWorkerSet({
-        name: NAME,
-        policy,
-        replicas,
-        size: opts.size,
-        graceSeconds: opts.graceSeconds,
-        image: 'registry.invalid/ai:1',
-      });
+    const lws = (policy: PodTerminationPolicy, replicas: number, image = 'registry.invalid/ai:1') =>
+      sampleLeaderWorkerSet({ name: NAME, policy, replicas, size: opts.size, graceSeconds: opts.graceSeconds, image });
     const rebuild = async () => {
       const old = await leaderUid(0);
       await core.deleteNamespacedPod({ name: `${NAME}-0`, namespace });
@@ -198,16 +191,7 @@ export async function measureActions(opts: ActionsOptions): Promise<{ rows: Life
     await measure('Sequential rebuild of 1 group', 1, rebuild);
     await measure('rolling update (2 groups)', 2, async () => {
       const image = 'registry.invalid/ai:2';
-      const template = (role: string) => ({
-        spec: { terminationGracePeriodSeconds: opts.graceSeconds, containers: [{ name: role, image }] },
-      });
-      await patch({
-        leaderWorkerTemplate: {
-          size: opts.size,
-          leaderTemplate: template('leader'),
-          workerTemplate: template('worker'),
-        },
-      });
+      await patch({ leaderWorkerTemplate: lws('Sequential', 2, image).spec.leaderWorkerTemplate });
       await groupsReady(2, (all) => all.every((p) => p.spec?.containers[0]?.image === image));
     });
     await measure('scale-up by 1 group', 1, async () => {

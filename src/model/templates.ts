@@ -106,15 +106,8 @@ export function buildHeadlessService(lws: LeaderWorkerSet): V1Service | undefine
   const d = applyDefaults(lws);
   if (d.spec.networkConfig.subdomainPolicy === 'UniquePerReplica') return undefined;
   const { name, namespace } = identity(d);
-  const selector = { [LABEL_NAME]: name };
-  return headless(
-    headlessServiceName(name),
-    namespace,
-    name,
-    selector,
-    lwsOwnerReference(d),
-    publishNotReadyAddresses(d.spec),
-  );
+  const publish = publishNotReadyAddresses(d.spec);
+  return headless(headlessServiceName(name), namespace, name, { [LABEL_NAME]: name }, lwsOwnerReference(d), publish);
 }
 
 /** UniquePerReplica only: the group's Service, owned by its leader pod (as upstream), its workers' serviceName. */

@@ -262,11 +262,11 @@ async function oldPodsGone(workers: ObjectIdentity, oldPods: ObjectIdentity[], t
   if ('goneAt' in freed) timeline.add('old pods gone', freed.goneAt);
 }
 
-/** Each worker has its worker-index label from its creation (the admission webhook, src/admission). */
 /**
- * Until the group is Ready. A new StatefulSet gone while its leader lives is made again (three times at most): one was
- * seen deleted within 100 ms of its create in a Parallel rebuild on Kubernetes 1.32, which left the group without
- * workers. A leader gone or going ends it: its teardown decides.
+ * Until the group is Ready (each worker has its worker-index label from its creation: the admission webhook). A new
+ * StatefulSet gone while its leader lives is made again, three times at most: one can be deleted right after its
+ * create in a Parallel rebuild on Kubernetes 1.32, which would leave the group without workers. A leader gone or going
+ * ends it: its teardown decides.
  */
 async function workersReadyOrMadeAgain(
   input: ProvisionGroupInput,
@@ -281,8 +281,9 @@ async function workersReadyOrMadeAgain(
       timeline.add('new group ready', ready.readyAt);
       return;
     }
+    if (again === 3) return;
     const leader = await kube.getPod(input.leader);
-    if (again === 3 || leader === null || leader.uid !== input.leader.uid || leader.deletionTimestamp) return;
+    if (leader === null || leader.uid !== input.leader.uid || leader.deletionTimestamp) return;
     timeline.add('workers gone', ready.goneAt, `${made.name} deleted while its leader lives: made again`);
     made = (await createWorkers(input, lws, topology, timeline, leader)).workers;
   }

@@ -61,7 +61,7 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
   if (isDeleting(leaderNow)) return ignore('leader pod already-deleting');
   const revision = leaderNow.labels[LABEL_TEMPLATE_REVISION_HASH] ?? '';
   const leaderSet = { namespace: ref.namespace, name: leaderStatefulSetName(ref.name) };
-  const lws_ = { ...ref, uid: lws.metadata.uid };
+  const lwsIdentity = { ...ref, uid: lws.metadata.uid };
 
   let count = 0;
   if (!recover) {
@@ -76,7 +76,7 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
       // Its pods stay as they are, for debugging; the status tells it (condition Failed).
       await kube.markGroupFailed({ leader, message: judged.message });
       await kube.recordEvent({
-        lws: lws_,
+        lws: lwsIdentity,
         type: 'Warning',
         reason: EVENT_REASONS.maxGroupRestartsExceeded,
         message: `${input.reason}: ${judged.message}`,
@@ -94,7 +94,7 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
   const budget = maxGroupRestarts === undefined ? '' : ` (${count} of maxGroupRestarts ${maxGroupRestarts})`;
   timeline.add(recover ? 'group recovered' : 'group recreated', undefined, `${input.reason}${budget}`);
   await kube.recordEvent({
-    lws: lws_,
+    lws: lwsIdentity,
     type: 'Normal',
     reason: recover ? EVENT_REASONS.groupRecovered : EVENT_REASONS.groupRecreated,
     message: recover
