@@ -75,11 +75,17 @@ export async function recordEvents(c: KubeClients, events: KubernetesEvent[]): P
 
 /**
  * A wait's result once the Events it was given are recorded: named after the activity, so a retry adds none. Still
- * beating: on a saturated API server an Event can take longer than the wait's heartbeat timeout.
+ * beating: on a saturated API server an Event can take longer than the wait's heartbeat timeout. `told`: whether this
+ * result is the end the Events tell of.
  */
-export async function tellWhenDone<R>(c: KubeClients, waiting: Promise<R>, events: KubernetesEvent[] | undefined) {
+export async function tellWhenDone<R>(
+  c: KubeClients,
+  waiting: Promise<R>,
+  events: KubernetesEvent[] | undefined,
+  told: (result: R) => boolean = () => true,
+) {
   const result = await waiting;
-  if (events !== undefined && events.length > 0) {
+  if (events !== undefined && events.length > 0 && told(result)) {
     await withHeartbeats('recording its Events', () => recordEvents(c, events));
   }
   return result;

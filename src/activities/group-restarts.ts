@@ -1,7 +1,7 @@
-// The groups' restart counts (spec.leaderWorkerTemplate.maxGroupRestarts) on the leader StatefulSet: the one object of
-// the LWS that outlives every group incarnation. Read with its resourceVersion and written only at that version, so
-// two groups recreated at once never lose each other's count.
-import { ANNOTATION_GROUP_RESTART_COUNT, type ObjectKey } from '../model/index.js';
+// The groups' restart counts (spec.leaderWorkerTemplate.maxGroupRestarts) and last recreations (groupRestartBackoff)
+// on the leader StatefulSet: the one object of the LWS that outlives every group incarnation. Read with its
+// resourceVersion and written only at that version, so two groups recreated at once never lose each other's record.
+import { ANNOTATION_GROUP_RECREATIONS, ANNOTATION_GROUP_RESTART_COUNT, type ObjectKey } from '../model/index.js';
 import type { KubeClients } from './clients.js';
 import { classify, statusCode } from './kube-errors.js';
 import type { GroupRestarts } from './types.js';
@@ -10,8 +10,13 @@ import type { GroupRestarts } from './types.js';
 export async function readGroupRestarts(c: KubeClients, leaderStatefulSet: ObjectKey): Promise<GroupRestarts | null> {
   try {
     const sts = await c.statefulSets.read(leaderStatefulSet);
-    const annotation = sts.metadata?.annotations?.[ANNOTATION_GROUP_RESTART_COUNT];
-    return { ...(annotation !== undefined && { annotation }), resourceVersion: sts.metadata?.resourceVersion ?? '' };
+    const counts = sts.metadata?.annotations?.[ANNOTATION_GROUP_RESTART_COUNT];
+    const recreations = sts.metadata?.annotations?.[ANNOTATION_GROUP_RECREATIONS];
+    return {
+      ...(counts !== undefined && { counts }),
+      ...(recreations !== undefined && { recreations }),
+      resourceVersion: sts.metadata?.resourceVersion ?? '',
+    };
   } catch (err) {
     if (statusCode(err) === 404) return null;
     throw classify(err);
@@ -21,14 +26,15 @@ export async function readGroupRestarts(c: KubeClients, leaderStatefulSet: Objec
 /** `conflict`: the StatefulSet changed since it was read; read it again and decide again. */
 export async function writeGroupRestarts(
   c: KubeClients,
-  input: { leaderStatefulSet: ObjectKey; annotation: string; resourceVersion: string },
+  input: { leaderStatefulSet: ObjectKey; counts?: string; recreations?: string; resourceVersion: string },
 ): Promise<'written' | 'conflict' | 'gone'> {
+  const annotations = {
+    ...(input.counts !== undefined && { [ANNOTATION_GROUP_RESTART_COUNT]: input.counts }),
+    ...(input.recreations !== undefined && { [ANNOTATION_GROUP_RECREATIONS]: input.recreations }),
+  };
   try {
     await c.statefulSets.mergePatch(input.leaderStatefulSet, {
-      metadata: {
-        resourceVersion: input.resourceVersion,
-        annotations: { [ANNOTATION_GROUP_RESTART_COUNT]: input.annotation },
-      },
+      metadata: { resourceVersion: input.resourceVersion, annotations },
     });
     return 'written';
   } catch (err) {

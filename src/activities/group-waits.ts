@@ -2,7 +2,13 @@
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
-import type { PodsGoneResult, ReplacementGroupInput, ReplacementGroupResult } from './types.js';
+import type {
+  DeadNodeOptions,
+  PodsGoneResult,
+  ReplacementGroupInput,
+  ReplacementGroupResult,
+  StuckResult,
+} from './types.js';
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause } from './wait-support.js';
 import { getLeaderWorkerSet, getStatefulSet } from './reads.js';
@@ -17,30 +23,42 @@ import {
   type ObjectIdentity,
 } from '../model/index.js';
 import { observeByName } from './waits.js';
+import { orStuck, StuckWatch } from './dead-nodes.js';
 
 function readPod(c: KubeClients, namespace: string, name: string) {
   return orNull(() => c.pods.read({ namespace, name }));
 }
 
-/** By uid. The pods of a group terminate together: waiting for one after another costs no more than the slowest. */
+/**
+ * By uid. The pods of a group terminate together: waiting for one after another costs no more than the slowest. Or
+ * stuck: the one watched is past its grace period on a dead node, with every later one that is too (dead-nodes.ts).
+ */
 export async function waitForPodsGone(
   c: KubeClients,
-  input: { namespace: string; pods: ObjectIdentity[] },
-): Promise<PodsGoneResult> {
+  input: { namespace: string; pods: ObjectIdentity[] } & DeadNodeOptions,
+): Promise<PodsGoneResult | StuckResult> {
   let terminatingAt: string | undefined;
+  let watching = 0;
+  const watch = new StuckWatch(c, input, () => input.pods.slice(watching + 1));
   const ours = (pod: V1Pod | null, uid: string) => (pod !== null && pod.metadata?.uid === uid ? pod : null);
-  for (const target of input.pods) {
-    await observeByName<V1Pod, true>(c, {
-      what: `gone: pod ${target.namespace}/${target.name}`,
-      listPath: podsPath(input.namespace),
-      name: target.name,
-      read: () => readPod(c, input.namespace, target.name),
-      evaluate: (pod) => {
-        const mine = ours(pod, target.uid);
-        if (mine?.metadata?.deletionTimestamp || mine === null) terminatingAt ??= now();
-        return mine === null ? true : undefined;
-      },
-    });
+  for (const [i, target] of input.pods.entries()) {
+    watching = i;
+    const end = await orStuck(watch, (stop) =>
+      observeByName<V1Pod, true>(c, {
+        what: `gone: pod ${target.namespace}/${target.name}`,
+        listPath: podsPath(input.namespace),
+        name: target.name,
+        stop,
+        read: () => readPod(c, input.namespace, target.name),
+        evaluate: (pod) => {
+          const mine = ours(pod, target.uid);
+          watch.seen(target, mine);
+          if (mine?.metadata?.deletionTimestamp || mine === null) terminatingAt ??= now();
+          return mine === null ? true : undefined;
+        },
+      }),
+    );
+    if (end !== true) return { ...end, ...(terminatingAt !== undefined && { terminatingAt }) };
   }
   return { goneAt: now(), terminatingAt };
 }

@@ -20,7 +20,7 @@ import {
 } from './lws-target.js';
 import { ensureHeadlessService } from './services.js';
 import { updateLeaderWorkerSetStatus } from './status.js';
-import type { AllActivities } from './types.js';
+import type { AllActivities, StuckResult } from './types.js';
 import {
   waitForNamesFreed,
   waitForPodGone,
@@ -30,6 +30,7 @@ import {
   waitForStatefulSetReady,
 } from './waits.js';
 import { beginTeardown } from './teardown-start.js';
+import { forceDeletePods } from './dead-nodes.js';
 import { ensureWorkerStatefulSet } from './worker-statefulset.js';
 
 export function createActivities(
@@ -57,6 +58,7 @@ export function createActivities(
     ensureWorkerStatefulSetOf: (input) => ensureWorkerStatefulSetOf(c, input),
     deleteWorkerStatefulSet: (input) => deleteWorkerStatefulSet(c, input),
     deletePod: (input) => deletePod(c, input),
+    forceDeletePods: (input) => forceDeletePods(c, input),
     releaseForegroundDeletion: (input) => releaseForegroundDeletion(c, input),
     deleteSeenWorkers: (input) => deleteSeenWorkers(c, input),
     annotateLeaderPods: (input) => annotateLeaderPods(c, input),
@@ -64,13 +66,14 @@ export function createActivities(
     markGroupFailed: (input) => markGroupFailed(c, input),
     readGroupRestarts: (leaderStatefulSet) => readGroupRestarts(c, leaderStatefulSet),
     writeGroupRestarts: (input) => writeGroupRestarts(c, input),
-    waitForPodGone: ({ tell, ...target }) => tellWhenDone(c, waitForPodGone(c, target), tell),
+    waitForPodGone: ({ tell, forceDeleteOnNodeNotReadySeconds, ...target }) =>
+      tellWhenDone(c, waitForPodGone(c, target, { forceDeleteOnNodeNotReadySeconds }), tell, isGone),
     waitForStatefulSetGone: ({ tell, ...target }) => tellWhenDone(c, waitForStatefulSetGone(c, target), tell),
     waitForNamesFreed: (input) => waitForNamesFreed(c, input),
     waitForPodReady: (input) => waitForPodReady(c, input),
     waitForPodScheduled: (input) => waitForPodScheduled(c, input),
     waitForStatefulSetReady: (input) => waitForStatefulSetReady(c, input),
-    waitForPodsGone: ({ tell, ...input }) => tellWhenDone(c, waitForPodsGone(c, input), tell),
+    waitForPodsGone: ({ tell, ...input }) => tellWhenDone(c, waitForPodsGone(c, input), tell, isGone),
     waitForReplacementGroupReady: (input) => waitForReplacementGroupReady(c, input),
     updateLeaderWorkerSetStatus: (input) => updateLeaderWorkerSetStatus(c, input),
     recordEvent: (event) => recordEvent(c, event),
@@ -79,6 +82,9 @@ export function createActivities(
   };
   return activities;
 }
+
+/** A pod wait's Events tell of pods gone: none when it ended on stuck pods. */
+const isGone = <R extends object>(result: R | StuckResult): boolean => !('stuck' in result);
 
 export type * from './types.js';
 export { KUBERNETES_API_ERROR, TransientKubernetesError, isConflict, isNotFound } from './kube-errors.js';

@@ -21,9 +21,13 @@ import type {
 
 export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
 
-/** The leader StatefulSet's group-restart-count annotation (model/restart-budget.ts), and the version it was read at. */
+/**
+ * The leader StatefulSet's annotations of group recreations: restart counts (model/restart-budget.ts) and last
+ * recreations (model/recreate-backoff.ts), and the version they were read at.
+ */
 export interface GroupRestarts {
-  annotation?: string;
+  counts?: string;
+  recreations?: string;
   resourceVersion: string;
 }
 
@@ -210,9 +214,17 @@ export interface LwsActivities {
   beginTeardown(input: BeginTeardownInput): Promise<TeardownStart>;
   /** Delete a pod with `preconditions.uid`. */
   deletePod(input: ObjectIdentity): Promise<DeleteOutcome>;
+  /**
+   * Deletes these pods at once (grace period 0), each with `preconditions.uid`: those a pod wait found stuck on a dead
+   * node. A pod gone or of another uid (404, 409) is left out of `deleted`.
+   */
+  forceDeletePods(input: { pods: StuckPod[] }): Promise<ForceDeleteResult>;
 
-  /** Resolves once no pod of this uid exists (watch + heartbeats; safe to retry). */
-  waitForPodGone(input: ObjectIdentity & TellsWhenDone): Promise<GoneResult>;
+  /**
+   * Resolves once no pod of this uid exists (watch + heartbeats; safe to retry), or with `stuck` once it is past its
+   * grace period on a dead node (model/dead-node.ts); its Events are recorded only when it is gone.
+   */
+  waitForPodGone(input: ObjectIdentity & TellsWhenDone & DeadNodeOptions): Promise<GoneResult | StuckResult>;
   waitForStatefulSetGone(input: ObjectIdentity & TellsWhenDone): Promise<GoneResult>;
   /**
    * None of `pods` nor the StatefulSet left. One only its foreground deletion keeps is released once the pods are gone
@@ -253,6 +265,33 @@ export interface PodsGoneResult extends GoneResult {
   terminatingAt?: string;
 }
 
+/** A pod past its grace period whose node will never finish it (model/dead-node.ts). */
+export interface StuckPod {
+  pod: ObjectIdentity;
+  node: string;
+  /** Why, in words: `node gone`, `node tainted out-of-service`, `node NotReady for N s (...)`. */
+  signal: string;
+}
+
+/** A pod wait ended early: these pods are stuck on dead nodes. The teardown force-deletes them and waits again. */
+export interface StuckResult {
+  stuck: StuckPod[];
+  /** waitForPodsGone: as PodsGoneResult's, for the rounds after this one. */
+  terminatingAt?: string;
+}
+
+/** What the pod waits of a teardown need to judge a dead node. */
+export interface DeadNodeOptions {
+  /** The LWS's opt-in to force deletes on NotReady alone; unset: never on NotReady alone. */
+  forceDeleteOnNodeNotReadySeconds?: number;
+}
+
+export interface ForceDeleteResult {
+  /** When the deletes went out. */
+  at: string;
+  deleted: StuckPod[];
+}
+
 export type ReplacementGroupResult =
   | {
       leader: ObjectIdentity;
@@ -276,8 +315,13 @@ export interface ReplacementGroupInput {
 }
 
 export interface GroupWaitActivities {
-  /** Resolves once none of these pods (by uid) exists; reports when the first started terminating. */
-  waitForPodsGone(input: { namespace: string; pods: ObjectIdentity[] } & TellsWhenDone): Promise<PodsGoneResult>;
+  /**
+   * Resolves once none of these pods (by uid) exists; reports when the first started terminating. Ends with `stuck`, as
+   * waitForPodGone, naming every one of them then past its grace period on a dead node.
+   */
+  waitForPodsGone(
+    input: { namespace: string; pods: ObjectIdentity[] } & TellsWhenDone & DeadNodeOptions,
+  ): Promise<PodsGoneResult | StuckResult>;
   /** The pods of one group (leader and workers) that carry the LWS's name and group-index labels. */
   listGroupPods(input: { namespace: string; lwsName: string; groupIndex: number }): Promise<PodFacts[]>;
   /** A new leader Ready with size - 1 ready workers; or, with `group`, `notWanted` once the LWS no longer wants it. */
@@ -306,12 +350,13 @@ export interface LeaderPodActivities {
   markWorkersRefused(input: { leader: ObjectIdentity; message?: string }): Promise<boolean>;
   /** Writes on the leader pod why its group is no longer recreated (model/restart-budget.ts). False when it is gone. */
   markGroupFailed(input: { leader: ObjectIdentity; message: string }): Promise<boolean>;
-  /** The groups' restart counts on the leader StatefulSet, with its resourceVersion; null when it is gone. */
+  /** The groups' restart counts and last recreations on the leader StatefulSet; null when it is gone. */
   readGroupRestarts(leaderStatefulSet: ObjectKey): Promise<GroupRestarts | null>;
-  /** Writes them at that resourceVersion: `conflict` when it changed since (read again). */
+  /** Writes those given at that resourceVersion: `conflict` when it changed since (read again). */
   writeGroupRestarts(input: {
     leaderStatefulSet: ObjectKey;
-    annotation: string;
+    counts?: string;
+    recreations?: string;
     resourceVersion: string;
   }): Promise<'written' | 'conflict' | 'gone'>;
 }

@@ -12,12 +12,21 @@ import {
 import { throwIfCancelled } from './activity-context.js';
 import type { KubeClients } from './clients.js';
 import { orNull } from './kube-errors.js';
-import type { GoneResult, NamesFreedInput, NamesFreedResult, ReadyResult, ScheduledResult } from './types.js';
+import type {
+  DeadNodeOptions,
+  GoneResult,
+  NamesFreedInput,
+  NamesFreedResult,
+  ReadyResult,
+  ScheduledResult,
+  StuckResult,
+} from './types.js';
 import { podsPath, statefulSetsPath } from '../kube/kube-json.js';
 import { now, pause, RETRY_PAUSE_MS, withHeartbeats } from './wait-support.js';
 import { watchOnce } from '../kube/watch.js';
 import { latestOf } from '../shared/instants.js';
 import { releaseAsRead } from './deletes.js';
+import { orStuck, StuckWatch } from './dead-nodes.js';
 
 interface Watched {
   metadata?: { uid?: string; resourceVersion?: string };
@@ -124,8 +133,26 @@ async function allGone(
   }
 }
 
-export function waitForPodGone(c: KubeClients, target: ObjectIdentity): Promise<GoneResult> {
-  return waitFor(c, POD, target, 'to be gone', gone);
+/** Or stuck: past its grace period on a dead node (dead-nodes.ts), which its watch's view tells. */
+export function waitForPodGone(
+  c: KubeClients,
+  target: ObjectIdentity,
+  deadNodes: DeadNodeOptions = {},
+): Promise<GoneResult | StuckResult> {
+  const watch = new StuckWatch(c, deadNodes);
+  return orStuck(watch, (stop) =>
+    waitFor<V1Pod, GoneResult>(
+      c,
+      POD,
+      target,
+      'to be gone',
+      (pod) => {
+        watch.seen(target, pod);
+        return gone(pod);
+      },
+      stop,
+    ),
+  );
 }
 
 export function waitForStatefulSetGone(c: KubeClients, target: ObjectIdentity): Promise<GoneResult> {

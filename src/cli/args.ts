@@ -10,8 +10,9 @@ export const USAGE = `Usage: lws-temporal <command> <namespace>/<name> [options]
 Commands:
   status <namespace>/<name>    the LeaderWorkerSet (policy, replicas, conditions) and one row per group:
                                leader pod, phase, ready pods, worker StatefulSet, revision up to date
-  history <namespace>/<name>   its teardown runs from Temporal visibility, newest first: lifecycle, policy,
-                               status, teardown and recovery times, and a link to each run in the Web UI
+  history <namespace>/<name>   each group's rebuilds from Temporal visibility, newest first: when, why
+                               (which pod, restart, deletion, recover, scale-down, ...), policy, backoff,
+                               teardown and recovery times, restarts left, links to the runs in the Web UI
 
 Options:
   --json             print JSON instead of a table

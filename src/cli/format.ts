@@ -1,6 +1,9 @@
 // What `lws-temporal status` and `history` print: the JSON shapes (--json), the tables, and links into the Temporal
 // Web UI. Pure: the commands gather the facts, these functions only lay them out.
+import { ordinal } from '../model/index.js';
 import type { GroupRow } from './phase.js';
+import type { RecreateGroupResult } from '../workflows/recreate-group.js';
+import type { ForceDeletedPod } from '../workflows/teardown-group.js';
 import type { TimelineEntry } from '../workflows/timeline.js';
 
 /** A failure the user can act on (not found, unreachable): its message is printed as is, exit code 1. */
@@ -32,6 +35,8 @@ export interface TeardownRun {
   workflowId: string;
   runId: string;
   group?: number;
+  /** The leader pod it tore down: a recreate run of the same uid deleted it, if there is one. */
+  leaderUid?: string;
   /** rebuild, scale-down, rolling-update or delete. */
   lifecycle?: string;
   policy?: string;
@@ -44,6 +49,7 @@ export interface TeardownRun {
   teardownMs?: number;
   /** Leader terminating -> replacement group ready (rebuilds only). */
   recoveryMs?: number;
+  forceDeleted?: ForceDeletedPod[];
   /** The latest timeline step (useful while a run is still going). */
   lastEvent?: string;
   /** Why a run failed, or why its details could not be read. */
@@ -53,11 +59,32 @@ export interface TeardownRun {
   timeline?: TimelineEntry[];
 }
 
-/** `history --json`: the runs of one LWS, newest first. */
-export interface HistoryReport {
-  lws: { namespace: string; name: string };
-  temporalNamespace: string;
-  runs: TeardownRun[];
+/** One recreateGroup run (restart policy, or the user's recover), as `history --json` prints it. */
+export interface RecreateRun {
+  workflowId: string;
+  runId: string;
+  group?: number;
+  /** The leader pod it was to delete: the teardown run of the same uid follows, if it did. */
+  leaderUid?: string;
+  /** The user's recover of a group whose restart budget was spent. */
+  recover: boolean;
+  status: string;
+  /** RFC 3339. */
+  startTime: string;
+  closeTime?: string;
+  /** recreated or recovered (it deleted the leader), failed (restart budget spent: the group is kept as it is), ignored. */
+  outcome?: RecreateGroupResult['outcome'];
+  /** What the trigger saw: "a container of demo-0-1 restarted", "worker pod demo-0-1 was deleted", ... */
+  reason?: string;
+  /** The group's restart count after this recreation, and maxGroupRestarts (only when that is set). */
+  restartCount?: number;
+  maxGroupRestarts?: number;
+  /** How long it waited (backoff between recreations of the group) before it deleted the leader. */
+  backoffMs?: number;
+  lastEvent?: string;
+  error?: string;
+  link: string;
+  timeline?: TimelineEntry[];
 }
 
 export function toJson(value: unknown): string {
@@ -115,6 +142,7 @@ export function formatStatus(report: StatusReport): string {
     `Conditions       ${conditions[0]}`,
     ...conditions.slice(1).map((c) => `                 ${c}`),
   ];
+  const backingOff = groups.some((g) => g.backoff);
   const rows = groups.map((g) => [
     String(g.group),
     g.leaderPod ?? '-',
@@ -122,41 +150,17 @@ export function formatStatus(report: StatusReport): string {
     `${g.readyPods}/${g.size}`,
     g.workerStatefulSet ?? '-',
     yesNo(g.revisionUpToDate),
+    g.restarts ? `${g.restarts.count}${g.restarts.max !== undefined ? `/${g.restarts.max}` : ''}` : '-',
+    ...(backingOff ? [g.backoff ? `${g.backoff.at} (${ordinal(g.backoff.streak)} in a row)` : '-'] : []),
   ]);
+  const columns = ['GROUP', 'LEADER', 'PHASE', 'READY', 'WORKER STATEFULSET', 'UP TO DATE', 'RESTARTS'];
   const body =
-    groups.length === 0
-      ? 'no groups\n'
-      : table(['GROUP', 'LEADER', 'PHASE', 'READY', 'WORKER STATEFULSET', 'UP TO DATE'], rows);
+    groups.length === 0 ? 'no groups\n' : table(backingOff ? [...columns, 'RECREATED AT (BACKOFF)'] : columns, rows);
   return header.join('\n') + '\n\n' + body;
 }
 
 /** "completed", or for a running one its latest step: "running: leader gone". */
-function statusText(run: TeardownRun): string {
+export function statusText(run: Pick<TeardownRun, 'status' | 'lastEvent'>): string {
   const s = run.status.toLowerCase().replace(/_/g, '-');
   return run.status === 'RUNNING' && run.lastEvent ? `${s}: ${run.lastEvent}` : s;
-}
-
-export function formatHistory(report: HistoryReport): string {
-  const { lws, runs } = report;
-  if (runs.length === 0) {
-    return `no teardown runs of ${lws.namespace}/${lws.name} in Temporal namespace ${report.temporalNamespace}\n`;
-  }
-  const rows = runs.map((r) => [
-    r.group === undefined ? '-' : String(r.group),
-    r.lifecycle ?? '-',
-    r.policy ?? '-',
-    statusText(r),
-    formatTime(r.startTime),
-    formatDuration(r.teardownMs),
-    formatDuration(r.recoveryMs),
-    r.link,
-  ]);
-  const errors = runs
-    .filter((r) => r.error)
-    .map((r) => `${r.workflowId} (${r.runId}): ${r.error}`)
-    .join('\n');
-  return (
-    table(['GROUP', 'LIFECYCLE', 'POLICY', 'STATUS', 'STARTED (UTC)', 'TEARDOWN', 'RECOVERY', 'WEB UI'], rows) +
-    (errors ? `\n${errors}\n` : '')
-  );
 }

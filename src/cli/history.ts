@@ -1,12 +1,14 @@
-// `lws-temporal history <ns>/<name>`: the teardown runs of one LWS from Temporal visibility, newest first.
+// `lws-temporal history <ns>/<name>`: the rebuilds of each group of one LWS, from the recreateGroup and teardownGroup
+// runs in Temporal visibility (recovery-report.ts joins them and lays them out).
 //
 // The list query selects by workflow type and ID prefix only: the search attributes (LwsName, ...) may not be
-// registered on the server, and then the runs carry none. Each closed run's result (TeardownGroupResult) gives the
-// policy and durations; a running one answers the `timeline` query.
+// registered on the server, and then the runs carry none. Each closed run's result (TeardownGroupResult,
+// RecreateGroupResult) says what happened; a running one answers the `timeline` query.
 import { latestOf } from '../shared/instants.js';
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { lwsWorkflowIdPrefix, parseWorkflowId, type ObjectKey } from '../model/index.js';
+import type { RecreateGroupInput, RecreateGroupResult } from '../workflows/recreate-group.js';
 import type { TeardownGroupInput, TeardownGroupResult } from '../workflows/teardown-group.js';
 import { GroupIndex, Lifecycle, TerminationPolicy } from '../workflows/search-attributes.js';
 import type { TimelineEntry, TimelineEvent } from '../workflows/timeline.js';
@@ -15,14 +17,16 @@ import { checkClusterName, CLUSTER_NAME_VAR, resolveClusterName } from '../confi
 import { loadKubeConfig } from '../config/kubernetes.js';
 import { connectionOptions, temporalConfigFromEnv } from '../config/temporal.js';
 import { resolveUiUrl } from './args.js';
-import { CliError, workflowLink, type HistoryReport, type TeardownRun } from './format.js';
+import { CliError, workflowLink, type RecreateRun, type TeardownRun } from './format.js';
+import { buildRecoveryReport, type RecoveryReport } from './recovery-report.js';
 
 /**
- * Visibility query of the teardown runs of one LWS on one cluster. Names are DNS labels/subdomains and cluster names
- * letters, digits, '-' and '_', so they need no escaping.
+ * Visibility query of the teardown and recreate runs of one LWS on one cluster. Names are DNS labels/subdomains and
+ * cluster names letters, digits, '-' and '_', so they need no escaping.
  */
-export function teardownQuery(cluster: string, ref: ObjectKey): string {
-  return `WorkflowType = "teardownGroup" AND WorkflowId STARTS_WITH "${lwsWorkflowIdPrefix(cluster, ref)}"`;
+export function recoveryQuery(cluster: string, ref: ObjectKey): string {
+  const prefix = lwsWorkflowIdPrefix(cluster, ref);
+  return `WorkflowType IN ("teardownGroup", "recreateGroup") AND WorkflowId STARTS_WITH "${prefix}"`;
 }
 
 /** The policy the workflow resolved, from the detail of its first step ("<leader>; policy Parallel from spec"). */
@@ -47,29 +51,31 @@ export function teardownMsFromTimeline(timeline: TimelineEntry[] | undefined): n
 }
 
 /** Everything known about one run, from visibility, its result or query, and (if needed) its start input. */
-export interface RunFacts {
+export interface RunFacts<Result = TeardownGroupResult, Input = TeardownGroupInput> {
   workflowId: string;
   runId: string;
   status: string;
   startTime: Date;
   closeTime?: Date;
   searchAttributes: { group?: number; lifecycle?: string; policy?: string };
-  result?: Partial<TeardownGroupResult>;
+  result?: Partial<Result>;
   /** A running run's answer to the `timeline` query. */
   timeline?: TimelineEntry[];
-  input?: Partial<TeardownGroupInput>;
+  input?: Partial<Input>;
   error?: string;
 }
+
+export type RecreateFacts = RunFacts<RecreateGroupResult, RecreateGroupInput>;
 
 /** Which source wins: the result (what happened), then the timeline, the search attributes, the start input. */
 export function teardownRun(f: RunFacts, link: string): TeardownRun {
   const timeline = f.result?.timeline ?? f.timeline;
-  const parsed = parseWorkflowId(f.workflowId);
-  const groupFromId = parsed && 'groupIndex' in parsed.op ? parsed.op.groupIndex : undefined;
+  const op = parseWorkflowId(f.workflowId)?.op;
   return {
     workflowId: f.workflowId,
     runId: f.runId,
-    group: groupFromId ?? f.searchAttributes.group ?? f.input?.groupIndex,
+    group: (op && 'groupIndex' in op ? op.groupIndex : undefined) ?? f.searchAttributes.group ?? f.input?.groupIndex,
+    leaderUid: op?.kind === 'teardown' ? op.oldLeaderUid : f.input?.leader?.uid,
     lifecycle: f.result?.lifecycle ?? f.searchAttributes.lifecycle ?? f.input?.lifecycle,
     policy: f.result?.policy ?? policyFromTimeline(timeline) ?? f.searchAttributes.policy ?? f.input?.policy,
     status: f.status,
@@ -77,6 +83,35 @@ export function teardownRun(f: RunFacts, link: string): TeardownRun {
     closeTime: f.closeTime?.toISOString(),
     teardownMs: f.result?.teardownMs ?? teardownMsFromTimeline(timeline),
     recoveryMs: f.result?.recoveryMs,
+    forceDeleted: f.result?.forceDeleted,
+    lastEvent: timeline?.at(-1)?.event,
+    error: f.error,
+    link,
+    timeline,
+  };
+}
+
+/** As teardownRun: the result first, then the timeline, the search attributes and the start input. */
+export function recreateRun(f: RecreateFacts, link: string): RecreateRun {
+  const timeline = f.result?.timeline ?? f.timeline;
+  const op = parseWorkflowId(f.workflowId)?.op;
+  const recreate = op?.kind === 'recreate' ? op : undefined;
+  const deleted = f.result?.outcome === 'recreated' || f.result?.outcome === 'recovered';
+  return {
+    workflowId: f.workflowId,
+    runId: f.runId,
+    group: recreate?.groupIndex ?? f.searchAttributes.group ?? f.input?.groupIndex,
+    leaderUid: recreate?.leaderUid ?? f.input?.leader?.uid,
+    recover: recreate?.recover ?? f.input?.recover ?? false,
+    status: f.status,
+    startTime: f.startTime.toISOString(),
+    closeTime: f.closeTime?.toISOString(),
+    outcome: f.result?.outcome,
+    reason: f.result?.reason ?? f.input?.reason,
+    restartCount: f.result?.restartCount,
+    maxGroupRestarts: f.result?.maxGroupRestarts,
+    // A result with a reason records its wait when there was one: without one, the leader went at once.
+    backoffMs: f.result?.backoffMs ?? (deleted && f.result?.reason !== undefined ? 0 : undefined),
     lastEvent: timeline?.at(-1)?.event,
     error: f.error,
     link,
@@ -93,9 +128,18 @@ function reason(err: unknown): string {
 /** How long a query may wait: with no worker polling, a query would otherwise wait for the server's timeout. */
 const QUERY_TIMEOUT_MS = 5000;
 
-async function runFacts(client: Client, namespace: string, info: WorkflowExecutionInfo): Promise<RunFacts> {
+/**
+ * A run's facts: a closed one's result, a running one's timeline, and its start input if `needsInput` says what
+ * the rest leaves unknown.
+ */
+async function runFacts<Result, Input>(
+  client: Client,
+  namespace: string,
+  info: WorkflowExecutionInfo,
+  needsInput: (facts: RunFacts<Result, Input>) => boolean,
+): Promise<RunFacts<Result, Input>> {
   const sa = info.typedSearchAttributes;
-  const facts: RunFacts = {
+  const facts: RunFacts<Result, Input> = {
     workflowId: info.workflowId,
     runId: info.runId,
     status: info.status.name,
@@ -109,7 +153,7 @@ async function runFacts(client: Client, namespace: string, info: WorkflowExecuti
     if (info.status.name === 'RUNNING') {
       facts.timeline = await client.connection.withDeadline(deadline, () => handle.query<TimelineEntry[]>('timeline'));
     } else {
-      facts.result = (await handle.result()) as TeardownGroupResult;
+      facts.result = (await handle.result()) as Partial<Result>;
     }
   } catch (err) {
     if (info.status.name !== 'RUNNING') facts.error = reason(err);
@@ -117,26 +161,30 @@ async function runFacts(client: Client, namespace: string, info: WorkflowExecuti
       facts.error = `no worker answered the timeline query within ${QUERY_TIMEOUT_MS / 1000} s`;
     else facts.error = `timeline query failed: ${reason(err)}`;
   }
-  const policyKnown = facts.searchAttributes.policy ?? policyFromTimeline(facts.timeline);
-  if (!facts.result && (!facts.searchAttributes.lifecycle || !policyKnown)) {
-    facts.input = await startInput(client, namespace, info).catch(() => undefined);
-  }
+  if (needsInput(facts)) facts.input = await startInput<Input>(client, namespace, info).catch(() => undefined);
   return facts;
 }
 
+/** A teardown needs its input when neither a result nor the search attributes give its lifecycle and policy. */
+const teardownNeedsInput = (f: RunFacts): boolean =>
+  !f.result && (!f.searchAttributes.lifecycle || !(f.searchAttributes.policy ?? policyFromTimeline(f.timeline)));
+
+/** A recreate's reason is in its input, for a run still going or one whose result does not carry it. */
+const recreateNeedsInput = (f: RecreateFacts): boolean => f.result?.reason === undefined;
+
 /** The workflow's argument, from the first event of its history. */
-async function startInput(
+async function startInput<Input>(
   client: Client,
   namespace: string,
   info: WorkflowExecutionInfo,
-): Promise<Partial<TeardownGroupInput> | undefined> {
+): Promise<Partial<Input> | undefined> {
   const { history } = await client.workflowService.getWorkflowExecutionHistory({
     namespace,
     execution: { workflowId: info.workflowId, runId: info.runId },
     maximumPageSize: 1,
   });
   const payload = history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-  return payload ? defaultPayloadConverter.fromPayload<Partial<TeardownGroupInput>>(payload) : undefined;
+  return payload ? defaultPayloadConverter.fromPayload<Partial<Input>>(payload) : undefined;
 }
 
 /** `fn` over `items`, at most `limit` at a time, results in order. */
@@ -153,16 +201,25 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
   return results;
 }
 
-export async function listTeardownRuns(
+/** The teardown and recreate runs of one LWS, each read at most 8 at a time. */
+export async function listRecoveryRuns(
   client: Client,
   ref: ObjectKey,
   opts: { cluster: string; temporalNamespace: string; uiUrl: string },
-): Promise<TeardownRun[]> {
+): Promise<{ teardowns: TeardownRun[]; recreates: RecreateRun[] }> {
   const infos: WorkflowExecutionInfo[] = [];
-  for await (const info of client.workflow.list({ query: teardownQuery(opts.cluster, ref) })) infos.push(info);
-  infos.sort((a, b) => b.startTime.getTime() - a.startTime.getTime() || (a.workflowId < b.workflowId ? -1 : 1));
-  const facts = await mapLimit(infos, 8, (info) => runFacts(client, opts.temporalNamespace, info));
-  return facts.map((f) => teardownRun(f, workflowLink(opts.uiUrl, opts.temporalNamespace, f.workflowId, f.runId)));
+  for await (const info of client.workflow.list({ query: recoveryQuery(opts.cluster, ref) })) infos.push(info);
+  const link = (info: WorkflowExecutionInfo) =>
+    workflowLink(opts.uiUrl, opts.temporalNamespace, info.workflowId, info.runId);
+  const runs = await mapLimit(infos, 8, async (info) =>
+    info.type === 'recreateGroup'
+      ? { recreate: recreateRun(await runFacts(client, opts.temporalNamespace, info, recreateNeedsInput), link(info)) }
+      : { teardown: teardownRun(await runFacts(client, opts.temporalNamespace, info, teardownNeedsInput), link(info)) },
+  );
+  return {
+    teardowns: runs.flatMap((r) => (r.teardown ? [r.teardown] : [])),
+    recreates: runs.flatMap((r) => (r.recreate ? [r.recreate] : [])),
+  };
 }
 
 /** LWS_CLUSTER_NAME, else the name the controller gives the cluster KUBECONFIG reaches. */
@@ -180,14 +237,14 @@ async function clusterOf(env: NodeJS.ProcessEnv): Promise<string> {
 }
 
 /**
- * The teardown runs of one LWS on the Temporal frontend of TEMPORAL_ADDRESS (see temporalConfigFromEnv), for the
+ * The recovery report of one LWS from the Temporal frontend of TEMPORAL_ADDRESS (see temporalConfigFromEnv), for the
  * cluster LWS_CLUSTER_NAME names, else the one KUBECONFIG reaches (see resolveClusterName).
  */
 export async function readHistory(
   ref: ObjectKey,
   uiFlag: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<HistoryReport> {
+): Promise<RecoveryReport> {
   const uiUrl = resolveUiUrl(uiFlag, env);
   const cluster = await clusterOf(env);
   const config = temporalConfigFromEnv(env, cluster);
@@ -203,8 +260,8 @@ export async function readHistory(
       namespace: config.namespace,
       dataConverter: { payloadCodecs: payloadCodecsFromEnv(env) },
     });
-    const runs = await listTeardownRuns(client, ref, { cluster, temporalNamespace: config.namespace, uiUrl });
-    return { lws: ref, temporalNamespace: config.namespace, runs };
+    const runs = await listRecoveryRuns(client, ref, { cluster, temporalNamespace: config.namespace, uiUrl });
+    return buildRecoveryReport({ lws: ref, temporalNamespace: config.namespace, ...runs });
   } finally {
     await connection.close();
   }

@@ -8,15 +8,18 @@ function write(stream: NodeJS.WriteStream, text: string): Promise<void> {
 
 /** Each command loads its own clients only when it runs: --help and usage errors answer at once. */
 async function run(command: Exclude<Command, { kind: 'help' }>): Promise<string> {
-  const { formatHistory, formatStatus, toJson } = await import('./format.js');
+  const { formatStatus, toJson } = await import('./format.js');
   if (command.kind === 'status') {
     const { readStatus } = await import('./status.js');
     const report = await readStatus(command.ref);
     return command.json ? toJson(report) : formatStatus(report);
   }
-  const { readHistory } = await import('./history.js');
+  const [{ readHistory }, { formatRecoveryReport }] = await Promise.all([
+    import('./history.js'),
+    import('./recovery-report.js'),
+  ]);
   const report = await readHistory(command.ref, command.uiUrl);
-  return command.json ? toJson(report) : formatHistory(report);
+  return command.json ? toJson(report) : formatRecoveryReport(report);
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -1,20 +1,26 @@
 // The phase of each group of an LWS as `lws-temporal status` shows it: pure, from facts read off the cluster.
 import {
+  ANNOTATION_GROUP_FAILED,
   ANNOTATION_WORKERS_REFUSED,
+  backoffUntil,
   isDeleting,
   LABEL_TEMPLATE_REVISION_HASH,
   parseGroupIndex,
   parsePodName,
+  restartCounts,
+  restartKey,
   workerStatefulSetName,
   type PodFacts,
+  type Recreation,
   type StatefulSetFacts,
 } from '../model/index.js';
 
-export const PHASES = ['Ready', 'Provisioning', 'Refused', 'Terminating', 'Rebuilding', 'Missing'] as const;
+export const PHASES = ['Ready', 'Provisioning', 'Refused', 'Failed', 'Terminating', 'Rebuilding', 'Missing'] as const;
 /**
  * - Ready: the leader and every worker are ready, the workers in the StatefulSet this leader controls.
  * - Provisioning: the leader exists and its group is not complete or not ready yet.
  * - Refused: the leader exists and the API server refused its worker StatefulSet (the LWS's ReplicaFailure says why).
+ * - Failed: the group spent its restart budget (maxGroupRestarts) and is kept as it is until the user recovers it.
  * - Terminating: the leader pod is being deleted (its teardown workflow runs).
  * - Rebuilding: the leader is gone (or replaced) while the old group's worker StatefulSet is still there.
  * - Missing: neither a leader nor a worker StatefulSet exists for a group index below spec.replicas.
@@ -35,6 +41,7 @@ export function groupPhase(g: GroupFacts): Phase {
   const { leader, workerSet } = g;
   if (!leader) return workerSet ? 'Rebuilding' : 'Missing';
   if (isDeleting(leader)) return 'Terminating';
+  if (leader.annotations[ANNOTATION_GROUP_FAILED] !== undefined) return 'Failed';
   // The replacement leader waits while the old group's StatefulSet (same name) still exists or is going.
   if (workerSet && (isDeleting(workerSet) || workerSet.ownerUid !== leader.uid)) return 'Rebuilding';
   if (g.size > 1 && !workerSet) return leader.annotations[ANNOTATION_WORKERS_REFUSED] ? 'Refused' : 'Provisioning';
@@ -70,10 +77,39 @@ export interface GroupRow {
   workerStatefulSet?: string;
   /** Whether the leader was built from the current template; undefined without a leader. */
   revisionUpToDate?: boolean;
+  /** Recreations of this incarnation's revision (group-restart-count), and the budget when there is one. */
+  restarts?: { count: number; max?: number };
+  /** Its recreation waits (groupRestartBackoff) until `at`. */
+  backoff?: Recreation;
 }
 
-export function groupRow(groupIndex: number, g: GroupFacts, currentRevision: string): GroupRow {
+/** The leader StatefulSet's records of group recreations (model/restart-budget.ts, model/recreate-backoff.ts). */
+export interface RecreationRecords {
+  counts?: string;
+  recreations?: string;
+  maxGroupRestarts?: number;
+  /** The clock the backoff is read against (ms). */
+  now: number;
+}
+
+export function groupRow(
+  groupIndex: number,
+  g: GroupFacts,
+  currentRevision: string,
+  records?: RecreationRecords,
+): GroupRow {
+  const revision = g.leader?.labels[LABEL_TEMPLATE_REVISION_HASH];
+  const count = revision === undefined ? undefined : restartCounts(records?.counts)[restartKey(revision, groupIndex)];
+  const max = records?.maxGroupRestarts;
+  const backoff =
+    revision === undefined || records === undefined
+      ? undefined
+      : backoffUntil(records.recreations, revision, groupIndex, records.now);
   return {
+    ...(count !== undefined || max !== undefined
+      ? { restarts: { count: count ?? 0, ...(max !== undefined && { max }) } }
+      : {}),
+    ...(backoff && { backoff }),
     group: groupIndex,
     leaderPod: g.leader?.name,
     phase: groupPhase(g),
@@ -98,6 +134,7 @@ export interface LwsFacts {
   workerSets: StatefulSetFacts[];
   /** Worker pods of the LWS, named `<lws>-<i>-<j>`. */
   workers: PodFacts[];
+  records?: RecreationRecords;
 }
 
 /**
@@ -136,6 +173,7 @@ export function groupRows(lws: LwsFacts): GroupRow[] {
         i,
         { size: lws.size, leader: leaders.get(i), workerSet: sets.get(i), workers: workers.get(i) ?? [] },
         lws.revision,
+        lws.records,
       ),
     );
 }

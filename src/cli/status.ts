@@ -2,6 +2,8 @@
 // StatefulSet and worker pods (everything labelled `leaderworkerset.sigs.k8s.io/name=<name>`).
 import * as k8s from '@kubernetes/client-node';
 import {
+  ANNOTATION_GROUP_RECREATIONS,
+  ANNOTATION_GROUP_RESTART_COUNT,
   API_GROUP,
   API_VERSION,
   applyDefaults,
@@ -27,7 +29,9 @@ export function statusReport(
   lws: LeaderWorkerSet,
   pods: k8s.V1Pod[],
   statefulSets: k8s.V1StatefulSet[],
+  now: number,
 ): StatusReport {
+  const leaderSet = statefulSets.find((s) => s.metadata?.name === leaderStatefulSetName(ref.name));
   const d = applyDefaults(lws);
   const size = d.spec.leaderWorkerTemplate.size;
   const facts = pods.flatMap((p) => podFacts(p) ?? []);
@@ -42,6 +46,7 @@ export function statusReport(
     workerSets: statefulSets
       .flatMap((s) => statefulSetFacts(s) ?? [])
       .filter((s) => s.name !== leaderStatefulSetName(ref.name)),
+    records: { ...recordsOf(leaderSet), maxGroupRestarts: d.spec.leaderWorkerTemplate.maxGroupRestarts, now },
   });
   return {
     lws: {
@@ -61,6 +66,13 @@ export function statusReport(
     },
     groups,
   };
+}
+
+function recordsOf(leaderSet: k8s.V1StatefulSet | undefined): { counts?: string; recreations?: string } {
+  const annotations = leaderSet?.metadata?.annotations ?? {};
+  const counts = annotations[ANNOTATION_GROUP_RESTART_COUNT];
+  const recreations = annotations[ANNOTATION_GROUP_RECREATIONS];
+  return { ...(counts !== undefined && { counts }), ...(recreations !== undefined && { recreations }) };
 }
 
 /** An API failure in a sentence: the API server's own message, or the network error. */
@@ -83,7 +95,7 @@ export async function readStatus(ref: ObjectKey, kc: k8s.KubeConfig = loadKubeCo
       core.listNamespacedPod({ namespace, labelSelector }),
       apps.listNamespacedStatefulSet({ namespace, labelSelector }),
     ]);
-    return statusReport(ref, lws as LeaderWorkerSet, pods.items, statefulSets.items);
+    return statusReport(ref, lws as LeaderWorkerSet, pods.items, statefulSets.items, Date.now());
   } catch (err) {
     if (isNotFound(err)) {
       throw new CliError(`leaderworkerset ${namespace}/${name} not found (Kubernetes API at ${server})`);

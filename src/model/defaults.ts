@@ -68,8 +68,15 @@ export function applySpecDefaults(spec: LeaderWorkerSetSpec): DefaultedLeaderWor
   if (lwt.maxGroupRestarts !== undefined && lwt.maxGroupRestarts !== null) {
     out.leaderWorkerTemplate.maxGroupRestarts = lwt.maxGroupRestarts;
   }
+  // Ours, carried as written: recreate-backoff.ts applies its defaults field by field.
+  if (lwt.groupRestartBackoff !== undefined && lwt.groupRestartBackoff !== null) {
+    out.leaderWorkerTemplate.groupRestartBackoff = cloneJson(lwt.groupRestartBackoff);
+  }
   const publish = spec.networkConfig?.publishNotReadyAddresses;
   if (publish !== undefined && publish !== null) out.networkConfig.publishNotReadyAddresses = publish;
+  // Ours, no default either (dead-node.ts).
+  const notReadySeconds = spec.forceDeleteOnNodeNotReadySeconds;
+  if (notReadySeconds !== undefined && notReadySeconds !== null) out.forceDeleteOnNodeNotReadySeconds = notReadySeconds;
   const sub = lwt.subGroupPolicy;
   if (sub !== undefined && sub !== null) {
     out.leaderWorkerTemplate.subGroupPolicy = {

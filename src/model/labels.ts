@@ -74,6 +74,13 @@ export const ANNOTATION_WORKERS_REFUSED = `${PREFIX}workers-refused`;
  */
 export const ANNOTATION_GROUP_RESTART_COUNT = `${PREFIX}group-restart-count`;
 
+/**
+ * Ours. Leader StatefulSet annotation: JSON `{"<revision>/<group index>": {"at": "<RFC 3339>", "streak": n}}`, when each
+ * group was last recreated (or will be, once its backoff ends) and how many recreations in a row that was
+ * (model/recreate-backoff.ts). Kept per revision, as the restart count.
+ */
+export const ANNOTATION_GROUP_RECREATIONS = `${PREFIX}group-recreations`;
+
 /** Ours. Leader pod annotation: why its group is no longer recreated (its restart budget is spent); read by the status. */
 export const ANNOTATION_GROUP_FAILED = `${PREFIX}group-failed`;
 
@@ -137,6 +144,8 @@ export const EVENT_REASONS = {
   groupRecreated: 'GroupRecreated',
   /** A group whose restart budget is spent is left as it is (Warning). */
   maxGroupRestartsExceeded: 'MaxGroupRestartsExceeded',
+  /** A group failing again soon after its last recreation waits before it is recreated (Warning, as the kubelet's). */
+  groupRecreateBackOff: 'GroupRecreateBackOff',
   /** A failed group rebuilt on the user's recover annotation. */
   groupRecovered: 'GroupRecovered',
   groupLeaderTerminating: 'GroupLeaderTerminating',
@@ -144,6 +153,8 @@ export const EVENT_REASONS = {
   groupLeaderGone: 'GroupLeaderGone',
   groupWorkersGone: 'GroupWorkersGone',
   groupOldStatefulSetGone: 'GroupOldStatefulSetGone',
+  /** A teardown force-deleted a pod stuck Terminating on a dead node (Warning; model/dead-node.ts). */
+  podForceDeleted: 'PodForceDeleted',
   groupNewLeader: 'GroupNewLeader',
   groupNewGroupReady: 'GroupNewGroupReady',
   /** A ControllerRevision made for a new template, or one reused by a rollback (upstream's reason). */

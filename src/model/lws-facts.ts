@@ -32,10 +32,12 @@ export interface LwsFacts {
   spec: Pick<DefaultedLeaderWorkerSetSpec, 'replicas' | 'startupPolicy' | 'rolloutStrategy'> & {
     leaderWorkerTemplate: Pick<
       DefaultedLeaderWorkerSetSpec['leaderWorkerTemplate'],
-      'size' | 'restartPolicy' | 'maxGroupRestarts'
+      'size' | 'restartPolicy' | 'maxGroupRestarts' | 'groupRestartBackoff'
     >;
     /** As written, and only a known one: unset, the teardown names the default as its source (policy.ts). */
     podTerminationPolicy?: PodTerminationPolicyValue;
+    /** Ours, as written when valid (no default: unset means never on NotReady alone, dead-node.ts). */
+    forceDeleteOnNodeNotReadySeconds?: number;
   };
   status?: LeaderWorkerSetStatus;
   /** revisionKey of the LWS: the template-revision-hash of the groups built from its spec. */
@@ -53,6 +55,7 @@ export function lwsFacts(lws: LeaderWorkerSet): LwsFacts {
   const creationTimestamp = isoTime(m.creationTimestamp);
   const deletionTimestamp = isoTime(m.deletionTimestamp);
   const policy = lws.spec.podTerminationPolicy;
+  const notReadySeconds = lws.spec.forceDeleteOnNodeNotReadySeconds;
   const topologyKey = exclusiveTopologyKey(lws);
   const errors = validateLeaderWorkerSet(lws);
   return {
@@ -72,10 +75,15 @@ export function lwsFacts(lws: LeaderWorkerSet): LwsFacts {
         ...(spec.leaderWorkerTemplate.maxGroupRestarts !== undefined && {
           maxGroupRestarts: spec.leaderWorkerTemplate.maxGroupRestarts,
         }),
+        ...(spec.leaderWorkerTemplate.groupRestartBackoff !== undefined && {
+          groupRestartBackoff: spec.leaderWorkerTemplate.groupRestartBackoff,
+        }),
       },
       startupPolicy: spec.startupPolicy,
       rolloutStrategy: spec.rolloutStrategy,
       ...(policy !== undefined && POD_TERMINATION_POLICY_VALUES.includes(policy) && { podTerminationPolicy: policy }),
+      ...(typeof notReadySeconds === 'number' &&
+        notReadySeconds >= 0 && { forceDeleteOnNodeNotReadySeconds: notReadySeconds }),
     },
     ...(lws.status !== undefined && { status: lws.status }),
     revision: revisionKey(lws),

@@ -23,6 +23,8 @@ export interface TeardownJudgement extends ResolvedPolicy {
   ownWorkers: { statefulSet: StatefulSetFacts; pods: PodFacts[] } | null;
   /** Parallel, and not deleted yet: delete this StatefulSet (its uid the precondition). */
   deleteWorkers?: ObjectIdentity;
+  /** The group's LWS opted in to force deletes on NotReady alone (dead-node.ts); read once, as the teardown starts. */
+  forceDeleteOnNodeNotReadySeconds?: number;
 }
 
 /**
@@ -37,6 +39,8 @@ export function judgeTeardown(
   const { lws } = reads;
   const leaderPod = reads.leaderPod?.uid === group.leader.uid ? reads.leaderPod : null;
   const lwsOfGroup = lws !== null && !(leaderPod && predatesLws(lws, leaderPod.createdAt)) ? lws : null;
+  // Only the group's own LWS opts it in: one created again under its name may say otherwise.
+  const notReadySeconds = lwsOfGroup?.spec.forceDeleteOnNodeNotReadySeconds;
   // lwsOfGroup has settled whose LWS it is: only the annotation is read from the pod.
   const annotations = reads.leaderPod?.annotations;
   const resolved = resolvePodTerminationPolicy({ lws: lwsOfGroup, leaderPod: annotations && { annotations } });
@@ -66,5 +70,6 @@ export function judgeTeardown(
     ...(lwsOfGroup?.metadata.uid !== undefined && { lwsUid: lwsOfGroup.metadata.uid }),
     ownWorkers,
     ...(deletes && { deleteWorkers: { namespace: sts.namespace, name: sts.name, uid: sts.uid } }),
+    ...(notReadySeconds !== undefined && { forceDeleteOnNodeNotReadySeconds: notReadySeconds }),
   };
 }

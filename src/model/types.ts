@@ -70,6 +70,13 @@ export interface NetworkConfig {
   publishNotReadyAddresses?: boolean;
 }
 
+/** Each field unset takes its default (DEFAULT_GROUP_RESTART_BACKOFF). */
+export interface GroupRestartBackoff {
+  initialIntervalSeconds?: number;
+  maximumIntervalSeconds?: number;
+  resetAfterSeconds?: number;
+}
+
 export interface LeaderWorkerTemplate {
   /** Pod template of the leader; the worker template is used when absent. */
   leaderTemplate?: V1PodTemplateSpec;
@@ -82,6 +89,8 @@ export interface LeaderWorkerTemplate {
    * group-level failure is terminal. Only with restartPolicy RecreateGroupOnPodRestart or RecreateGroupAfterStart.
    */
   maxGroupRestarts?: number;
+  /** Ours (an extension): the wait between recreations of the same group (model/recreate-backoff.ts). */
+  groupRestartBackoff?: GroupRestartBackoff;
   subGroupPolicy?: SubGroupPolicy;
   /** Claims each pod of both StatefulSets gets, as StatefulSet volumeClaimTemplates. */
   volumeClaimTemplates?: V1PersistentVolumeClaim[];
@@ -96,6 +105,11 @@ export interface LeaderWorkerSetSpec {
   rolloutStrategy?: RolloutStrategy;
   networkConfig?: NetworkConfig;
   podTerminationPolicy?: PodTerminationPolicyValue;
+  /**
+   * Ours (an extension): a teardown force-deletes a pod past its grace period whose node's Ready condition has not been
+   * True for this long (model/dead-node.ts). Unset: never on NotReady alone.
+   */
+  forceDeleteOnNodeNotReadySeconds?: number;
 }
 
 /** A metav1.Condition; timestamps as RFC 3339 strings, the form they take in JSON (and in Temporal payloads). */
@@ -162,6 +176,8 @@ export interface DefaultedLeaderWorkerSetSpec {
     restartPolicy: Exclude<RestartPolicy, 'Default'>;
     /** Absent when unset (no limit): it has no default. */
     maxGroupRestarts?: number;
+    /** Absent when unset; its defaults are applied where it is read (recreate-backoff.ts). */
+    groupRestartBackoff?: GroupRestartBackoff;
     subGroupPolicy?: { subGroupPolicyType: SubGroupPolicyType; subGroupSize: number };
     volumeClaimTemplates?: V1PersistentVolumeClaim[];
     persistentVolumeClaimRetentionPolicy?: V1StatefulSetPersistentVolumeClaimRetentionPolicy;
@@ -174,6 +190,8 @@ export interface DefaultedLeaderWorkerSetSpec {
   /** publishNotReadyAddresses absent when unset; read it through publishNotReadyAddresses() for its default. */
   networkConfig: { subdomainPolicy: SubdomainPolicy; publishNotReadyAddresses?: boolean };
   podTerminationPolicy: PodTerminationPolicyValue;
+  /** Absent when unset: never on NotReady alone (dead-node.ts). */
+  forceDeleteOnNodeNotReadySeconds?: number;
 }
 
 export interface DefaultedLeaderWorkerSet extends Omit<LeaderWorkerSet, 'spec'> {

@@ -31,6 +31,9 @@ export const MAX_TOTAL_PODS = 2_147_483_647;
 export const NAME_PATTERN = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
 export const MAX_NAME_LENGTH = 63;
 export const MIN_MAX_GROUP_RESTARTS = 0;
+/** groupRestartBackoff's bounds: a day between two recreations, a week before its waits start over. */
+export const MAX_BACKOFF_INTERVAL_SECONDS = 86_400;
+export const MAX_BACKOFF_RESET_SECONDS = 604_800;
 /**
  * The restart policies a group restart budget applies to. KEP-820 names only RecreateGroupOnPodRestart; upstream's
  * PR #877 also takes RecreateGroupAfterStart, which recreates groups the same way, only later.
@@ -57,6 +60,7 @@ export const CEL_MESSAGES = {
   subGroupPolicyRemoved: 'subGroupPolicy must not be removed once set',
   subGroupSizeImmutable: 'subGroupSize is immutable: it must not change once set',
   maxGroupRestartsPolicy: `maxGroupRestarts is allowed only with restartPolicy ${MAX_GROUP_RESTARTS_POLICIES.join(' or ')}`,
+  backoffMaximumBelowInitial: 'maximumIntervalSeconds must be greater than or equal to initialIntervalSeconds',
   /** Checked by the ValidatingAdmissionPolicy (deploy/crd): CEL in a CRD cannot read annotations. */
   subGroupExclusiveWithoutPolicy: `metadata.annotations[${ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY}]: must be set only together with spec.leaderWorkerTemplate.subGroupPolicy`,
 } as const;
@@ -242,6 +246,28 @@ function checkMaxGroupRestarts(errors: FieldError[], lwt: JsonObject): void {
   }
 }
 
+/** Ours: spec.leaderWorkerTemplate.groupRestartBackoff, bounded as the CRD bounds it. */
+function checkGroupRestartBackoff(errors: FieldError[], value: unknown): void {
+  const path = 'spec.leaderWorkerTemplate.groupRestartBackoff';
+  const backoff = checkObject(errors, path, value);
+  if (backoff === undefined) return;
+  const initial = checkInteger(errors, `${path}.initialIntervalSeconds`, backoff['initialIntervalSeconds'], {
+    min: 0,
+    max: MAX_BACKOFF_INTERVAL_SECONDS,
+  });
+  const maximum = checkInteger(errors, `${path}.maximumIntervalSeconds`, backoff['maximumIntervalSeconds'], {
+    min: 0,
+    max: MAX_BACKOFF_INTERVAL_SECONDS,
+  });
+  checkInteger(errors, `${path}.resetAfterSeconds`, backoff['resetAfterSeconds'], {
+    min: 1,
+    max: MAX_BACKOFF_RESET_SECONDS,
+  });
+  if (initial !== undefined && maximum !== undefined && maximum < initial) {
+    errors.push(invalid(`${path}.maximumIntervalSeconds`, maximum, CEL_MESSAGES.backoffMaximumBelowInitial));
+  }
+}
+
 function checkSpec(errors: FieldError[], spec: JsonObject, name: string | undefined): void {
   const replicasValue = spec['replicas'];
   const replicas = checkInteger(errors, 'spec.replicas', replicasValue, { min: MIN_REPLICAS, max: MAX_REPLICAS });
@@ -261,6 +287,7 @@ function checkSpec(errors: FieldError[], spec: JsonObject, name: string | undefi
       size = checkInteger(errors, 'spec.leaderWorkerTemplate.size', sizeValue, { min: MIN_SIZE });
       checkEnum(errors, 'spec.leaderWorkerTemplate.restartPolicy', lwt['restartPolicy'], RESTART_POLICIES);
       checkMaxGroupRestarts(errors, lwt);
+      checkGroupRestartBackoff(errors, lwt['groupRestartBackoff']);
       const sizeOk = size !== undefined || isAbsent(sizeValue);
       checkSubGroupPolicy(errors, lwt['subGroupPolicy'], sizeOk ? (size ?? DEFAULT_SIZE) : undefined);
     }
@@ -268,6 +295,7 @@ function checkSpec(errors: FieldError[], spec: JsonObject, name: string | undefi
 
   checkEnum(errors, 'spec.startupPolicy', spec['startupPolicy'], STARTUP_POLICIES);
   checkEnum(errors, 'spec.podTerminationPolicy', spec['podTerminationPolicy'], POD_TERMINATION_POLICY_VALUES);
+  checkInteger(errors, 'spec.forceDeleteOnNodeNotReadySeconds', spec['forceDeleteOnNodeNotReadySeconds'], { min: 0 });
 
   const rollout = checkObject(errors, 'spec.rolloutStrategy', spec['rolloutStrategy']);
   let rolling: RollingNumbers = { muValid: true, msValid: true };

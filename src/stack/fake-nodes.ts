@@ -1,7 +1,11 @@
 // KWOK's fake nodes: the local cluster's own, and extra ones a test adds for pods that need what those lack (GPUs,
-// TPUs, node-pool labels). Extra nodes are removed only once no pod is left on them: deleting a node takes its pods.
+// TPUs, node-pool labels), or to kill (a dead node's pods stay Terminating). Extra nodes are removed only once no pod
+// is left on them: deleting a node takes its pods.
 import * as k8s from '@kubernetes/client-node';
 import { waitFor } from './processes.js';
+
+/** The label KWOK manages nodes by (`--manage-nodes-with-label-selector=type=kwok`): without it a node has no kubelet. */
+export const KWOK_MANAGED_LABEL = { key: 'type', value: 'kwok' } as const;
 
 /** The cluster's fake nodes hold any number of test pods. */
 export const FAKE_NODE_CAPACITY: Record<string, string> = { cpu: '1000', memory: '4Ti', pods: '5000' };
@@ -15,7 +19,7 @@ export function fakeNode(
     metadata: {
       name,
       labels: {
-        type: 'kwok',
+        [KWOK_MANAGED_LABEL.key]: KWOK_MANAGED_LABEL.value,
         'kubernetes.io/hostname': name,
         'kubernetes.io/os': 'linux',
         'kubernetes.io/arch': 'amd64',
@@ -28,6 +32,7 @@ export function fakeNode(
 }
 
 const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+const strategicMergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
 const isNodeReady = (node: k8s.V1Node) =>
   node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
@@ -70,10 +75,42 @@ export class ExtraFakeNodes {
     );
   }
 
-  async setSchedulable(schedulable: boolean): Promise<void> {
-    for (const name of this.names) {
+  async setSchedulable(schedulable: boolean, names: string[] = this.names): Promise<void> {
+    for (const name of names) {
       await this.core.patchNode({ name, body: { spec: { unschedulable: !schedulable } } }, mergePatch);
     }
+  }
+
+  /**
+   * The node's kubelet dies, or comes back: KWOK manages only nodes of its label, so without it nothing heartbeats the
+   * node or plays its pods' stages, and the pod finisher leaves its terminating pods, as a dead machine leaves them.
+   */
+  async setKubelet(name: string, running: boolean): Promise<void> {
+    const value = running ? KWOK_MANAGED_LABEL.value : `${KWOK_MANAGED_LABEL.value}-stopped`;
+    await this.core.patchNode(
+      { name, body: { metadata: { labels: { [KWOK_MANAGED_LABEL.key]: value } } } },
+      mergePatch,
+    );
+  }
+
+  /** Added to the node's taints (a merge patch would replace the list, the controllers' own taints with it). */
+  async taint(name: string, taint: k8s.V1Taint): Promise<void> {
+    const taints = (await this.core.readNode({ name })).spec?.taints ?? [];
+    await this.core.patchNode({ name, body: { spec: { taints: [...taints, taint] } } }, mergePatch);
+  }
+
+  /** Ready False from now: what a node whose kubelet stopped shows (KWOK sets its own nodes Ready again). */
+  async markNotReady(name: string): Promise<void> {
+    const now = new Date().toISOString();
+    const ready = {
+      type: 'Ready',
+      status: 'False',
+      reason: 'KubeletNotReady',
+      message: 'the test stopped the kubelet',
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
+    };
+    await this.core.patchNodeStatus({ name, body: { status: { conditions: [ready] } } }, strategicMergePatch);
   }
 
   /** Cordoned, then deleted once empty; left cordoned (and said so) if other suites' pods stay on them. */

@@ -4,18 +4,30 @@
 // Why not KWOK's own delete stage: it deletes by name, and it sometimes plays the stage twice for one pod. The late
 // second delete then hit the replacement pod a StatefulSet had just created under the same name, so a fresh worker
 // pod vanished, the restart policy saw a deleted worker, and the new group was recreated again and again.
+//
+// A dead node has no kubelet: the pods of a node that is gone, or that KWOK no longer manages (a test took its label),
+// are left Terminating, as a real cluster leaves them (docs/operations.md, "Dead nodes"). They are finished once their
+// node has a kubelet again.
 import * as k8s from '@kubernetes/client-node';
 import { podsJson, type JsonResource } from '../kube/kube-json.js';
 import type { Logger } from '../log.js';
 import { watchResource, type RunningWatch } from '../kube/informer.js';
+import { KWOK_MANAGED_LABEL } from './fake-nodes.js';
 
 interface Pending {
   timer: NodeJS.Timeout;
   dueAt: number;
 }
 
+type Target = { namespace: string; name: string; uid: string };
+
 export class PodFinisher {
   private readonly pending = new Map<string, Pending>();
+  /** Pods past their grace period whose node has no kubelet, by uid, with that node. */
+  private readonly parked = new Map<string, { pod: Target; node: string }>();
+  /** Node name -> whether KWOK manages it (a kubelet answers); a node not here is gone. */
+  private readonly nodes = new Map<string, boolean>();
+  private nodeWatch?: RunningWatch;
   private watch?: RunningWatch;
   private readonly core: k8s.CoreV1Api;
   /**
@@ -33,6 +45,21 @@ export class PodFinisher {
   }
 
   async start(): Promise<void> {
+    // The nodes first: a pod's node is looked up in memory when its grace period ends, never read per pod.
+    this.nodeWatch = watchResource<k8s.V1Node>({
+      kc: this.kc,
+      log: this.log,
+      what: 'nodes',
+      path: '/api/v1/nodes',
+      list: () => this.core.listNode(),
+      trim: (node) => {
+        delete node.status;
+        delete node.spec;
+        delete node.metadata?.managedFields;
+      },
+      handlers: { upsert: (node) => this.onNode(node), remove: (node) => this.nodes.delete(node.metadata?.name ?? '') },
+    });
+    await this.nodeWatch.synced;
     this.watch = watchResource<k8s.V1Pod>({
       kc: this.kc,
       log: this.log,
@@ -47,13 +74,40 @@ export class PodFinisher {
   async stop(): Promise<void> {
     for (const p of this.pending.values()) clearTimeout(p.timer);
     this.pending.clear();
-    await this.watch?.stop();
+    this.parked.clear();
+    await Promise.all([this.watch?.stop(), this.nodeWatch?.stop()]);
+  }
+
+  private onNode(node: k8s.V1Node): void {
+    const name = node.metadata?.name;
+    if (!name) return;
+    const managed = node.metadata?.labels?.[KWOK_MANAGED_LABEL.key] === KWOK_MANAGED_LABEL.value;
+    this.nodes.set(name, managed);
+    if (!managed) return;
+    // Its kubelet is back: it finishes what it left.
+    for (const [uid, p] of this.parked) {
+      if (p.node !== name) continue;
+      this.parked.delete(uid);
+      void this.removeNow(p.pod);
+    }
+  }
+
+  /** The grace period is over: the pod's kubelet removes it, if its node has one. */
+  private due(pod: Target, node: string): void {
+    if (this.nodes.get(node) === true) {
+      void this.removeNow(pod);
+      return;
+    }
+    this.pending.delete(pod.uid);
+    this.parked.set(pod.uid, { pod, node });
+    this.log.debug('pod left terminating: its node has no kubelet', { ...pod, node });
   }
 
   private onPod(pod: k8s.V1Pod): void {
     const m = pod.metadata;
     // Unscheduled pods are removed by the API server itself; pods with no deletion are not ours to touch.
-    if (!m?.uid || !m.name || !m.namespace || !m.deletionTimestamp || !pod.spec?.nodeName) return;
+    const node = pod.spec?.nodeName;
+    if (!m?.uid || !m.name || !m.namespace || !m.deletionTimestamp || !node || this.parked.has(m.uid)) return;
     // Counted from when the deletion is seen: deletionTimestamp has whole seconds, which would end pods up to 1 s
     // early. A later delete may shorten the grace period, never lengthen it.
     const dueAt = Date.now() + (m.deletionGracePeriodSeconds ?? 0) * 1000;
@@ -61,13 +115,15 @@ export class PodFinisher {
     if (existing && existing.dueAt <= dueAt) return;
     if (existing) clearTimeout(existing.timer);
     const target = { namespace: m.namespace, name: m.name, uid: m.uid };
-    const timer = setTimeout(() => void this.removeNow(target), Math.max(0, dueAt - Date.now()));
+    const timer = setTimeout(() => this.due(target, node), Math.max(0, dueAt - Date.now()));
     this.pending.set(m.uid, { timer, dueAt });
   }
 
   private forget(uid: string | undefined): void {
-    const p = uid ? this.pending.get(uid) : undefined;
-    if (!p || !uid) return;
+    if (!uid) return;
+    this.parked.delete(uid);
+    const p = this.pending.get(uid);
+    if (!p) return;
     clearTimeout(p.timer);
     this.pending.delete(uid);
   }

@@ -2,19 +2,27 @@
 // RecreateGroupOnPodRestart (and RecreateGroupAfterStart once no pod of the group is Pending or missing, as upstream)
 // the whole group is rebuilt by deleting its leader pod; the teardown that follows is an ordinary group rebuild.
 // With spec.leaderWorkerTemplate.maxGroupRestarts, a group recreated that many times is left as it is instead, until
-// the user annotates its leader to recover it (model/restart-budget.ts).
+// the user annotates its leader to recover it (model/restart-budget.ts). A group that fails again soon after its last
+// recreation waits before it is recreated, on a timer of this workflow (model/recreate-backoff.ts).
+import { sleep } from '@temporalio/workflow';
 import {
   EVENT_REASONS,
   isDeleting,
+  judgeBackoff,
   judgeGroupRestart,
   LABEL_TEMPLATE_REVISION_HASH,
   leaderStatefulSetName,
+  ordinal,
+  recreationsOf,
   restartCounts,
   restartKey,
+  withRecreation,
   withRestartCount,
+  type BackoffJudgement,
   type ObjectIdentity,
   type ObjectKey,
 } from '../model/index.js';
+import type { GroupRestarts } from '../activities/types.js';
 import { kube } from './activities.js';
 import { readLws } from './lws-io.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
@@ -33,21 +41,28 @@ export interface RecreateGroupInput {
 
 export interface RecreateGroupResult {
   outcome: 'recreated' | 'recovered' | 'failed' | 'ignored';
+  /** What the trigger saw (the input's reason). */
+  reason: string;
+  /** Restart budget: the group's count after this recreation, and spec.leaderWorkerTemplate.maxGroupRestarts. */
+  restartCount?: number;
+  maxGroupRestarts?: number;
+  /** How long it waited (backoff between recreations of the group) before it deleted the leader. */
+  backoffMs?: number;
   timeline: TimelineEntry[];
 }
 
 export async function recreateGroup(input: RecreateGroupInput): Promise<RecreateGroupResult> {
-  const { ref, groupIndex, leader, recover } = input;
+  const { ref, groupIndex, leader, recover, reason } = input;
   const timeline = new Timeline(
     `${recover ? 'recover' : 'recreate'} group ${groupIndex} of ${ref.namespace}/${ref.name}`,
   );
-  const ignore = (why: string): RecreateGroupResult => {
+  const ignore = (why: string, more: Partial<RecreateGroupResult> = {}): RecreateGroupResult => {
     timeline.add('skipped', undefined, why);
-    return { outcome: 'ignored', timeline: timeline.entries };
+    return { outcome: 'ignored', reason, ...more, timeline: timeline.entries };
   };
   const lws = await readLws(ref);
   if (lws === null || lws.metadata.deletionTimestamp) return ignore('the LWS is gone');
-  const { restartPolicy, maxGroupRestarts } = lws.spec.leaderWorkerTemplate;
+  const { restartPolicy, maxGroupRestarts, groupRestartBackoff } = lws.spec.leaderWorkerTemplate;
   if (!recover) {
     if (restartPolicy === 'None') return ignore('restartPolicy None: only the pod restarts');
     const afterStart = restartPolicy === 'RecreateGroupAfterStart' || lws.recreateGroupAfterStart;
@@ -62,13 +77,17 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
   const revision = leaderNow.labels[LABEL_TEMPLATE_REVISION_HASH] ?? '';
   const leaderSet = { namespace: ref.namespace, name: leaderStatefulSetName(ref.name) };
   const lwsIdentity = { ...ref, uid: lws.metadata.uid };
+  const key = restartKey(revision, groupIndex);
+  const budgetOf = (count: number) => (maxGroupRestarts === undefined ? {} : { restartCount: count, maxGroupRestarts });
 
+  // Restart budget and backoff, from the group's record on the leader StatefulSet. A recover starts both again.
+  const record = await kube.readGroupRestarts(leaderSet);
   let count = 0;
+  let backoff: BackoffJudgement | undefined;
   if (!recover) {
-    const restarts = await kube.readGroupRestarts(leaderSet);
     const judged = judgeGroupRestart({
       maxGroupRestarts,
-      count: restartCounts(restarts?.annotation)[restartKey(revision, groupIndex)] ?? 0,
+      count: restartCounts(record?.counts)[key] ?? 0,
       groupIndex,
       leaderName: leader.name,
     });
@@ -79,43 +98,93 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
         lws: lwsIdentity,
         type: 'Warning',
         reason: EVENT_REASONS.maxGroupRestartsExceeded,
-        message: `${input.reason}: ${judged.message}`,
+        message: `${reason}: ${judged.message}`,
       });
       timeline.add('restart budget spent', undefined, judged.message);
-      return { outcome: 'failed', timeline: timeline.entries };
+      return { outcome: 'failed', reason, ...budgetOf(maxGroupRestarts ?? 0), timeline: timeline.entries };
     }
     count = judged.count;
+    backoff = judgeBackoff({
+      last: recreationsOf(record?.recreations)[key],
+      now: Date.now(),
+      backoff: groupRestartBackoff,
+    });
+  }
+
+  // Recorded before the wait: the status shows when the group is recreated, and the next failure counts from it.
+  const deleteAt = new Date(Date.now() + (backoff?.delayMs ?? 0)).toISOString();
+  const recreation = backoff && { at: deleteAt, streak: backoff.streak };
+  await updateGroupRecord(leaderSet, record, (r) => {
+    const recreations = withRecreation(r.recreations, revision, groupIndex, recreation);
+    return recreations === (r.recreations ?? '{}') ? undefined : { recreations };
+  });
+  const backoffMs = backoff?.delayMs ?? 0;
+  if (backoffMs > 0) {
+    const wait = `${ordinal(backoff!.streak)} recreation in a row: waiting ${backoffMs / 1000} s before deleting leader ${leader.name} (groupRestartBackoff)`;
+    timeline.add('backing off', undefined, `${reason}; ${wait}, until ${deleteAt}`);
+    await kube.recordEvent({
+      lws: lwsIdentity,
+      type: 'Warning',
+      reason: EVENT_REASONS.groupRecreateBackOff,
+      message: `group ${groupIndex}: ${reason}; ${wait}`,
+    });
+    await sleep(backoffMs, {
+      summary: `backoff before the ${ordinal(backoff!.streak)} recreation of group ${groupIndex}`,
+    });
+    // A scale-down, a rolling update or a user may have replaced the leader meanwhile: its group is no longer this one.
+    const after = await kube.getPod(leader);
+    if (after === null || after.uid !== leader.uid || isDeleting(after)) {
+      return ignore('leader pod deleted or replaced during the backoff', { backoffMs });
+    }
   }
 
   const outcome = await kube.deletePod(leader);
-  if (outcome !== 'deleted') return ignore(`leader pod ${outcome}`);
+  if (outcome !== 'deleted') return ignore(`leader pod ${outcome}`, { backoffMs });
   // Counted once the leader is deleted: a run that dies in between carries on here, from its history.
-  await recordRestartCount(leaderSet, revision, groupIndex, count);
+  await updateGroupRecord(leaderSet, undefined, (r) => {
+    const counts = withRestartCount(r.counts, revision, groupIndex, count);
+    return counts === r.counts ? undefined : { counts };
+  });
   const budget = maxGroupRestarts === undefined ? '' : ` (${count} of maxGroupRestarts ${maxGroupRestarts})`;
-  timeline.add(recover ? 'group recovered' : 'group recreated', undefined, `${input.reason}${budget}`);
+  timeline.add(recover ? 'group recovered' : 'group recreated', undefined, `${reason}${budget}`);
   await kube.recordEvent({
     lws: lwsIdentity,
     type: 'Normal',
     reason: recover ? EVENT_REASONS.groupRecovered : EVENT_REASONS.groupRecreated,
     message: recover
       ? `group ${groupIndex}: recovered on the user's request; deleted leader ${leader.name}, its restart count starts again`
-      : `group ${groupIndex}: ${input.reason}; deleted leader ${leader.name} (${restartPolicy})${budget}`,
+      : `group ${groupIndex}: ${reason}; deleted leader ${leader.name} (${restartPolicy})${budget}`,
   });
-  return { outcome: recover ? 'recovered' : 'recreated', timeline: timeline.entries };
+  return {
+    outcome: recover ? 'recovered' : 'recreated',
+    reason,
+    ...budgetOf(count),
+    ...(backoffMs > 0 && { backoffMs }),
+    timeline: timeline.entries,
+  };
 }
 
-/** Writes the group's count at the version just read; another group's write in between makes it read again. */
-async function recordRestartCount(leaderSet: ObjectKey, revision: string, groupIndex: number, count: number) {
+/**
+ * Writes the group's record at the version read (`read`, else read now); another group's write in between makes it
+ * read again. `change` returns the annotations to write, or undefined when they already say it.
+ */
+async function updateGroupRecord(
+  leaderSet: ObjectKey,
+  read: GroupRestarts | null | undefined,
+  change: (record: GroupRestarts) => Pick<GroupRestarts, 'counts' | 'recreations'> | undefined,
+): Promise<void> {
+  let record = read;
   for (;;) {
-    const restarts = await kube.readGroupRestarts(leaderSet);
-    if (restarts === null) return;
-    const annotation = withRestartCount(restarts.annotation, revision, groupIndex, count);
-    if (annotation === restarts.annotation) return;
+    record ??= await kube.readGroupRestarts(leaderSet);
+    if (record === null) return;
+    const annotations = change(record);
+    if (annotations === undefined) return;
     const written = await kube.writeGroupRestarts({
       leaderStatefulSet: leaderSet,
-      annotation,
-      resourceVersion: restarts.resourceVersion,
+      ...annotations,
+      resourceVersion: record.resourceVersion,
     });
     if (written !== 'conflict') return;
+    record = undefined;
   }
 }

@@ -2,7 +2,8 @@
 // its LWS deleted), as spec.podTerminationPolicy says:
 //   Sequential: observe only. The leader terminates; once it is gone the garbage collector removes the workers.
 //   Parallel:   foreground-delete the worker StatefulSet at once, so leader and workers terminate together.
-// Then it follows the group until its pods are gone and, for a rebuild, until the replacement group is ready.
+// Then it follows the group until its pods are gone and, for a rebuild, until the replacement group is ready. A pod
+// stuck Terminating on a dead node is force-deleted once its grace period is over (model/dead-node.ts).
 import type { SearchAttributePair } from '@temporalio/common';
 import { CancellationScope, isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
@@ -16,7 +17,7 @@ import {
   type PodTerminationPolicy,
   type TeardownJudgement,
 } from '../model/index.js';
-import type { SeenWorkers } from '../activities/types.js';
+import type { SeenWorkers, StuckResult } from '../activities/types.js';
 import { cancellableWait, kube, wait } from './activities.js';
 import { beginTeardown } from './lws-io.js';
 import { Lifecycle as LifecycleAttribute, TerminationPolicy } from './search-attributes.js';
@@ -48,7 +49,16 @@ export interface TeardownGroupResult {
   teardownMs?: number;
   /** Leader terminating -> replacement group ready, in ms (rebuilds only). */
   recoveryMs?: number;
+  /** Pods stuck on a dead node that the teardown force-deleted, each with its node and why; absent when none. */
+  forceDeleted?: ForceDeletedPod[];
   timeline: TimelineEntry[];
+}
+
+export interface ForceDeletedPod {
+  pod: string;
+  node: string;
+  /** `node gone`, `node tainted out-of-service` or `node NotReady for N s (...)`. */
+  signal: string;
 }
 
 /** How long a rebuild waits for its replacement group before it reports without one. */
@@ -72,7 +82,8 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
   }
   await story.tell(...firstSteps(started, leader, judged, workersDeletedAt, seen));
 
-  const teardownMs = await oldGroupGone(story, leader, judged, workersDeletedAt !== undefined, started);
+  const forceDeleted: ForceDeletedPod[] = [];
+  const teardownMs = await oldGroupGone(story, leader, judged, workersDeletedAt !== undefined, started, forceDeleted);
   const recoveryMs =
     judged.lifecycle === 'rebuild' && first.lws
       ? await replacementReady(story, input, first.lws, started, teardownMs)
@@ -84,6 +95,7 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
     lifecycle: judged.lifecycle,
     teardownMs,
     recoveryMs,
+    ...(forceDeleted.length > 0 && { forceDeleted }),
     timeline: story.timeline.entries,
   };
 }
@@ -140,29 +152,37 @@ function firstSteps(
 async function oldGroupGone(
   story: TeardownStory,
   leader: ObjectIdentity,
-  { ownWorkers }: TeardownJudgement,
+  { ownWorkers, forceDeleteOnNodeNotReadySeconds }: TeardownJudgement,
   workersDeleted: boolean,
   started: string,
+  forceDeleted: ForceDeletedPod[],
 ): Promise<number | undefined> {
   const workerPods = ownWorkers?.pods ?? [];
+  // Whether NotReady alone lets the pod waits name a pod stuck (model/dead-node.ts): only where the LWS opted in.
+  const deadNodes = forceDeleteOnNodeNotReadySeconds === undefined ? {} : { forceDeleteOnNodeNotReadySeconds };
+  const untilGone = goneOrForceDeleted(story, forceDeleted);
   // Each wait records its steps' Events as it ends: the task its result starts makes no call.
   const byCollector: Step = { step: 'workers terminating', detail: 'garbage collector' };
   const workersGone: Step = { step: 'workers gone' };
+  let workersTerminatingAt: string | undefined;
   await Promise.all([
-    wait
-      .waitForPodGone({ ...leader, ...story.toldBy({ step: 'leader gone' }) })
-      .then((r) => story.told({ step: 'leader gone', at: r.goneAt })),
+    untilGone(() => wait.waitForPodGone({ ...leader, ...deadNodes, ...story.toldBy({ step: 'leader gone' }) })).then(
+      (r) => story.told({ step: 'leader gone', at: r.goneAt }),
+    ),
     workerPods.length > 0 &&
-      wait
-        .waitForPodsGone({
+      untilGone(async () => {
+        const r = await wait.waitForPodsGone({
           namespace: leader.namespace,
           pods: workerPods,
+          ...deadNodes,
           ...story.toldBy(...(workersDeleted ? [workersGone] : [byCollector, workersGone])),
-        })
-        .then((r) => {
-          if (r.terminatingAt && !workersDeleted) story.told({ ...byCollector, at: r.terminatingAt });
-          story.told({ ...workersGone, at: r.goneAt });
-        }),
+        });
+        workersTerminatingAt ??= r.terminatingAt;
+        return r;
+      }).then((r) => {
+        if (workersTerminatingAt && !workersDeleted) story.told({ ...byCollector, at: workersTerminatingAt });
+        story.told({ ...workersGone, at: r.goneAt });
+      }),
     ownWorkers &&
       wait
         .waitForStatefulSetGone({ ...ownWorkers.statefulSet, ...story.toldBy({ step: 'old StatefulSet gone' }) })
@@ -171,6 +191,30 @@ async function oldGroupGone(
   const lastGone = story.timeline.latest('leader gone', 'workers gone', 'old StatefulSet gone');
   return lastGone === undefined ? undefined : Date.parse(lastGone) - Date.parse(started);
 }
+
+/**
+ * A pod wait, made again each time it ends on pods stuck on a dead node: those are force-deleted, by uid, and told as
+ * a Warning on the timeline and on the LWS.
+ */
+function goneOrForceDeleted(story: TeardownStory, forceDeleted: ForceDeletedPod[]) {
+  return async <R extends object>(waitOnce: () => Promise<R | StuckResult>): Promise<R> => {
+    for (;;) {
+      const result = await waitOnce();
+      if (!isStuck(result)) return result;
+      const { at, deleted } = await kube.forceDeletePods({ pods: result.stuck });
+      forceDeleted.push(...deleted.map(({ pod, node, signal }) => ({ pod: pod.name, node, signal })));
+      await story.tell(
+        ...deleted.map(({ pod, node, signal }): Step => ({
+          step: 'pod force-deleted',
+          at,
+          detail: `${pod.name} on node ${node}: ${signal}`,
+        })),
+      );
+    }
+  };
+}
+
+const isStuck = <R extends object>(result: R | StuckResult): result is StuckResult => 'stuck' in result;
 
 /**
  * Replacement ready: the group's next incarnation, leader and workers. Bounded: the LWS may be scaled down or

@@ -12,6 +12,7 @@ export type TeardownStep = Extract<
   | 'leader gone'
   | 'workers gone'
   | 'old StatefulSet gone'
+  | 'pod force-deleted'
   | 'new leader'
   | 'new group ready'
 >;
@@ -22,9 +23,13 @@ const REASONS: Record<TeardownStep, string> = {
   'leader gone': EVENT_REASONS.groupLeaderGone,
   'workers gone': EVENT_REASONS.groupWorkersGone,
   'old StatefulSet gone': EVENT_REASONS.groupOldStatefulSetGone,
+  'pod force-deleted': EVENT_REASONS.podForceDeleted,
   'new leader': EVENT_REASONS.groupNewLeader,
   'new group ready': EVENT_REASONS.groupNewGroupReady,
 };
+
+/** Steps a user should look at: a force delete may hide a node that still runs the pod (model/dead-node.ts). */
+const WARNINGS: ReadonlySet<TeardownStep> = new Set<TeardownStep>(['pod force-deleted']);
 
 export interface Step {
   step: TeardownStep;
@@ -78,7 +83,7 @@ export class TeardownStory {
     const { lifecycle, policy, lwsUid } = this.about!;
     return {
       lws: { ...this.ref, uid: lwsUid ?? '' },
-      type: 'Normal',
+      type: WARNINGS.has(step) ? 'Warning' : 'Normal',
       reason: REASONS[step],
       message: `group ${this.groupIndex} (${lifecycle}, ${policy}): ${step}${detail ? `: ${detail}` : ''}`,
     };

@@ -13,7 +13,7 @@ import { createActivities, HEARTBEAT_INTERVAL_MS } from '../../src/activities/in
 const REPLACEMENT_CHECK_MS = 2000;
 import { makeClients } from '../../src/activities/clients.js';
 import { appliedHash, ensureLeaderStatefulSet } from '../../src/activities/leader-statefulset.js';
-import { ANNOTATION_APPLIED_HASH, ANNOTATION_OLD_PODS_GONE } from '../../src/model/index.js';
+import { ANNOTATION_APPLIED_HASH, ANNOTATION_OLD_PODS_GONE, FORCE_DELETE_MARGIN_MS } from '../../src/model/index.js';
 import { ensureWorkerStatefulSet } from '../../src/activities/worker-statefulset.js';
 import { releaseForegroundDeletion } from '../../src/activities/deletes.js';
 import { waitForNamesFreed } from '../../src/activities/waits.js';
@@ -127,7 +127,7 @@ describe('activities against the cluster', function () {
   /** A plain pod standing in for a leader pod: the leader's labels, no StatefulSet, Ready within a second or so. */
   async function createPod(
     name: string,
-    opts: { labels?: Record<string, string>; grace?: number } = {},
+    opts: { labels?: Record<string, string>; grace?: number; nodeName?: string } = {},
   ): Promise<ObjectIdentity> {
     const pod = await core.createNamespacedPod({
       namespace,
@@ -138,7 +138,11 @@ describe('activities against the cluster', function () {
           labels: opts.labels ?? {},
           ...(opts.labels?.[LABEL_NAME] !== undefined && { annotations: { [ANNOTATION_SIZE]: '3' } }),
         },
-        spec: { terminationGracePeriodSeconds: opts.grace ?? 2, containers: [container] },
+        spec: {
+          terminationGracePeriodSeconds: opts.grace ?? 2,
+          containers: [container],
+          ...(opts.nodeName !== undefined && { nodeName: opts.nodeName }),
+        },
       },
     });
     return { namespace, name, uid: pod.metadata?.uid ?? '' };
@@ -1256,11 +1260,42 @@ describe('activities against the cluster', function () {
       assert.equal(await act.deletePod(pod), 'already-deleting');
       const terminating = await act.getPod(pod);
       assert.ok(terminating?.deletionTimestamp, 'terminating');
-      const { goneAt } = await act.waitForPodGone(pod);
-      const took = Date.parse(goneAt) - started;
+      const gone = await act.waitForPodGone(pod);
+      assert.ok('goneAt' in gone, JSON.stringify(gone));
+      const took = Date.parse(gone.goneAt) - started;
       assert.ok(took >= 2500 && took < 8000, `gone after ${took} ms`);
       assert.equal(await act.getPod(pod), null);
       assert.equal(await act.deletePod(pod), 'absent');
+    });
+
+    it('a pod of a node that is gone: the waits end with it stuck once its grace period is over, then forceDeletePods removes it', async () => {
+      // Bound to a node no Node object names: nothing finishes it (the pod finisher leaves the pods of unknown nodes).
+      const nodeName = 'lws-test-gone-node';
+      const pods = [
+        await createPod('stranded-a', { grace: 1, nodeName }),
+        await createPod('stranded-b', { grace: 1, nodeName }),
+      ];
+      const started = Date.now();
+      for (const p of pods) assert.equal(await act.deletePod(p), 'deleted');
+      const one = await act.waitForPodGone(pods[0]!);
+      assert.deepEqual(one, { stuck: [{ pod: pods[0], node: nodeName, signal: 'node gone' }] });
+      const took = Date.now() - started;
+      assert.ok(took >= FORCE_DELETE_MARGIN_MS && took < 10_000, `stuck after ${took} ms`);
+      // The group wait names every one of its pods stuck by then, with when the first was seen terminating.
+      const all = await act.waitForPodsGone({ namespace, pods });
+      assert.ok('stuck' in all, JSON.stringify(all));
+      assert.deepEqual(
+        all.stuck.map((s) => [s.pod.name, s.signal]),
+        pods.map((p) => [p.name, 'node gone']),
+      );
+      assert.ok(all.terminatingAt);
+      const forced = await act.forceDeletePods({ pods: all.stuck });
+      assert.deepEqual(forced.deleted, all.stuck);
+      for (const p of pods) assert.equal(await act.getPod(p), null);
+      // Again (a retry): nothing of those uids is left, so nothing is claimed.
+      assert.deepEqual((await act.forceDeletePods({ pods: all.stuck })).deleted, []);
+      const gone = await act.waitForPodsGone({ namespace, pods });
+      assert.ok('goneAt' in gone, JSON.stringify(gone));
     });
 
     it('waitForPodsGone follows several pods and reports when they began terminating', async () => {
@@ -1272,6 +1307,7 @@ describe('activities against the cluster', function () {
       const started = Date.now();
       for (const p of pods) await act.deletePod(p);
       const result = await waiting;
+      assert.ok('goneAt' in result, JSON.stringify(result));
       const took = Date.parse(result.goneAt) - started;
       assert.ok(took >= 1500 && took < 8000, `gone after ${took} ms`);
       assert.ok(result.terminatingAt, 'terminatingAt is reported');

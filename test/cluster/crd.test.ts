@@ -117,10 +117,29 @@ describe('LeaderWorkerSet CRD on the API server', function () {
         expected: ['spec.leaderWorkerTemplate.maxGroupRestarts', CEL_MESSAGES.maxGroupRestartsPolicy],
       },
       {
+        title: 'groupRestartBackoff with maximumIntervalSeconds below initialIntervalSeconds',
+        mutate: (o) =>
+          (o.spec.leaderWorkerTemplate.groupRestartBackoff = {
+            initialIntervalSeconds: 60,
+            maximumIntervalSeconds: 30,
+          }),
+        expected: [
+          'spec.leaderWorkerTemplate.groupRestartBackoff.maximumIntervalSeconds',
+          CEL_MESSAGES.backoffMaximumBelowInitial,
+        ],
+      },
+      {
         title: 'maxGroupRestarts: -1',
         mutate: (o) => (o.spec.leaderWorkerTemplate.maxGroupRestarts = -1),
         expected: [
           'spec.leaderWorkerTemplate.maxGroupRestarts: Invalid value: -1: spec.leaderWorkerTemplate.maxGroupRestarts in body should be greater than or equal to 0',
+        ],
+      },
+      {
+        title: 'forceDeleteOnNodeNotReadySeconds (ours): -1',
+        mutate: (o) => (o.spec.forceDeleteOnNodeNotReadySeconds = -1),
+        expected: [
+          'spec.forceDeleteOnNodeNotReadySeconds: Invalid value: -1: spec.forceDeleteOnNodeNotReadySeconds in body should be greater than or equal to 0',
         ],
       },
       {
@@ -164,11 +183,23 @@ describe('LeaderWorkerSet CRD on the API server', function () {
         stored: { leaderWorkerTemplate: { restartPolicy: 'RecreateGroupOnPodRestart', maxGroupRestarts: 0 } },
       },
       {
+        title: 'groupRestartBackoff (ours) with one field',
+        name: 'backoff-one-field',
+        mutate: (o) => (o.spec.leaderWorkerTemplate.groupRestartBackoff = { initialIntervalSeconds: 2 }),
+        stored: { leaderWorkerTemplate: { groupRestartBackoff: { initialIntervalSeconds: 2 } } },
+      },
+      {
         title: 'maxGroupRestarts 3 with RecreateGroupAfterStart',
         name: 'budget-after-start',
         mutate: (o) =>
           Object.assign(o.spec.leaderWorkerTemplate, { restartPolicy: 'RecreateGroupAfterStart', maxGroupRestarts: 3 }),
         stored: { leaderWorkerTemplate: { restartPolicy: 'RecreateGroupAfterStart', maxGroupRestarts: 3 } },
+      },
+      {
+        title: 'forceDeleteOnNodeNotReadySeconds (ours) 0',
+        name: 'force-delete-not-ready',
+        mutate: (o) => (o.spec.forceDeleteOnNodeNotReadySeconds = 0),
+        stored: {},
       },
       {
         title: 'publishNotReadyAddresses false',

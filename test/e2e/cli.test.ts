@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { HistoryReport, StatusReport } from '../../src/cli/format.js';
+import type { StatusReport } from '../../src/cli/format.js';
+import type { RecoveryReport } from '../../src/cli/recovery-report.js';
 import type { LeaderWorkerSet } from '../../src/model/index.js';
 import { kubeconfigPath, repoRoot } from '../../src/stack/paths.js';
 import { waitFor } from '../../src/stack/processes.js';
+import type { RecreateGroupResult } from '../../src/workflows/recreate-group.js';
 import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
 import { startController, testTemporalTargets, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';
@@ -12,7 +14,8 @@ import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.
 
 /**
  * `lws-temporal status` and `history` as a user runs them (a process, KUBECONFIG and TEMPORAL_ADDRESS), against the
- * real controller: a ready group, then the history of its Parallel rebuild with durations and a Web UI link.
+ * real controller: a ready group, then the recovery report of its Parallel rebuilds (a leader deleted by the user, then
+ * a container restart) with their causes, durations and Web UI links.
  */
 const NAME = 'cli';
 const UI = 'http://temporal-ui.test:8233';
@@ -111,8 +114,21 @@ for (const temporalTarget of testTemporalTargets()) {
       const human = await cli('status', target());
       assert.equal(human.code, 0, human.stderr);
       assert.match(human.stdout, /Policy +Parallel/);
-      assert.match(human.stdout, /\n0 +cli-0 +Ready +2\/2 +cli-0 +yes\n/);
+      // RESTARTS, where status shows it, is "-": the group was never recreated.
+      assert.match(human.stdout, /\n0 +cli-0 +Ready +2\/2 +cli-0 +yes +-\n/);
     });
+
+    /** The report once `done` accepts it: visibility can trail a run's completion by a moment. */
+    function historyWhen(what: string, done: (r: RecoveryReport) => boolean): Promise<RecoveryReport> {
+      return waitFor(
+        what,
+        async () => {
+          const r = await cliJson<RecoveryReport>('history', target());
+          return done(r) ? r : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+    }
 
     it('history: the Parallel rebuild after the leader is deleted, with durations and a Web UI link', async () => {
       assert.ok(leaderUid, 'the status test created the LWS');
@@ -122,28 +138,31 @@ for (const temporalTarget of testTemporalTargets()) {
       await waitFor('the rebuild workflow to start', () => handle.describe(), { timeoutMs: 30_000 });
       const result = (await handle.result()) as TeardownGroupResult;
 
-      // Visibility can trail the run's completion by a moment.
-      const report = await waitFor(
-        'the completed rebuild in visibility',
-        async () => {
-          const r = await cliJson<HistoryReport>('history', target());
-          return r.runs.some((run) => run.status === 'COMPLETED') ? r : undefined;
-        },
-        { timeoutMs: 30_000, intervalMs: 500 },
+      const report = await historyWhen('the completed rebuild in visibility', (r) =>
+        r.groups.some((g) => g.entries.some((e) => e.outcome === 'rebuilt')),
       );
       assert.deepEqual(report.lws, { namespace, name: NAME });
-      assert.equal(report.runs.length, 1, JSON.stringify(report.runs.map((r) => r.workflowId)));
-      const run = report.runs[0]!;
+      assert.deepEqual(
+        report.groups.map((g) => g.group),
+        [0],
+      );
+      const group = report.groups[0]!;
+      assert.equal(group.entries.length, 1, JSON.stringify(group.entries.map((e) => e.teardown?.workflowId)));
+      const entry = group.entries[0]!;
+      // No recreate deleted this leader: someone else did.
+      assert.equal(entry.cause, 'leader-deletion');
+      assert.equal(entry.pod, `${NAME}-0`);
+      assert.equal(entry.recreate, undefined);
+      assert.equal(entry.policy, 'Parallel');
+      assert.ok(entry.teardownMs !== undefined && entry.teardownMs > 0, `teardownMs ${entry.teardownMs}`);
+      assert.equal(entry.teardownMs, result.teardownMs);
+      assert.equal(entry.recoveryMs, result.recoveryMs);
+      const run = entry.teardown!;
       assert.equal(run.workflowId, workflowId);
-      assert.equal(run.group, 0);
+      assert.equal(run.leaderUid, leaderUid);
       assert.equal(run.lifecycle, 'rebuild');
-      assert.equal(run.policy, 'Parallel');
       assert.equal(run.status, 'COMPLETED');
-      assert.ok(run.teardownMs !== undefined && run.teardownMs > 0, `teardownMs ${run.teardownMs}`);
-      assert.equal(run.teardownMs, result.teardownMs);
-      assert.equal(run.recoveryMs, result.recoveryMs);
       assert.ok(run.closeTime && run.closeTime >= run.startTime);
-      assert.ok(run.link.includes(encodeURIComponent(workflowId)), run.link);
       assert.equal(
         run.link,
         `${UI}/namespaces/${encodeURIComponent(report.temporalNamespace)}/workflows/${encodeURIComponent(workflowId)}/${run.runId}/history`,
@@ -152,12 +171,83 @@ for (const temporalTarget of testTemporalTargets()) {
         run.timeline?.some((e) => e.event === 'new group ready'),
         JSON.stringify(run.timeline),
       );
+      assert.deepEqual(
+        [group.summary.rebuilds, group.summary.fromRestarts, group.summary.byCause],
+        [1, 0, { 'leader-deletion': 1 }],
+      );
 
       const human = await cli('history', target());
       assert.equal(human.code, 0, human.stderr);
-      assert.match(human.stdout, /^GROUP +LIFECYCLE +POLICY +STATUS/);
-      assert.match(human.stdout, /\n0 +rebuild +Parallel +completed /);
-      assert.ok(human.stdout.includes(run.link), human.stdout);
+      assert.match(human.stdout, /^group 0: 1 rebuild at \S+ \(1 leader deletion\); 0 from restarts\n/);
+      assert.match(human.stdout, /\n {2}WHEN \(UTC\) +WHY +POLICY +BACKOFF +TEARDOWN +RECOVERY +LEFT +STATUS\n/);
+      assert.match(human.stdout, /\n {2}\S+Z +leader deleted \(cli-0\) +Parallel +- +\S+ s +\S+ s +- +rebuilt\n/);
+      assert.ok(human.stdout.includes(`      teardown  ${run.link}\n`), human.stdout);
+    });
+
+    it('history: a container restart recreates the group, with its reason, backoff and the teardown’s times', async () => {
+      const pods = await client.waitForGroups(NAME, 1, 2);
+      const uid = pods.find((p) => p.metadata?.name === `${NAME}-0`)?.metadata?.uid ?? '';
+      assert.ok(uid && uid !== leaderUid, 'the rebuilt group has a new leader');
+      await client.reportContainerRestart(`${NAME}-0-1`);
+
+      const report = await historyWhen('the recreate and its teardown in visibility', (r) =>
+        r.groups.some((g) => g.entries.some((e) => e.cause === 'container-restart' && e.outcome === 'rebuilt')),
+      );
+      const group = report.groups[0]!;
+      assert.deepEqual(
+        group.entries.map((e) => e.cause),
+        ['container-restart', 'leader-deletion'],
+        'newest first',
+      );
+      const entry = group.entries[0]!;
+      const recreate = entry.recreate!;
+      const teardown = entry.teardown!;
+      // Joined on the leader the recreate deleted.
+      assert.equal(recreate.leaderUid, uid);
+      assert.equal(teardown.leaderUid, uid);
+      assert.equal(teardown.workflowId, `lws/${controller.cluster}/${namespace}/${NAME}/group-0/teardown/${uid}`);
+      assert.match(recreate.workflowId, new RegExp(`/group-0/recreate/${uid}$`));
+      assert.equal(recreate.outcome, 'recreated');
+      assert.equal(entry.pod, `${NAME}-0-1`);
+      assert.equal(entry.reason, `a container of ${NAME}-0-1 restarted`);
+      assert.equal(entry.at, recreate.startTime);
+      // The group's first recreation: no wait.
+      assert.equal(entry.backoffMs, 0);
+      assert.equal(entry.policy, 'Parallel');
+
+      const recreateResult = (await controller.client.workflow
+        .getHandle(recreate.workflowId, recreate.runId)
+        .result()) as RecreateGroupResult;
+      assert.equal(recreateResult.outcome, 'recreated');
+      const teardownResult = (await controller.client.workflow
+        .getHandle(teardown.workflowId, teardown.runId)
+        .result()) as TeardownGroupResult;
+      assert.ok(entry.teardownMs !== undefined && entry.teardownMs > 0, `teardownMs ${entry.teardownMs}`);
+      assert.equal(entry.teardownMs, teardownResult.teardownMs);
+      assert.equal(entry.recoveryMs, teardownResult.recoveryMs);
+      assert.equal(
+        recreate.link,
+        `${UI}/namespaces/${encodeURIComponent(report.temporalNamespace)}/workflows/${encodeURIComponent(recreate.workflowId)}/${recreate.runId}/history`,
+      );
+      assert.deepEqual(
+        [group.summary.rebuilds, group.summary.fromRestarts, group.summary.byCause],
+        [2, 1, { 'container-restart': 1, 'leader-deletion': 1 }],
+      );
+
+      const human = await cli('history', target());
+      assert.equal(human.code, 0, human.stderr);
+      assert.match(
+        human.stdout,
+        /^group 0: 2 rebuilds from \S+ to \S+ \((1 container restart, 1 leader deletion|1 leader deletion, 1 container restart)\); 1 from restarts\n/,
+      );
+      const row = human.stdout.split('\n').findIndex((l) => l.includes('container restart (cli-0-1)'));
+      assert.ok(row > 0, human.stdout);
+      const lines = human.stdout.split('\n');
+      assert.match(lines[row]!, /^ {2}\S+Z +container restart \(cli-0-1\) +Parallel +0 ms +\S+ s +\S+ s +- +rebuilt$/);
+      assert.deepEqual(lines.slice(row + 1, row + 3), [
+        `      recreate  ${recreate.link}`,
+        `      teardown  ${teardown.link}`,
+      ]);
     });
 
     it('status: the rebuilt group is Ready again', async () => {

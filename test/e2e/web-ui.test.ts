@@ -137,6 +137,63 @@ for (const target of testTemporalTargets()) {
       // Kept with the test logs (docs/web-ui-rebuild.png is one of them, copied by hand), not over a tracked file.
       await page.screenshot({ path: join(stateDir, 'test-logs', `web-ui-rebuild-${target}.png`) });
     });
+
+    it("shows a recreation waiting in backoff: the timer in the run's history and the wait in its timeline", async () => {
+      const lws = new LwsClient(controller.kc, namespace);
+      const spec = smallParallelLws('ui-backoff');
+      // Long enough to look at the run while it waits.
+      Object.assign(spec.spec.leaderWorkerTemplate, { groupRestartBackoff: { initialIntervalSeconds: 120 } });
+      await lws.create(spec);
+      await lws.waitForGroups('ui-backoff', 1, 2);
+      // The first failure recreates the group at once; the second, soon after, waits.
+      const first = (await lws.pod('ui-backoff-0'))!.metadata!.uid!;
+      await lws.reportContainerRestart('ui-backoff-0-1');
+      await waitFor(
+        'the group recreated',
+        async () => ((await lws.pod('ui-backoff-0'))?.metadata?.uid !== first ? true : undefined),
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+      await lws.waitForGroups('ui-backoff', 1, 2);
+      const leaderUid = (await lws.pod('ui-backoff-0'))!.metadata!.uid!;
+      await lws.reportContainerRestart('ui-backoff-0-1');
+      const workflowId = `lws/${controller.cluster}/${namespace}/ui-backoff/group-0/recreate/${leaderUid}`;
+      const handle = controller.client.workflow.getHandle(workflowId);
+      await waitFor(
+        'the recreate run on its backoff timer',
+        async () => {
+          const history = await handle.fetchHistory().catch(() => undefined);
+          return history?.events?.some((e) => e.timerStartedEventAttributes) ? true : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
+      const { runId, status } = await handle.describe();
+      assert.equal(status.name, 'RUNNING');
+
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      await page.goto(
+        `${controller.uiUrl}/namespaces/${controller.temporalNamespace}/workflows/${encodeURIComponent(workflowId)}/${runId}/history`,
+      );
+      // The pending timer, with its summary, in the event history.
+      await page.getByText('backoff before the 2nd recreation of group 0', { exact: false }).first().waitFor({
+        timeout: 60_000,
+      });
+      await page.getByText('User Metadata').first().click();
+      await waitFor(
+        'the wait in the timeline under User Metadata',
+        async () => {
+          const texts = await Promise.all(
+            page
+              .frames()
+              .map((f) => f.evaluate<string>('document.body ? document.body.innerText : ""').catch(() => '')),
+          );
+          return /backing off \(.*2nd recreation in a row: waiting 120 s/.test(texts.join('\n')) ? true : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      await page.screenshot({ path: join(stateDir, 'test-logs', `web-ui-backoff-${target}.png`) });
+      // Not left waiting past the suite: the LWS goes with the namespace, and the run then has nothing to do.
+      await handle.terminate('test over');
+    });
   });
 }
 

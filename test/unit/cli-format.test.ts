@@ -2,16 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {
   formatDuration,
-  formatHistory,
   formatStatus,
   formatTime,
   table,
   toJson,
   workflowLink,
-  type HistoryReport,
   type StatusReport,
-  type TeardownRun,
 } from '../../src/cli/format.js';
+import type { GroupRow } from '../../src/cli/phase.js';
 
 const wid = 'lws/c1/e2e/demo/group-0/teardown/3f1c-uid';
 
@@ -106,12 +104,34 @@ describe('cli/format: status', () => {
         'Conditions       Available=False  GroupsNotReady: 1 of 2 groups ready',
         '                 Progressing=True  GroupsProgressing',
         '',
-        'GROUP  LEADER  PHASE    READY  WORKER STATEFULSET  UP TO DATE',
-        '0      demo-0  Ready    2/2    demo-0              yes',
-        '1      -       Missing  0/2    -                   -',
+        'GROUP  LEADER  PHASE    READY  WORKER STATEFULSET  UP TO DATE  RESTARTS',
+        '0      demo-0  Ready    2/2    demo-0              yes         -',
+        '1      -       Missing  0/2    -                   -           -',
         '',
       ].join('\n'),
     );
+  });
+
+  it('restarts against the budget, and when a group waiting in backoff is recreated', () => {
+    const [ready, missing] = statusReport.groups as [GroupRow, GroupRow];
+    const groups: GroupRow[] = [
+      {
+        ...ready,
+        phase: 'Provisioning',
+        restarts: { count: 3, max: 5 },
+        backoff: { at: '2026-12-06T10:02:13.000Z', streak: 3 },
+      },
+      { ...missing, restarts: { count: 1 } },
+    ];
+    const lines = formatStatus({ ...statusReport, groups })
+      .split('\n')
+      .slice(-4);
+    assert.deepEqual(lines, [
+      'GROUP  LEADER  PHASE         READY  WORKER STATEFULSET  UP TO DATE  RESTARTS  RECREATED AT (BACKOFF)',
+      '0      demo-0  Provisioning  2/2    demo-0              yes         3/5       2026-12-06T10:02:13.000Z (3rd in a row)',
+      '1      -       Missing       0/2    -                   -           1         -',
+      '',
+    ]);
   });
 
   it('a StatefulSet the API server refused: its ReplicaFailure condition with reason and message', () => {
@@ -133,69 +153,5 @@ describe('cli/format: status', () => {
     const text = toJson(statusReport);
     assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(statusReport)));
     assert.ok(text.endsWith('}\n') && text.includes('\n  "groups": ['));
-  });
-});
-
-const completed: TeardownRun = {
-  workflowId: wid,
-  runId: 'run-1',
-  group: 0,
-  lifecycle: 'rebuild',
-  policy: 'Parallel',
-  status: 'COMPLETED',
-  startTime: '2026-11-29T08:40:00.500Z',
-  closeTime: '2026-11-29T08:40:05.000Z',
-  teardownMs: 2140,
-  recoveryMs: 3500,
-  lastEvent: 'new group ready',
-  link: workflowLink('http://localhost:8233', 'default', wid, 'run-1'),
-};
-const running: TeardownRun = {
-  workflowId: 'lws/c1/e2e/demo/group-1/teardown/u2',
-  runId: 'run-2',
-  group: 1,
-  lifecycle: 'scale-down',
-  policy: 'Sequential',
-  status: 'RUNNING',
-  startTime: '2026-11-29T08:41:00.000Z',
-  lastEvent: 'leader gone',
-  link: 'http://ui/x',
-};
-
-describe('cli/format: history', () => {
-  const report: HistoryReport = { lws: { namespace: 'e2e', name: 'demo' }, temporalNamespace: 'default', runs: [] };
-
-  it('one row per run, with the policy, durations, status and link', () => {
-    const text = formatHistory({ ...report, runs: [running, { ...completed }] });
-    const lines = text.trimEnd().split('\n');
-    assert.equal(lines.length, 3);
-    assert.match(lines[0] ?? '', /^GROUP +LIFECYCLE +POLICY +STATUS +STARTED \(UTC\) +TEARDOWN +RECOVERY +WEB UI$/);
-    assert.match(
-      lines[1] ?? '',
-      /^1 +scale-down +Sequential +running: leader gone +2026-11-29T08:41:00Z +- +- +http:\/\/ui\/x$/,
-    );
-    assert.match(
-      lines[2] ?? '',
-      /^0 +rebuild +Parallel +completed +2026-11-29T08:40:00Z +2\.14 s +3\.50 s +http:\/\/localhost/,
-    );
-    assert.ok(lines[2]?.endsWith(completed.link));
-  });
-
-  it('lists errors under the table, and lowercases statuses', () => {
-    const failed: TeardownRun = { ...completed, status: 'TIMED_OUT', teardownMs: undefined, error: 'boom' };
-    const text = formatHistory({ ...report, runs: [failed] });
-    assert.match(text, / timed-out /);
-    assert.ok(text.endsWith(`\n\n${wid} (run-1): boom\n`));
-  });
-
-  it('says so when there is no run', () => {
-    assert.equal(formatHistory(report), 'no teardown runs of e2e/demo in Temporal namespace default\n');
-  });
-
-  it('--json keeps numbers as numbers and omits what is unknown', () => {
-    const parsed = JSON.parse(toJson({ ...report, runs: [running] })) as HistoryReport;
-    assert.deepEqual(parsed.runs[0], running);
-    assert.equal('teardownMs' in (parsed.runs[0] ?? {}), false);
-    assert.deepEqual(parsed.lws, { namespace: 'e2e', name: 'demo' });
   });
 });

@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {
   policyFromTimeline,
+  recoveryQuery,
+  recreateRun,
   teardownMsFromTimeline,
-  teardownQuery,
   teardownRun,
+  type RecreateFacts,
   type RunFacts,
 } from '../../src/cli/history.js';
 import type { TimelineEntry } from '../../src/workflows/timeline.js';
@@ -34,11 +36,11 @@ const facts = (over: Partial<RunFacts> = {}): RunFacts => ({
   ...over,
 });
 
-describe('cli/history: teardownQuery', () => {
-  it('selects by workflow type and ID prefix, the cluster first (search attributes may be unregistered)', () => {
+describe('cli/history: recoveryQuery', () => {
+  it('selects both workflow types by ID prefix, the cluster first (search attributes may be unregistered)', () => {
     assert.equal(
-      teardownQuery('c1', { namespace: 'e2e', name: 'demo' }),
-      'WorkflowType = "teardownGroup" AND WorkflowId STARTS_WITH "lws/c1/e2e/demo/"',
+      recoveryQuery('c1', { namespace: 'e2e', name: 'demo' }),
+      'WorkflowType IN ("teardownGroup", "recreateGroup") AND WorkflowId STARTS_WITH "lws/c1/e2e/demo/"',
     );
   });
 });
@@ -91,6 +93,7 @@ describe('cli/history: teardownRun', () => {
       workflowId: wid,
       runId: 'run-1',
       group: 2,
+      leaderUid: 'uid-1',
       lifecycle: 'rebuild',
       policy: 'Parallel',
       status: 'COMPLETED',
@@ -98,6 +101,7 @@ describe('cli/history: teardownRun', () => {
       closeTime: t(5000),
       teardownMs: 2100,
       recoveryMs: 3300,
+      forceDeleted: undefined,
       lastEvent: 'new leader',
       error: undefined,
       link,
@@ -136,5 +140,99 @@ describe('cli/history: teardownRun', () => {
       [run.group, run.lifecycle, run.policy, run.error],
       [4, 'rolling-update', 'Sequential', 'Workflow execution failed: boom'],
     );
+  });
+
+  it('the pods a newer worker force-deleted', () => {
+    const forceDeleted = [{ pod: 'demo-2-1', node: 'n1', signal: 'node gone' }];
+    const run = teardownRun(facts({ result: { policy: 'Sequential', lifecycle: 'rebuild', forceDeleted } }), link);
+    assert.deepEqual(run.forceDeleted, forceDeleted);
+  });
+});
+
+describe('cli/history: recreateRun', () => {
+  const link = 'http://ui/recreate';
+  const rid = 'lws/c1/e2e/demo/group-2/recreate/uid-1';
+  const recreateFacts = (over: Partial<RecreateFacts> = {}): RecreateFacts => ({
+    workflowId: rid,
+    runId: 'run-r',
+    status: 'COMPLETED',
+    startTime: new Date(t(0)),
+    closeTime: new Date(t(300)),
+    searchAttributes: {},
+    ...over,
+  });
+  const recreated: TimelineEntry[] = [
+    { event: 'group recreated', at: t(250), detail: 'a container of demo-2-1 restarted (1 of maxGroupRestarts 3)' },
+  ];
+
+  it('a completed run: everything from its result', () => {
+    const run = recreateRun(
+      recreateFacts({
+        result: {
+          outcome: 'recreated',
+          reason: 'a container of demo-2-1 restarted',
+          restartCount: 2,
+          maxGroupRestarts: 3,
+          backoffMs: 10_000,
+          timeline: recreated,
+        },
+      }),
+      link,
+    );
+    assert.deepEqual(run, {
+      workflowId: rid,
+      runId: 'run-r',
+      group: 2,
+      leaderUid: 'uid-1',
+      recover: false,
+      status: 'COMPLETED',
+      startTime: t(0),
+      closeTime: t(300),
+      outcome: 'recreated',
+      reason: 'a container of demo-2-1 restarted',
+      restartCount: 2,
+      maxGroupRestarts: 3,
+      backoffMs: 10_000,
+      lastEvent: 'group recreated',
+      error: undefined,
+      link,
+      timeline: recreated,
+    });
+  });
+
+  it('a result without backoffMs that deleted the leader waited for nothing', () => {
+    const run = recreateRun(recreateFacts({ result: { outcome: 'recreated', reason: 'r', timeline: [] } }), link);
+    assert.equal(run.backoffMs, 0);
+    const ignored = recreateRun(recreateFacts({ result: { outcome: 'ignored', reason: 'r', timeline: [] } }), link);
+    assert.equal(ignored.backoffMs, undefined);
+  });
+
+  it('a running recover: the ID says recover, the input the reason', () => {
+    const run = recreateRun(
+      recreateFacts({
+        workflowId: `${rid}/recover`,
+        status: 'RUNNING',
+        closeTime: undefined,
+        timeline: [],
+        input: { reason: 'the user asked to recover group 2', recover: true },
+      }),
+      link,
+    );
+    assert.deepEqual(
+      [run.recover, run.leaderUid, run.outcome, run.reason, run.lastEvent],
+      [true, 'uid-1', undefined, 'the user asked to recover group 2', undefined],
+    );
+  });
+
+  it('an ID of another shape: group and leader from the search attributes and the input', () => {
+    const run = recreateRun(
+      recreateFacts({
+        workflowId: 'not-ours',
+        searchAttributes: { group: 5 },
+        input: { leader: { namespace: 'e2e', name: 'demo-5', uid: 'uid-9' } },
+      }),
+      link,
+    );
+    assert.deepEqual([run.group, run.leaderUid, run.recover], [5, 'uid-9', false]);
   });
 });

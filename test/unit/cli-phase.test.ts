@@ -52,6 +52,16 @@ describe('cli/phase: groupPhase', () => {
       ready: 0,
     },
     {
+      name: 'a group whose restart budget is spent, kept as it is',
+      facts: {
+        size: 1,
+        leader: leader({ ready: false, annotations: { 'leaderworkerset.sigs.k8s.io/group-failed': 'spent' } }),
+        workers: [],
+      },
+      phase: 'Failed',
+      ready: 0,
+    },
+    {
       name: 'leader without its worker StatefulSet yet',
       facts: { size: 4, leader: leader(), workers: [] },
       phase: 'Provisioning',

@@ -67,6 +67,8 @@ const sts = (name: string, ownerUid: string | undefined, deleting = false): V1St
   },
 });
 
+const NOW = Date.parse('2026-12-06T10:00:00.000Z');
+
 describe('cli/status: statusReport', () => {
   it('the LWS header, defaulted, and each group from its pods and worker StatefulSet', () => {
     const pods = [
@@ -78,11 +80,17 @@ describe('cli/status: statusReport', () => {
       }),
       pod('demo-1-1', 'W11', { 'leaderworkerset.sigs.k8s.io/group-index': '1' }, {}, 'sts-demo-1'),
     ];
-    const report = statusReport({ namespace: 'e2e', name: 'demo' }, lws, pods, [
-      sts('demo', 'lws-uid'), // the leader StatefulSet is not a group
-      sts('demo-0', 'L0'),
-      sts('demo-1', 'L1', true),
-    ]);
+    const report = statusReport(
+      { namespace: 'e2e', name: 'demo' },
+      lws,
+      pods,
+      [
+        sts('demo', 'lws-uid'), // the leader StatefulSet is not a group
+        sts('demo-0', 'L0'),
+        sts('demo-1', 'L1', true),
+      ],
+      NOW,
+    );
     assert.deepEqual(report.lws, {
       namespace: 'e2e',
       name: 'demo',
@@ -114,7 +122,7 @@ describe('cli/status: statusReport', () => {
       metadata: { name: 'demo' },
       spec: { leaderWorkerTemplate: { workerTemplate: { spec: { containers: [{ name: 'w', image: 'x' }] } } } },
     };
-    const report = statusReport({ namespace: 'e2e', name: 'demo' }, bare, [], []);
+    const report = statusReport({ namespace: 'e2e', name: 'demo' }, bare, [], [], NOW);
     assert.equal(report.lws.policy, 'Default');
     assert.equal(report.lws.replicas, 1);
     assert.equal(report.lws.readyReplicas, 0);
@@ -130,12 +138,42 @@ describe('cli/status: statusReport', () => {
       pod('demo-0', 'L0', { ...leaderLabels, 'leaderworkerset.sigs.k8s.io/template-revision-hash': 'old' }),
       pod('demo-1', 'L1', leaderLabels, { status: { conditions: [{ type: 'Ready', status: 'False' }] } }),
     ];
-    const report = statusReport({ namespace: 'e2e', name: 'demo' }, lws, pods, []);
+    const report = statusReport({ namespace: 'e2e', name: 'demo' }, lws, pods, [], NOW);
     assert.deepEqual(
       report.groups.map((g) => [g.phase, g.revisionUpToDate]),
       [
         ['Provisioning', false],
         ['Provisioning', true],
+      ],
+    );
+  });
+  it("restarts and backoff from the leader StatefulSet's annotations, for the leader's revision", () => {
+    const revision = leaderLabels['leaderworkerset.sigs.k8s.io/template-revision-hash'];
+    const leaderSet = sts('demo', 'lws-uid');
+    leaderSet.metadata!.annotations = {
+      'leaderworkerset.sigs.k8s.io/group-restart-count': JSON.stringify({ [`${revision}/0`]: 2, [`${revision}/1`]: 1 }),
+      'leaderworkerset.sigs.k8s.io/group-recreations': JSON.stringify({
+        [`${revision}/0`]: { at: '2026-12-06T10:00:40.000Z', streak: 3 },
+        [`${revision}/1`]: { at: '2026-12-06T09:58:00.000Z', streak: 1 },
+      }),
+    };
+    const budgeted: LeaderWorkerSet = {
+      ...lws,
+      spec: { ...lws.spec, leaderWorkerTemplate: { ...lws.spec.leaderWorkerTemplate, maxGroupRestarts: 4 } },
+    };
+    const failed = { 'leaderworkerset.sigs.k8s.io/group-failed': 'group 1 was recreated 4 times' };
+    const pods = [
+      pod('demo-0', 'L0', leaderLabels),
+      pod('demo-1', 'L1', leaderLabels, {
+        metadata: { namespace: 'e2e', name: 'demo-1', uid: 'L1', labels: leaderLabels, annotations: failed },
+      }),
+    ];
+    const report = statusReport({ namespace: 'e2e', name: 'demo' }, budgeted, pods, [leaderSet], NOW);
+    assert.deepEqual(
+      report.groups.map((g) => [g.phase, g.restarts, g.backoff]),
+      [
+        ['Provisioning', { count: 2, max: 4 }, { at: '2026-12-06T10:00:40.000Z', streak: 3 }],
+        ['Failed', { count: 1, max: 4 }, undefined],
       ],
     );
   });

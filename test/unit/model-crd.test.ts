@@ -7,6 +7,7 @@ import * as m from '../../src/model/index.js';
 
 interface Schema {
   type?: string;
+  description?: string;
   default?: unknown;
   enum?: unknown[];
   minimum?: number;
@@ -109,6 +110,7 @@ describe('deploy/crd', () => {
     ['spec.replicas', m.DEFAULT_REPLICAS, m.MIN_REPLICAS, m.MAX_REPLICAS],
     ['spec.leaderWorkerTemplate.size', m.DEFAULT_SIZE, m.MIN_SIZE, undefined],
     ['spec.rolloutStrategy.rollingUpdateConfiguration.partition', m.DEFAULT_PARTITION, m.MIN_PARTITION, undefined],
+    ['spec.forceDeleteOnNodeNotReadySeconds', undefined, 0, undefined],
   ];
   for (const [path, dflt, min, max] of numbers) {
     it(`${path}: integer, default and bounds as in the model`, () => {
@@ -175,6 +177,24 @@ describe('deploy/crd', () => {
     assert.deepEqual(allowed, [...m.MAX_GROUP_RESTARTS_POLICIES]);
   });
 
+  it('groupRestartBackoff (ours): no stored default, bounds and rule as the model has them', () => {
+    const path = 'spec.leaderWorkerTemplate.groupRestartBackoff';
+    assert.equal(at(path).default, undefined);
+    const bounds = (field: string) => {
+      const s = at(`${path}.${field}`);
+      return [s.type, s.default, s.minimum, s.maximum];
+    };
+    assert.deepEqual(bounds('initialIntervalSeconds'), ['integer', undefined, 0, m.MAX_BACKOFF_INTERVAL_SECONDS]);
+    assert.deepEqual(bounds('maximumIntervalSeconds'), ['integer', undefined, 0, m.MAX_BACKOFF_INTERVAL_SECONDS]);
+    assert.deepEqual(bounds('resetAfterSeconds'), ['integer', undefined, 1, m.MAX_BACKOFF_RESET_SECONDS]);
+    const rules = at(path)['x-kubernetes-validations'] ?? [];
+    assert.deepEqual(
+      rules.map((r) => [r.message, r.fieldPath]),
+      [[m.CEL_MESSAGES.backoffMaximumBelowInitial, '.maximumIntervalSeconds']],
+    );
+    assert.match(at(path).description ?? '', /extension/);
+  });
+
   it('limits the total pod count and the name as the model does', () => {
     const specRules = at('spec')['x-kubernetes-validations'] ?? [];
     assert.equal(specRules[0]?.message, m.CEL_MESSAGES.totalPods);
@@ -217,6 +237,7 @@ describe('deploy/crd', () => {
       'rolloutStrategy',
       'networkConfig',
       'podTerminationPolicy',
+      'forceDeleteOnNodeNotReadySeconds',
     ];
     assert.deepEqual(Object.keys(at('spec').properties ?? {}).sort(), [...specFields].sort());
     const statusFields: Array<keyof m.LeaderWorkerSetStatus> = [

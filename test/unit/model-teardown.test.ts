@@ -17,7 +17,15 @@ import {
 const T0 = '2026-01-01T00:00:00Z';
 const LATER = '2026-01-01T01:00:00Z';
 
-function lws(opts: { policy?: PodTerminationPolicy; replicas?: number; createdAt?: string; deleting?: boolean } = {}) {
+function lws(
+  opts: {
+    policy?: PodTerminationPolicy;
+    replicas?: number;
+    createdAt?: string;
+    deleting?: boolean;
+    notReadySeconds?: number;
+  } = {},
+) {
   const l: LeaderWorkerSet = {
     metadata: {
       name: 'demo',
@@ -30,6 +38,7 @@ function lws(opts: { policy?: PodTerminationPolicy; replicas?: number; createdAt
       replicas: opts.replicas ?? 2,
       leaderWorkerTemplate: { size: 3, workerTemplate: { spec: { containers: [{ name: 'w', image: 'x' }] } } },
       ...(opts.policy && { podTerminationPolicy: opts.policy }),
+      ...(opts.notReadySeconds !== undefined && { forceDeleteOnNodeNotReadySeconds: opts.notReadySeconds }),
     },
   };
   // As the teardown reads it (model/lws-facts.ts).
@@ -95,6 +104,8 @@ interface Row {
   /** The LWS is the group's: Events go to it. */
   lwsOfGroup?: boolean;
   ownWorkers?: boolean;
+  /** The opt-in to force deletes on NotReady alone the waits get (model/dead-node.ts). */
+  notReadySeconds?: number;
 }
 
 /** A group whose LWS is gone, or is another of its name: its leader's policy, a delete, no Events. */
@@ -208,6 +219,20 @@ const rows: Row[] = [
     judged: 'rebuild',
   },
   {
+    name: "the group's LWS opted in to force deletes on NotReady alone: the waits get its seconds",
+    reads: { lws: lws({ notReadySeconds: 0 }), leaderPod: terminating },
+    notReadySeconds: 0,
+  },
+  {
+    name: 'an LWS created again after the leader opts in none of the old groups',
+    reads: {
+      lws: lws({ createdAt: '2026-01-01T00:30:00Z', notReadySeconds: 300 }),
+      leaderPod: leader(L, { terminating: true, createdAt: T0 }),
+    },
+    lifecycle: 'delete',
+    lwsOfGroup: false,
+  },
+  {
     name: 'a delete stays a delete, whatever LWS of that name exists now',
     reads: { lws: lws(), leaderPod: terminating },
     judged: 'delete',
@@ -238,6 +263,7 @@ describe('model/teardown judgeTeardown', () => {
         row.deletes ? { namespace: 'default', name: 'demo-1', uid: 'sts-of-L' } : undefined,
       );
       assert.equal(j.lwsUid, (row.lwsOfGroup ?? true) ? 'lws-uid' : undefined);
+      assert.equal(j.forceDeleteOnNodeNotReadySeconds, row.notReadySeconds);
       if (row.ownWorkers) {
         assert.equal(j.ownWorkers?.statefulSet.uid, 'sts-of-L');
         assert.deepEqual(

@@ -110,6 +110,16 @@ describe('model/validate', () => {
     ],
     ['publishNotReadyAddresses false', lws({ networkConfig: { publishNotReadyAddresses: false } })],
     [
+      'groupRestartBackoff with every field',
+      lws({}, { groupRestartBackoff: { initialIntervalSeconds: 5, maximumIntervalSeconds: 5, resetAfterSeconds: 60 } }),
+    ],
+    [
+      'groupRestartBackoff off (initialIntervalSeconds 0)',
+      lws({}, { groupRestartBackoff: { initialIntervalSeconds: 0 } }),
+    ],
+    ['groupRestartBackoff empty (every default)', lws({}, { groupRestartBackoff: {} })],
+    ['forceDeleteOnNodeNotReadySeconds 0', lws({ forceDeleteOnNodeNotReadySeconds: 0 })],
+    [
       'publishNotReadyAddresses true under UniquePerReplica',
       lws({ networkConfig: { subdomainPolicy: 'UniquePerReplica', publishNotReadyAddresses: true } }),
     ],
@@ -136,6 +146,12 @@ describe('model/validate', () => {
       lws({ podTerminationPolicy: 'Sideways' }),
       'spec.podTerminationPolicy',
       'spec.podTerminationPolicy: Unsupported value: "Sideways": supported values: "Default", "Sequential", "Parallel"',
+    ],
+    [
+      'a negative forceDeleteOnNodeNotReadySeconds',
+      lws({ forceDeleteOnNodeNotReadySeconds: -1 }),
+      'spec.forceDeleteOnNodeNotReadySeconds',
+      'spec.forceDeleteOnNodeNotReadySeconds: Invalid value: -1: spec.forceDeleteOnNodeNotReadySeconds in body should be greater than or equal to 0',
     ],
     [
       'size 0',
@@ -221,6 +237,18 @@ describe('model/validate', () => {
       lws({}, { restartPolicy: 'Default', maxGroupRestarts: 0 }),
       'spec.leaderWorkerTemplate.maxGroupRestarts',
       `spec.leaderWorkerTemplate.maxGroupRestarts: Invalid value: 0: ${CEL_MESSAGES.maxGroupRestartsPolicy}`,
+    ],
+    [
+      'groupRestartBackoff with its maximum below its initial interval',
+      lws({}, { groupRestartBackoff: { initialIntervalSeconds: 60, maximumIntervalSeconds: 30 } }),
+      'spec.leaderWorkerTemplate.groupRestartBackoff.maximumIntervalSeconds',
+      `spec.leaderWorkerTemplate.groupRestartBackoff.maximumIntervalSeconds: Invalid value: 30: ${CEL_MESSAGES.backoffMaximumBelowInitial}`,
+    ],
+    [
+      'groupRestartBackoff with resetAfterSeconds 0',
+      lws({}, { groupRestartBackoff: { resetAfterSeconds: 0 } }),
+      'spec.leaderWorkerTemplate.groupRestartBackoff.resetAfterSeconds',
+      'spec.leaderWorkerTemplate.groupRestartBackoff.resetAfterSeconds: Invalid value: 0: spec.leaderWorkerTemplate.groupRestartBackoff.resetAfterSeconds in body should be greater than or equal to 1',
     ],
     [
       'a negative maxGroupRestarts',

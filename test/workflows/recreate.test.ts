@@ -177,7 +177,7 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
       );
       return { result, leader: leader! };
     }
-    const counts = (fake: FakeCluster) => JSON.parse(fake.groupRestarts.annotation ?? '{}') as Record<string, number>;
+    const counts = (fake: FakeCluster) => JSON.parse(fake.groupRestarts.counts ?? '{}') as Record<string, number>;
 
     it('counts each recreation on the leader StatefulSet, per revision and group, and leaves the group failed past it', async () => {
       const fake = await budgeted(2);
@@ -200,7 +200,9 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
         failed.message.split(': ').slice(1).join(': '),
       );
       assert.deepEqual(
-        fake.events.slice(0, 2).map((e) => e.message.replace(/deleted leader \S+/, '')),
+        fake.events
+          .filter((e) => e.reason === 'GroupRecreated')
+          .map((e) => e.message.replace(/deleted leader \S+/, '')),
         [1, 2].map(
           (n) =>
             `group 0: a container of demo-0-1 restarted;  (RecreateGroupOnPodRestart) (${n} of maxGroupRestarts 2)`,
@@ -230,6 +232,135 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
       const fake = await budgeted(undefined);
       for (let i = 0; i < 4; i++) assert.equal((await restartOnce(fake)).result.outcome, 'recreated');
       assert.deepEqual(Object.values(counts(fake)), [4]);
+    });
+  });
+  describe('spec.leaderWorkerTemplate.groupRestartBackoff', () => {
+    async function crashing(groupRestartBackoff?: Record<string, number>) {
+      const fake = t.fake();
+      fake.setLws({
+        leaderWorkerTemplate: {
+          size: 2,
+          workerTemplate: { spec: { containers: [{ name: 'worker', image: 'nginx:latest' }] } },
+          ...(groupRestartBackoff && { groupRestartBackoff }),
+        },
+      });
+      return fake;
+    }
+    /** Group 0's next incarnation, up at once, and the recreate of it after its worker restarted. */
+    async function failOnce(fake: FakeCluster, keep?: string) {
+      const now = await fake.now();
+      const before = fake.pod('demo-0');
+      if (before) fake.removePodAt(before.uid, now);
+      const leader = fake.addLeader({ groupIndex: 0, at: now, readyAt: now });
+      const started = await fake.now();
+      const result = await recreate(
+        fake,
+        {
+          ref: fake.ref,
+          groupIndex: 0,
+          leader: identityOf(leader),
+          reason: 'a container of demo-0-1 restarted',
+          groupHadStarted: true,
+        },
+        keep,
+      );
+      // Whole seconds: the test server's clock also runs while the workflow works.
+      const waitedMs = Math.floor(((leader.deletedAt ?? started) - started) / 1000) * 1000;
+      return { result, leader, waitedMs };
+    }
+
+    it("waits nothing the first time, then 10 s doubling to 5 min (the kubelet's values), on a timer of the run", async () => {
+      const fake = await crashing();
+      const waits: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        const { result, waitedMs } = await failOnce(fake, i === 1 ? 'recreateGroup-backoff' : undefined);
+        assert.equal(result.outcome, 'recreated');
+        assert.equal(result.backoffMs ?? 0, waitedMs, 'the leader is deleted once the wait is over');
+        waits.push(waitedMs / 1000);
+      }
+      assert.deepEqual(waits, [0, 10, 20, 40, 80, 160, 300]);
+      const backOffs = fake.events.filter((e) => e.reason === 'GroupRecreateBackOff');
+      assert.equal(backOffs.length, 6);
+      assert.ok(backOffs.every((e) => e.type === 'Warning'));
+      assert.match(
+        backOffs[0]!.message,
+        /group 0: a container of demo-0-1 restarted; 2nd recreation in a row: waiting 10 s/,
+      );
+      const record = JSON.parse(fake.groupRestarts.recreations ?? '{}') as Record<string, { streak: number }>;
+      assert.deepEqual(
+        Object.values(record).map((r) => r.streak),
+        [7],
+      );
+    });
+
+    it('tells the wait on the timeline, and starts over once the group was not recreated for resetAfterSeconds', async () => {
+      const fake = await crashing({ initialIntervalSeconds: 4, maximumIntervalSeconds: 6, resetAfterSeconds: 120 });
+      assert.equal((await failOnce(fake)).waitedMs, 0);
+      const second = await failOnce(fake);
+      assert.equal(second.waitedMs, 4000);
+      assert.deepEqual(
+        second.result.timeline.map((e) => e.event),
+        ['backing off', 'group recreated'],
+      );
+      assert.match(
+        second.result.timeline[0]!.detail!,
+        /2nd recreation in a row: waiting 4 s before deleting leader demo-0/,
+      );
+      assert.equal((await failOnce(fake)).waitedMs, 6000, 'capped at maximumIntervalSeconds');
+      await t.sleep(121_000);
+      assert.equal((await failOnce(fake)).waitedMs, 0, 'a group that lasted resetAfterSeconds is recreated at once');
+    });
+
+    it('initialIntervalSeconds 0 turns it off', async () => {
+      const fake = await crashing({ initialIntervalSeconds: 0 });
+      for (let i = 0; i < 3; i++) assert.equal((await failOnce(fake)).waitedMs, 0);
+    });
+
+    it('a leader deleted during the wait (scale-down, rolling update) is left to that: nothing deleted', async () => {
+      const fake = await crashing();
+      await failOnce(fake);
+      const now = await fake.now();
+      fake.removePodAt(fake.pod('demo-0')!.uid, now);
+      const leader = fake.addLeader({ groupIndex: 0, at: now, readyAt: now });
+      const result = await t.withWorker(fake, async (run) => {
+        const handle = await run.start<typeof recreateGroup>('recreateGroup', {
+          ref: fake.ref,
+          groupIndex: 0,
+          leader: identityOf(leader),
+          reason: 'a container of demo-0-1 restarted',
+          groupHadStarted: true,
+        });
+        // The run is on its timer once the Warning Event is out; then the rollout deletes the leader.
+        for (let i = 0; i < 200 && !fake.events.some((e) => e.reason === 'GroupRecreateBackOff'); i++) {
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        fake.deletePodAt(leader.uid, await fake.now());
+        return handle.result();
+      });
+      assert.equal(result.outcome, 'ignored');
+      assert.equal(result.backoffMs, 10_000);
+      assert.equal(fake.callsOf('deletePod').length, 1, 'only the first recreation deleted a leader');
+    });
+
+    it("a recover is not delayed, and the group's waits start over", async () => {
+      const fake = await crashing();
+      await failOnce(fake);
+      await failOnce(fake);
+      const now = await fake.now();
+      fake.removePodAt(fake.pod('demo-0')!.uid, now);
+      const leader = fake.addLeader({ groupIndex: 0, at: now, readyAt: now });
+      const result = await recreate(fake, {
+        ref: fake.ref,
+        groupIndex: 0,
+        leader: identityOf(leader),
+        reason: 'the user asked to recover group 0',
+        groupHadStarted: true,
+        recover: true,
+      });
+      assert.equal(result.outcome, 'recovered');
+      assert.equal(result.backoffMs, undefined);
+      assert.equal(fake.groupRestarts.recreations, '{}');
+      assert.equal((await failOnce(fake)).waitedMs, 0);
     });
   });
 });

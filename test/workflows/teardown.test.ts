@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import {
+  FORCE_DELETE_MARGIN_MS,
   LABEL_TEMPLATE_REVISION_HASH,
   type Lifecycle as LifecycleName,
   type PodTerminationPolicy,
@@ -740,6 +741,109 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       return deletes;
     });
     assert.deepEqual(deletes, [], 'the workers of a live leader were deleted');
+  });
+
+  describe('dead nodes: pods stuck Terminating are force-deleted once past their grace period (model/dead-node.ts)', () => {
+    /** Past the grace period before a wait names a pod stuck. */
+    const PAST = GRACE + FORCE_DELETE_MARGIN_MS;
+    const stuckCases: {
+      policy: PodTerminationPolicy;
+      signal: string;
+      /** Which of the group's pods are on the dead node: the leader, and these workers (by index). */
+      workers: number[];
+      /** When each force delete goes out, after the leader's deletion: [leader's, workers']. */
+      forcedAt: [number, number];
+      teardown: number;
+    }[] = [
+      {
+        // The leader first; the garbage collector then deletes the workers, which are stuck in their turn.
+        policy: 'Sequential',
+        signal: 'node gone',
+        workers: [0, 1, 2],
+        forcedAt: [PAST, 2 * PAST],
+        teardown: 2 * PAST,
+      },
+      {
+        // Together; the workers on healthy nodes go by themselves, in their grace period.
+        policy: 'Parallel',
+        signal: 'node tainted out-of-service',
+        workers: [0],
+        forcedAt: [PAST, PAST],
+        teardown: PAST,
+      },
+    ];
+    for (const c of stuckCases) {
+      it(`${c.policy}, ${c.signal}: each wait that ends stuck is followed by the force delete of those pods, told as a Warning, then the wait again`, async () => {
+        const fake = t.fake({ graceMs: GRACE, podReadyAfterMs: READY, leaderController: true, provisioner: true });
+        const { t0, leader, pods, input } = await terminatingGroup(fake, {
+          spec: c.policy,
+          hint: c.policy,
+          lifecycle: 'rebuild',
+        });
+        const stranded = [leader, ...c.workers.map((i) => pods[i]!)];
+        const healthy = pods.filter((p) => !stranded.includes(p));
+        fake.strandOnDeadNode(
+          stranded.map((p) => p.uid),
+          { node: 'node-x', signal: c.signal },
+        );
+        const result = await teardown(fake, input, `teardownGroup-dead-node-${c.policy}`);
+
+        // Exactly the stranded pods were force-deleted, each once, the leader's and the workers' each by its wait.
+        const forced = fake.completed('forceDeletePods');
+        const named = (call: (typeof forced)[number]) =>
+          (call.args[0] as { pods: { pod: { name: string } }[] }).pods.map((s) => s.pod.name);
+        assert.deepEqual(forced.map(named), [[leader.name], c.workers.map((i) => pods[i]!.name)]);
+        near(forced[0]!.at - t0(), c.forcedAt[0], 'leader force-deleted after');
+        near(forced[1]!.at - t0(), c.forcedAt[1], 'workers force-deleted after');
+        for (const p of healthy) near(fake.removedAt.get(p.uid)! - t0(), GRACE, `healthy ${p.name} gone after`);
+        // A wait that ended stuck, the force delete, the same wait again that saw them gone.
+        for (const [waitName, force] of [
+          ['waitForPodGone', forced[0]!],
+          ['waitForPodsGone', forced[1]!],
+        ] as const) {
+          const waits = fake.completed(waitName);
+          assert.equal(waits.length, 2, `${waitName} twice`);
+          assert.ok('stuck' in (waits[0]!.result as object), `${waitName} ended stuck first`);
+          assert.ok('goneAt' in (waits[1]!.result as object), `${waitName} then saw them gone`);
+          assert.ok(waits[0]!.endSeq! < force.seq && force.endSeq! < waits[1]!.seq, `${waitName}, delete, again`);
+        }
+        // Told as Warnings, naming pod, node and signal, besides the result; the rest of the story as ever.
+        const expected = stranded.map((p) => ({ pod: p.name, node: 'node-x', signal: c.signal }));
+        assert.deepEqual(result.forceDeleted, expected);
+        // (Each call's Events are recorded at once: their order within it is any.)
+        const warnings = fake.events.filter((e) => e.type === 'Warning');
+        assert.deepEqual(
+          warnings.map((e) => [e.reason, e.message]).sort(),
+          expected.map((f) => [
+            'PodForceDeleted',
+            `group 0 (rebuild, ${c.policy}): pod force-deleted: ${f.pod} on node node-x: ${c.signal}`,
+          ]),
+        );
+        assert.equal(fake.events.filter((e) => e.reason === 'GroupLeaderGone').length, 1);
+        assert.deepEqual(
+          result.timeline.filter((e) => e.event === 'pod force-deleted').map((e) => e.detail),
+          expected.map((f) => `${f.pod} on node node-x: ${c.signal}`),
+        );
+        near(result.teardownMs, c.teardown, 'teardownMs');
+        near(result.recoveryMs, c.teardown + READY, 'recoveryMs');
+      });
+    }
+
+    it("the LWS's opt-in to force deletes on NotReady alone reaches both pod waits; without it, neither gets one", async () => {
+      for (const notReadySeconds of [30, undefined]) {
+        const fake = t.fake({ graceMs: GRACE });
+        const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
+        if (notReadySeconds !== undefined) fake.lws!.spec.forceDeleteOnNodeNotReadySeconds = notReadySeconds;
+        const result = await teardown(fake, input);
+        for (const name of ['waitForPodGone', 'waitForPodsGone'] as const) {
+          const [call] = fake.callsOf(name);
+          const arg = call!.args[0] as { forceDeleteOnNodeNotReadySeconds?: number };
+          assert.equal(arg.forceDeleteOnNodeNotReadySeconds, notReadySeconds, name);
+        }
+        assert.equal(result.forceDeleted, undefined, 'nothing stuck, nothing force-deleted');
+        assert.deepEqual(fake.callsOf('forceDeletePods'), []);
+      }
+    });
   });
 
   it('answers the timeline query while it runs', async () => {
