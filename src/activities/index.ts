@@ -9,7 +9,7 @@ import { deletePod, deleteSeenWorkers, deleteWorkerStatefulSet, releaseForegroun
 import { recordEvent, recordEvents, tellWhenDone } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
 import { readGroupRestarts, writeGroupRestarts } from './group-restarts.js';
-import { annotateLeaderPods, markGroupFailed, markWorkersRefused } from './leader-pods.js';
+import { annotateLeaderPods, markGroupFailed, markGroupRecreated, markWorkersRefused } from './leader-pods.js';
 import { ensureLeaderStatefulSet } from './leader-statefulset.js';
 import { getLeaderWorkerSet, getNodeLabel, getPod, getStatefulSet, listGroupPods, listGroups } from './reads.js';
 import {
@@ -64,6 +64,7 @@ export function createActivities(
     annotateLeaderPods: (input) => annotateLeaderPods(c, input),
     markWorkersRefused: (input) => markWorkersRefused(c, input),
     markGroupFailed: (input) => markGroupFailed(c, input),
+    markGroupRecreated: (input) => markGroupRecreated(c, input),
     readGroupRestarts: (leaderStatefulSet) => readGroupRestarts(c, leaderStatefulSet),
     writeGroupRestarts: (input) => writeGroupRestarts(c, input),
     waitForPodGone: ({ tell, forceDeleteOnNodeNotReadySeconds, ...target }) =>

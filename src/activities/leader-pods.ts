@@ -4,6 +4,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   ANNOTATION_GROUP_FAILED,
+  ANNOTATION_RECREATE_REASON,
   ANNOTATION_POD_TERMINATION_POLICY,
   ANNOTATION_WORKERS_REFUSED,
   selectors,
@@ -84,6 +85,14 @@ export function markWorkersRefused(
 /** Why the group is no longer recreated (its restart budget is spent), on its leader pod, for the reconcile to tell. */
 export function markGroupFailed(c: KubeClients, input: { leader: ObjectIdentity; message: string }): Promise<boolean> {
   return setLeaderAnnotation(c, input.leader, ANNOTATION_GROUP_FAILED, input.message);
+}
+
+/** Why the restart policy recreates the group, on its leader pod just before it is deleted, for its teardown to tell. */
+export function markGroupRecreated(
+  c: KubeClients,
+  input: { leader: ObjectIdentity; reason: string },
+): Promise<boolean> {
+  return setLeaderAnnotation(c, input.leader, ANNOTATION_RECREATE_REASON, input.reason);
 }
 
 /** False when the pod of this uid is gone; absent `value` takes the annotation off. */

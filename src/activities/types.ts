@@ -350,6 +350,8 @@ export interface LeaderPodActivities {
   markWorkersRefused(input: { leader: ObjectIdentity; message?: string }): Promise<boolean>;
   /** Writes on the leader pod why its group is no longer recreated (model/restart-budget.ts). False when it is gone. */
   markGroupFailed(input: { leader: ObjectIdentity; message: string }): Promise<boolean>;
+  /** Writes on the leader pod why the restart policy recreates its group, for the teardown. False when it is gone. */
+  markGroupRecreated(input: { leader: ObjectIdentity; reason: string }): Promise<boolean>;
   /** The groups' restart counts and last recreations on the leader StatefulSet; null when it is gone. */
   readGroupRestarts(leaderStatefulSet: ObjectKey): Promise<GroupRestarts | null>;
   /** Writes those given at that resourceVersion: `conflict` when it changed since (read again). */

@@ -81,6 +81,12 @@ export const ANNOTATION_GROUP_RESTART_COUNT = `${PREFIX}group-restart-count`;
  */
 export const ANNOTATION_GROUP_RECREATIONS = `${PREFIX}group-recreations`;
 
+/**
+ * Ours. Leader pod annotation: why the restart policy recreates its group (and the backoff it waited), written just
+ * before the leader is deleted, so that the teardown that follows tells it.
+ */
+export const ANNOTATION_RECREATE_REASON = `${PREFIX}recreate-reason`;
+
 /** Ours. Leader pod annotation: why its group is no longer recreated (its restart budget is spent); read by the status. */
 export const ANNOTATION_GROUP_FAILED = `${PREFIX}group-failed`;
 

@@ -1,4 +1,5 @@
 // What a teardown decides from its first reads: policy, lifecycle, its own workers, whether to delete them, its LWS.
+import { ANNOTATION_RECREATE_REASON } from './labels.js';
 import { groupLifecycle, leaderStatefulSetReplicas, predatesLws, type Lifecycle } from './lifecycle.js';
 import type { LwsFacts } from './lws-facts.js';
 import type { ObjectIdentity, PodFacts, StatefulSetFacts } from './objects.js';
@@ -23,6 +24,8 @@ export interface TeardownJudgement extends ResolvedPolicy {
   ownWorkers: { statefulSet: StatefulSetFacts; pods: PodFacts[] } | null;
   /** Parallel, and not deleted yet: delete this StatefulSet (its uid the precondition). */
   deleteWorkers?: ObjectIdentity;
+  /** Why the restart policy recreated the group, as its recreate wrote it on the leader; absent for other deletions. */
+  recreatedBecause?: string;
   /** The group's LWS opted in to force deletes on NotReady alone (dead-node.ts); read once, as the teardown starts. */
   forceDeleteOnNodeNotReadySeconds?: number;
 }
@@ -39,6 +42,7 @@ export function judgeTeardown(
   const { lws } = reads;
   const leaderPod = reads.leaderPod?.uid === group.leader.uid ? reads.leaderPod : null;
   const lwsOfGroup = lws !== null && !(leaderPod && predatesLws(lws, leaderPod.createdAt)) ? lws : null;
+  const recreatedBecause = leaderPod?.annotations[ANNOTATION_RECREATE_REASON];
   // Only the group's own LWS opts it in: one created again under its name may say otherwise.
   const notReadySeconds = lwsOfGroup?.spec.forceDeleteOnNodeNotReadySeconds;
   // lwsOfGroup has settled whose LWS it is: only the annotation is read from the pod.
@@ -71,5 +75,6 @@ export function judgeTeardown(
     ownWorkers,
     ...(deletes && { deleteWorkers: { namespace: sts.namespace, name: sts.name, uid: sts.uid } }),
     ...(notReadySeconds !== undefined && { forceDeleteOnNodeNotReadySeconds: notReadySeconds }),
+    ...(recreatedBecause !== undefined && { recreatedBecause }),
   };
 }

@@ -138,6 +138,12 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
     }
   }
 
+  // Why, on the leader as it goes: the teardown that follows tells it (its timeline, its first Event).
+  const budget = maxGroupRestarts === undefined ? '' : ` (${count} of maxGroupRestarts ${maxGroupRestarts})`;
+  const waited = backoffMs > 0 ? `, after a ${backoffMs / 1000} s backoff` : '';
+  if (!(await kube.markGroupRecreated({ leader, reason: `${reason}${budget}${waited}` }))) {
+    return ignore('leader pod absent', { backoffMs });
+  }
   const outcome = await kube.deletePod(leader);
   if (outcome !== 'deleted') return ignore(`leader pod ${outcome}`, { backoffMs });
   // Counted once the leader is deleted: a run that dies in between carries on here, from its history.
@@ -145,7 +151,6 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
     const counts = withRestartCount(r.counts, revision, groupIndex, count);
     return counts === r.counts ? undefined : { counts };
   });
-  const budget = maxGroupRestarts === undefined ? '' : ` (${count} of maxGroupRestarts ${maxGroupRestarts})`;
   timeline.add(recover ? 'group recovered' : 'group recreated', undefined, `${reason}${budget}`);
   await kube.recordEvent({
     lws: lwsIdentity,

@@ -133,7 +133,9 @@ function firstSteps(
     {
       step: 'leader terminating',
       at: started,
-      detail: `${leader.name}; policy ${judged.policy} from ${judged.source}`,
+      detail:
+        `${leader.name}; policy ${judged.policy} from ${judged.source}` +
+        (judged.recreatedBecause ? `; recreated by the restart policy: ${judged.recreatedBecause}` : ''),
     },
   ];
   if (workersDeletedAt) {

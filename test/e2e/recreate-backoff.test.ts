@@ -106,6 +106,15 @@ describe('backoff between recreations of a group (groupRestartBackoff) with the 
       'only group 0 backed off',
     );
 
+    // The teardown that followed tells why its leader went, and after which wait.
+    const terminating = (await events('GroupLeaderTerminating')).map((e) => e.message ?? '');
+    assert.ok(
+      terminating.some((m) =>
+        /group 0 .*recreated by the restart policy: a container of backoff-0-1 restarted, after a 6 s backoff/.test(m),
+      ),
+      terminating.join('\n'),
+    );
+
     // A third failure in a row waits twice as long.
     const thirdMs = await crashAndWatch(0);
     assert.ok(thirdMs >= 2 * INITIAL_SECONDS * 1000, `the third recreation waited ${thirdMs} ms`);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {
   ANNOTATION_POD_TERMINATION_POLICY,
+  ANNOTATION_RECREATE_REASON,
   LABEL_TEMPLATE_REVISION_HASH,
   judgeTeardown,
   lwsFacts,
@@ -106,6 +107,8 @@ interface Row {
   ownWorkers?: boolean;
   /** The opt-in to force deletes on NotReady alone the waits get (model/dead-node.ts). */
   notReadySeconds?: number;
+  /** Why the restart policy recreated the group, from this leader's annotation. */
+  recreatedBecause?: string;
 }
 
 /** A group whose LWS is gone, or is another of its name: its leader's policy, a delete, no Events. */
@@ -233,6 +236,15 @@ const rows: Row[] = [
     lwsOfGroup: false,
   },
   {
+    name: 'recreated by the restart policy: the reason its recreate wrote on this leader',
+    reads: { lws: lws(), leaderPod: { ...terminating, annotations: { [ANNOTATION_RECREATE_REASON]: 'a crash' } } },
+    recreatedBecause: 'a crash',
+  },
+  {
+    name: "the leader's replacement's reason is not this group's",
+    reads: { lws: lws(), leaderPod: { ...leader('NEW'), annotations: { [ANNOTATION_RECREATE_REASON]: 'a crash' } } },
+  },
+  {
     name: 'a delete stays a delete, whatever LWS of that name exists now',
     reads: { lws: lws(), leaderPod: terminating },
     judged: 'delete',
@@ -264,6 +276,7 @@ describe('model/teardown judgeTeardown', () => {
       );
       assert.equal(j.lwsUid, (row.lwsOfGroup ?? true) ? 'lws-uid' : undefined);
       assert.equal(j.forceDeleteOnNodeNotReadySeconds, row.notReadySeconds);
+      assert.equal(j.recreatedBecause, row.recreatedBecause);
       if (row.ownWorkers) {
         assert.equal(j.ownWorkers?.statefulSet.uid, 'sts-of-L');
         assert.deepEqual(

@@ -306,6 +306,11 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
         second.result.timeline[0]!.detail!,
         /2nd recreation in a row: waiting 4 s before deleting leader demo-0/,
       );
+      // Why, on the leader as it goes, for the teardown that follows.
+      assert.equal(
+        second.leader.annotations['leaderworkerset.sigs.k8s.io/recreate-reason'],
+        'a container of demo-0-1 restarted, after a 4 s backoff',
+      );
       assert.equal((await failOnce(fake)).waitedMs, 6000, 'capped at maximumIntervalSeconds');
       await t.sleep(121_000);
       assert.equal((await failOnce(fake)).waitedMs, 0, 'a group that lasted resetAfterSeconds is recreated at once');
