@@ -159,39 +159,79 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
     },
   ];
 
-  for (const policy of ['Sequential', 'Parallel'] as const) {
+  /** What one case saw, for its assertions: the group before, the teardown's result, its Events, the group after. */
+  interface Seen {
+    name: string;
+    doomed: string;
+    spare: string;
+    before: k8s.V1Pod[];
+    onDoomed: string[];
+    onSteady: k8s.V1Pod;
+    killedAt: number;
+    result: TeardownGroupResult;
+    warnings: k8s.CoreV1Event[];
+    after: k8s.V1Pod[];
+  }
+
+  /** A group of 3 on a doomed, a steady and a spare node; the doomed node dies, the group is rebuilt. */
+  async function rebuildOffDeadNode(policy: PodTerminationPolicy, death: (typeof deaths)[number]): Promise<Seen> {
+    const name = `${policy === 'Sequential' ? 'seq' : 'par'}-${death.what === 'deleted' ? 'gone' : 'oos'}`;
+    const { nodes, doomed, steady, spare } = await nodesFor(name);
+    await lws.create(lwsOf(name, policy, 3));
+    const before = await lws.waitForGroups(name, 1, 3);
+    const leader = before.find((p) => p.metadata!.name === `${name}-0`)!;
+    const onDoomed = before.filter((p) => p.spec!.nodeName === doomed).map((p) => p.metadata!.name!);
+    const onSteady = before.find((p) => p.spec!.nodeName === steady)!;
+
+    // The kubelet dies, the node is cordoned and the spare opened; then the node is deleted or tainted.
+    await nodes.setKubelet(doomed, false);
+    await nodes.setSchedulable(false, [doomed]);
+    await nodes.setSchedulable(true, [spare]);
+    const killedAt = Date.now();
+    await death.kill(nodes, doomed, leader);
+
+    const result = await teardownOf(name, leader.metadata!.uid!);
+    const warnings = await forceDeletedEvents(name);
+    const after = await lws.waitForGroups(name, 1, 3);
+    await removeLws(name, nodes);
+    return { name, doomed, spare, before, onDoomed, onSteady, killedAt, result, warnings, after };
+  }
+
+  // The four cases share nothing (each its LWS and nodes), so they run at once; each test reads what its case saw.
+  const cases = new Map<string, Promise<Seen>>();
+  const caseOf = (policy: PodTerminationPolicy, what: string) => {
+    const key = `${policy}/${what}`;
+    if (!cases.has(key)) {
+      const death = deaths.find((d) => d.what === what)!;
+      const seen = rebuildOffDeadNode(policy, death);
+      seen.catch(() => undefined); // reported by its test
+      cases.set(key, seen);
+    }
+    return cases.get(key)!;
+  };
+  const policies = ['Sequential', 'Parallel'] as const;
+
+  for (const policy of policies) {
     for (const death of deaths) {
       it(`${policy}, node ${death.what}: its pods are force-deleted after their grace period, named in a Warning Event; the replacement is Ready on the other nodes`, async () => {
-        const name = `${policy === 'Sequential' ? 'seq' : 'par'}-${death.what === 'deleted' ? 'gone' : 'oos'}`;
-        const { nodes, doomed, steady, spare } = await nodesFor(name);
-        await lws.create(lwsOf(name, policy, 3));
-        const before = await lws.waitForGroups(name, 1, 3);
-        const leader = before.find((p) => p.metadata!.name === `${name}-0`)!;
+        for (const p of policies) for (const d of deaths) void caseOf(p, d.what);
+        const { doomed, spare, before, onDoomed, onSteady, killedAt, result, warnings, after, name } = await caseOf(
+          policy,
+          death.what,
+        );
         const placed = nodeOf(before);
         assert.equal(placed.get(`${name}-0`), doomed);
         assert.deepEqual(
           [...placed.values()].filter((n) => n !== doomed),
-          [steady],
+          [onSteady.spec!.nodeName],
           JSON.stringify([...placed]),
         );
-        const onDoomed = before.filter((p) => p.spec!.nodeName === doomed).map((p) => p.metadata!.name!);
-        const onSteady = before.find((p) => p.spec!.nodeName === steady)!;
-
-        // The kubelet dies, the node is cordoned and the spare opened; then the node is deleted or tainted.
-        await nodes.setKubelet(doomed, false);
-        await nodes.setSchedulable(false, [doomed]);
-        await nodes.setSchedulable(true, [spare]);
-        const killedAt = Date.now();
-        await death.kill(nodes, doomed, leader);
-
-        const result = await teardownOf(name, leader.metadata!.uid!);
         assert.equal(result.policy, policy);
         assert.equal(result.lifecycle, 'rebuild');
         // Exactly the doomed node's pods, by this controller, for that signal (the result lists only the pods its
         // own delete removed), before podgc could have.
         const expected = onDoomed.map((pod) => ({ pod, node: doomed, signal: death.signal })).sort(byPod);
         assert.deepEqual([...(result.forceDeleted ?? [])].sort(byPod), expected, JSON.stringify(result.timeline));
-        const warnings = await forceDeletedEvents(name);
         assert.deepEqual(
           warnings.map((e) => [e.type, e.message?.replace(/^.*: pod force-deleted: /, '')]).sort(),
           expected.map((f) => ['Warning', `${f.pod} on node ${doomed}: ${death.signal}`]),
@@ -212,15 +252,12 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
         assert.ok(!warnings.some((e) => e.message?.includes(onSteady.metadata!.name!)), 'no Event names it');
 
         // The replacement group, Ready on the remaining nodes.
-        const after = await lws.waitForGroups(name, 1, 3);
         assert.ok(
           after.every((p) => p.spec!.nodeName !== doomed && isReady(p)),
           JSON.stringify([...nodeOf(after)]),
         );
         assert.equal(nodeOf(after).get(`${name}-0`), spare);
         assert.ok(result.recoveryMs !== undefined, 'the teardown saw the replacement Ready');
-
-        await removeLws(name, nodes);
       });
     }
   }
