@@ -74,7 +74,9 @@ export interface RecreateRun {
   closeTime?: string;
   /** recreated or recovered (it deleted the leader), failed (restart budget spent: the group is kept as it is), ignored. */
   outcome?: RecreateGroupResult['outcome'];
-  /** What the trigger saw: "a container of demo-0-1 restarted", "worker pod demo-0-1 was deleted", ... */
+  /** What the trigger saw: the cause, its pod, and in words ("a container of demo-0-1 restarted"). */
+  cause?: RecreateGroupResult['cause'];
+  pod?: string;
   reason?: string;
   /** The group's restart count after this recreation, and maxGroupRestarts (only when that is set). */
   restartCount?: number;

@@ -107,6 +107,8 @@ export function recreateRun(f: RecreateFacts, link: string): RecreateRun {
     startTime: f.startTime.toISOString(),
     closeTime: f.closeTime?.toISOString(),
     outcome: f.result?.outcome,
+    cause: f.result?.cause ?? f.input?.cause,
+    pod: f.result?.pod ?? f.input?.pod,
     reason: f.result?.reason ?? f.input?.reason,
     restartCount: f.result?.restartCount,
     maxGroupRestarts: f.result?.maxGroupRestarts,

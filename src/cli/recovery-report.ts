@@ -107,14 +107,10 @@ function teardownReason(cause: RecoveryCause, leader: string | undefined): strin
   }
 }
 
-/** The cause and pod of a recreate, from its reason as the trigger words it (trigger/decide.ts). */
+/** The cause and pod of a recreate, as the trigger passed them. */
 function recreateCause(run: RecreateRun, leader: string | undefined): { cause: RecoveryCause; pod?: string } {
-  if (run.recover) return { cause: 'recover', pod: leader };
-  const restarted = /^a container of (\S+) restarted/.exec(run.reason ?? '');
-  if (restarted) return { cause: 'container-restart', pod: restarted[1] };
-  const deleted = /^worker pod (\S+) was deleted/.exec(run.reason ?? '');
-  if (deleted) return { cause: 'pod-deletion', pod: deleted[1] };
-  return { cause: 'unknown' };
+  if (run.recover) return { cause: 'recover', pod: run.pod ?? leader };
+  return { cause: run.cause ?? 'unknown', ...(run.pod !== undefined && { pod: run.pod }) };
 }
 
 const deletedLeader = (run: RecreateRun) => run.outcome === 'recreated' || run.outcome === 'recovered';

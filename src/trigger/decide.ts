@@ -237,7 +237,10 @@ export function podActions(
     }
   }
 
-  const recreate = (leader: PodFacts, input: Pick<RecreateGroupInput, 'reason' | 'groupHadStarted' | 'recover'>) => {
+  const recreate = (
+    leader: PodFacts,
+    input: Pick<RecreateGroupInput, 'cause' | 'pod' | 'reason' | 'groupHadStarted' | 'recover'>,
+  ) => {
     const { reason, groupHadStarted, recover } = input;
     const op = { kind: 'recreate' as const, groupIndex, leaderUid: leader.uid, beforeStart: !groupHadStarted, recover };
     const identityOfLeader = { namespace: leader.namespace, name: leader.name, uid: leader.uid };
@@ -252,7 +255,7 @@ export function podActions(
   // A failed group (its restart budget spent) that the user asked to recover: rebuilt, its count started again.
   if (wanting && workerIndex === 0 && recoverRequested(pod)) {
     const reason = `the user asked to recover group ${groupIndex} (${ANNOTATION_RECOVER}=true on ${pod.name})`;
-    recreate(pod, { reason, groupHadStarted: true, recover: true });
+    recreate(pod, { cause: 'recover', pod: pod.name, reason, groupHadStarted: true, recover: true });
     return actions;
   }
 
@@ -262,7 +265,8 @@ export function podActions(
   const workerDeleted = workerIndex > 0 && isDeleting(pod);
   if (wanting && leader && !isDeleting(leader) && (restarted || workerDeleted)) {
     const reason = restarted ? `a container of ${pod.name} restarted` : `worker pod ${pod.name} was deleted`;
-    recreate(leader, { reason, groupHadStarted: know.groupStarted(leader.uid) });
+    const cause = restarted ? 'container-restart' : 'pod-deletion';
+    recreate(leader, { cause, pod: pod.name, reason, groupHadStarted: know.groupStarted(leader.uid) });
   }
   return actions;
 }

@@ -27,11 +27,17 @@ import { kube } from './activities.js';
 import { readLws } from './lws-io.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
 
+/** What started a recreation: a container of `pod` restarted, worker `pod` was deleted, or the user's recover. */
+export type RecreateCause = 'container-restart' | 'pod-deletion' | 'recover';
+
 export interface RecreateGroupInput {
   ref: ObjectKey;
   groupIndex: number;
   leader: ObjectIdentity;
-  /** What the trigger saw, for the timeline and the Event: e.g. "container worker of demo-0-2 restarted". */
+  cause: RecreateCause;
+  /** The pod whose restart or deletion it is (the leader, for a recover). */
+  pod: string;
+  /** What the trigger saw, for the timeline and the Event: e.g. "a container of demo-0-2 restarted". */
   reason: string;
   /** Every pod of the group exists and none is Pending, when the restart was seen (upstream's RecreateGroupAfterStart). */
   groupHadStarted: boolean;
@@ -41,7 +47,9 @@ export interface RecreateGroupInput {
 
 export interface RecreateGroupResult {
   outcome: 'recreated' | 'recovered' | 'failed' | 'ignored';
-  /** What the trigger saw (the input's reason). */
+  /** What the trigger saw (the input's cause, pod and reason), for the report of the group's rebuilds. */
+  cause: RecreateCause;
+  pod: string;
   reason: string;
   /** Restart budget: the group's count after this recreation, and spec.leaderWorkerTemplate.maxGroupRestarts. */
   restartCount?: number;
@@ -52,13 +60,13 @@ export interface RecreateGroupResult {
 }
 
 export async function recreateGroup(input: RecreateGroupInput): Promise<RecreateGroupResult> {
-  const { ref, groupIndex, leader, recover, reason } = input;
+  const { ref, groupIndex, leader, recover, cause, pod, reason } = input;
   const timeline = new Timeline(
     `${recover ? 'recover' : 'recreate'} group ${groupIndex} of ${ref.namespace}/${ref.name}`,
   );
   const ignore = (why: string, more: Partial<RecreateGroupResult> = {}): RecreateGroupResult => {
     timeline.add('skipped', undefined, why);
-    return { outcome: 'ignored', reason, ...more, timeline: timeline.entries };
+    return { outcome: 'ignored', cause, pod, reason, ...more, timeline: timeline.entries };
   };
   const lws = await readLws(ref);
   if (lws === null || lws.metadata.deletionTimestamp) return ignore('the LWS is gone');
@@ -101,7 +109,14 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
         message: `${reason}: ${judged.message}`,
       });
       timeline.add('restart budget spent', undefined, judged.message);
-      return { outcome: 'failed', reason, ...budgetOf(maxGroupRestarts ?? 0), timeline: timeline.entries };
+      return {
+        outcome: 'failed',
+        cause,
+        pod,
+        reason,
+        ...budgetOf(maxGroupRestarts ?? 0),
+        timeline: timeline.entries,
+      };
     }
     count = judged.count;
     backoff = judgeBackoff({
@@ -162,6 +177,8 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
   });
   return {
     outcome: recover ? 'recovered' : 'recreated',
+    cause,
+    pod,
     reason,
     ...budgetOf(count),
     ...(backoffMs > 0 && { backoffMs }),

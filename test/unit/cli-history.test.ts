@@ -170,6 +170,8 @@ describe('cli/history: recreateRun', () => {
       recreateFacts({
         result: {
           outcome: 'recreated',
+          cause: 'container-restart',
+          pod: 'demo-2-1',
           reason: 'a container of demo-2-1 restarted',
           restartCount: 2,
           maxGroupRestarts: 3,
@@ -189,6 +191,8 @@ describe('cli/history: recreateRun', () => {
       startTime: t(0),
       closeTime: t(300),
       outcome: 'recreated',
+      cause: 'container-restart',
+      pod: 'demo-2-1',
       reason: 'a container of demo-2-1 restarted',
       restartCount: 2,
       maxGroupRestarts: 3,

@@ -48,6 +48,8 @@ function recreate(uid: string, over: Partial<RecreateRun> = {}): RecreateRun {
     startTime: t(0),
     closeTime: t(1),
     outcome: 'recreated',
+    cause: 'container-restart',
+    pod: `demo-${group}-1`,
     reason: `a container of demo-${group}-1 restarted`,
     restartCount: 1,
     maxGroupRestarts: 3,
@@ -90,7 +92,9 @@ describe('cli/recovery-report: joinRuns', () => {
     {
       name: 'a deleted worker pod',
       teardowns: [teardown('u1')],
-      recreates: [recreate('u1', { reason: 'worker pod demo-0-2 was deleted' })],
+      recreates: [
+        recreate('u1', { cause: 'pod-deletion', pod: 'demo-0-2', reason: 'worker pod demo-0-2 was deleted' }),
+      ],
       expected: [
         {
           runs: ['group-0/recreate/u1', 'group-0/teardown/u1'],
@@ -146,6 +150,8 @@ describe('cli/recovery-report: joinRuns', () => {
         recreate('u1', {
           recover: true,
           outcome: 'recovered',
+          cause: 'recover',
+          pod: 'demo-0',
           reason: 'the user asked to recover group 0 (leaderworkerset.sigs.k8s.io/recover=true on demo-0)',
           startTime: t(59),
           restartCount: 0,
@@ -263,9 +269,9 @@ describe('cli/recovery-report: joinRuns', () => {
       ],
     },
     {
-      name: 'a reason of another shape is kept as it is',
+      name: 'a recreate of unknown cause (neither result nor input read) is kept with its reason',
       teardowns: [],
-      recreates: [recreate('u1', { reason: 'something new', outcome: 'failed' })],
+      recreates: [recreate('u1', { cause: undefined, pod: undefined, reason: 'something new', outcome: 'failed' })],
       expected: [
         {
           runs: ['group-0/recreate/u1', undefined],
@@ -318,7 +324,13 @@ describe('cli/recovery-report: groupSummary', () => {
         [teardown('u1'), teardown('u2'), teardown('u3', { startTime: t(300), timeline: [] })],
         [
           recreate('u1', { startTime: t(100), restartCount: 1 }),
-          recreate('u2', { startTime: t(200), restartCount: 2, reason: 'worker pod demo-0-1 was deleted' }),
+          recreate('u2', {
+            startTime: t(200),
+            restartCount: 2,
+            cause: 'pod-deletion',
+            pod: 'demo-0-1',
+            reason: 'worker pod demo-0-1 was deleted',
+          }),
           recreate('u4', { startTime: t(400), outcome: 'failed', restartCount: 3 }),
           recreate('u5', { startTime: t(500), outcome: 'ignored', restartCount: undefined }),
         ],

@@ -519,6 +519,8 @@ describe('trigger/decide', () => {
             ref,
             groupIndex: 0,
             leader: { namespace: 'default', name: 'demo-0', uid: 'leader-0' },
+            cause: isDeleting(pod) ? 'pod-deletion' : 'container-restart',
+            pod: pod.name,
             reason: action.reason,
             groupHadStarted: hadStarted,
           },
