@@ -26,7 +26,8 @@ COPY tsconfig.json ./
 COPY docker/tsconfig.build.json ./docker/
 COPY src ./src
 COPY scripts/build.ts ./scripts/
-# What `npm run build` does (src/stack/build.ts): tsc, then the workflow bundle, built here once so that the worker
+COPY tools/build ./tools/build
+# What `npm run build` does (tools/build/build.ts): tsc, then the workflow bundle, built here once so that the worker
 # loads it (LWS_WORKFLOW_BUNDLE) instead of running webpack at every start, then each process entry bundled into one
 # file, which takes 40-60 MB less memory than Node loading the same code as hundreds of modules.
 RUN npx tsx scripts/build.ts dist

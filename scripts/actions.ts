@@ -5,7 +5,7 @@
 // Markdown table for docs/benchmarks.md. Run it alone, as the bench: its controller reconciles every LWS of the local
 // cluster, and the counter is the whole Temporal namespace's.
 import { parseArgs } from 'node:util';
-import { actionsTable, measureActions } from '../src/bench/actions.js';
+import { actionsTable, measureActions } from '../tools/bench/actions.js';
 import { createLogger } from '../src/log.js';
 
 const log = createLogger('actions');

@@ -1,15 +1,15 @@
 // npm run api-chaos [-- --seed <n>] [--trials-per-fault <n>]
 //   [--faults 429,5xx,reset,watch-cut,slow,apiserver-restart,etcd-restart] [--temporal dev-server|cluster]
 //   [--grace <seconds>] [--replicas <n>] [--size <n>] [--out <file.json>]
-// The API-fault campaign (src/chaos/api-campaign.ts): the controller behind the fault proxy, and restarts of the API
+// The API-fault campaign (tools/chaos/api-campaign.ts): the controller behind the fault proxy, and restarts of the API
 // server and etcd. Prints the per-fault table; exits 1 if any trial broke an invariant.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { API_FAULT_KINDS, apiCampaignMarkdown, runApiCampaign } from '../src/chaos/api-campaign.js';
-import { kindsFlag, wholeFlag } from '../src/chaos/flags.js';
+import { API_FAULT_KINDS, apiCampaignMarkdown, runApiCampaign } from '../tools/chaos/api-campaign.js';
+import { kindsFlag, wholeFlag } from '../tools/chaos/flags.js';
 import { createLogger } from '../src/log.js';
-import { isProvisioned, provision } from '../src/stack/provision.js';
-import { parseTemporalTarget } from '../src/stack/temporal-target.js';
+import { isProvisioned, provision } from '../tools/stack/provision.js';
+import { parseTemporalTarget } from '../tools/stack/temporal-target.js';
 
 const log = createLogger('api-chaos');
 

@@ -11,12 +11,12 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { compareTemporal, markdown, targets, timelineSvg } from '../src/bench/report.js';
-import type { BenchResult } from '../src/bench/results.js';
-import { runBench } from '../src/bench/run.js';
+import { compareTemporal, markdown, targets, timelineSvg } from '../tools/bench/report.js';
+import type { BenchResult } from '../tools/bench/results.js';
+import { runBench } from '../tools/bench/run.js';
 import { createLogger } from '../src/log.js';
-import { repoRoot } from '../src/stack/paths.js';
-import { parseTemporalTarget } from '../src/stack/temporal-target.js';
+import { repoRoot } from '../tools/stack/paths.js';
+import { parseTemporalTarget } from '../tools/stack/temporal-target.js';
 
 /** A result file, or the benchmarks.json of an --out folder. */
 function readResult(path: string): BenchResult {

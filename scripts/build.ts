@@ -1,6 +1,6 @@
-// npm run build [-- <out dir>]: compile and bundle what production runs into dist/ (see src/stack/build.ts).
+// npm run build [-- <out dir>]: compile and bundle what production runs into dist/ (see tools/build/build.ts).
 import { createLogger } from '../src/log.js';
-import { buildDist } from '../src/stack/build.js';
+import { buildDist } from '../tools/build/build.js';
 
 const log = createLogger('build');
 const outDir = process.argv[2] ?? 'dist';

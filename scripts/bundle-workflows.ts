@@ -3,8 +3,8 @@
 // drops by the bundler's share (see docs/benchmarks.md).
 import { join, resolve } from 'node:path';
 import { createLogger } from '../src/log.js';
-import { writeWorkflowBundle } from '../src/stack/build.js';
-import { stateDir } from '../src/stack/paths.js';
+import { writeWorkflowBundle } from '../tools/build/build.js';
+import { stateDir } from '../tools/stack/paths.js';
 import { workflowBundleFile } from '../src/worker/run.js';
 
 const log = createLogger('bundle');

@@ -1,16 +1,16 @@
 // npm run chaos [-- --seed <n>] [--trials <n>] [--temporal dev-server|cluster] [--grace <seconds>]
 //   [--faults worker,trigger,both,temporal] [--out <file.json>]
-// The fault campaign (src/chaos/campaign.ts). Prints the per-fault table for docs/reliability.md; exits 1 if any
+// The fault campaign (tools/chaos/campaign.ts). Prints the per-fault table for docs/reliability.md; exits 1 if any
 // trial broke an invariant.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { runCampaign } from '../src/chaos/campaign.js';
-import { FAULT_KINDS } from '../src/chaos/plan.js';
-import { campaignMarkdown } from '../src/chaos/report.js';
-import { kindsFlag, wholeFlag } from '../src/chaos/flags.js';
+import { runCampaign } from '../tools/chaos/campaign.js';
+import { FAULT_KINDS } from '../tools/chaos/plan.js';
+import { campaignMarkdown } from '../tools/chaos/report.js';
+import { kindsFlag, wholeFlag } from '../tools/chaos/flags.js';
 import { createLogger } from '../src/log.js';
-import { isProvisioned, provision } from '../src/stack/provision.js';
-import { parseTemporalTarget } from '../src/stack/temporal-target.js';
+import { isProvisioned, provision } from '../tools/stack/provision.js';
+import { parseTemporalTarget } from '../tools/stack/temporal-target.js';
 
 const log = createLogger('chaos');
 

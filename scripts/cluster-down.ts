@@ -1,5 +1,5 @@
 // npm run cluster:down: stop every process of the local cluster and forget its data.
-import { stopCluster } from '../src/stack/cluster.js';
+import { stopCluster } from '../tools/stack/cluster.js';
 import { createLogger } from '../src/log.js';
 
 const log = createLogger('cluster');

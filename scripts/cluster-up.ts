@@ -1,7 +1,7 @@
 // npm run cluster:up: start the local Kubernetes cluster (or report the running one) and print how to use it.
-import { startCluster } from '../src/stack/cluster.js';
+import { startCluster } from '../tools/stack/cluster.js';
 import { createLogger } from '../src/log.js';
-import { isProvisioned, provision } from '../src/stack/provision.js';
+import { isProvisioned, provision } from '../tools/stack/provision.js';
 
 const log = createLogger('cluster');
 try {

@@ -15,9 +15,9 @@ import {
   type CpuProfile,
   type ProfileWindow,
   type SourceResolver,
-} from '../src/bench/cpu-profile.js';
+} from '../tools/bench/cpu-profile.js';
 import { createLogger } from '../src/log.js';
-import { repoRoot } from '../src/stack/paths.js';
+import { repoRoot } from '../tools/stack/paths.js';
 
 /** Our own bundles' maps only: the SDK's maps would name its files as if they were this project's src/. */
 function sourceResolver(): SourceResolver {

@@ -1,8 +1,8 @@
 // npm run demo [-- --grace <seconds>] [--exit] [--namespace <name>] [--temporal dev-server|cluster]
 import { parseArgs } from 'node:util';
-import { runDemo } from '../src/demo/demo.js';
+import { runDemo } from '../tools/demo/demo.js';
 import { createLogger } from '../src/log.js';
-import { parseTemporalTarget } from '../src/stack/temporal-target.js';
+import { parseTemporalTarget } from '../tools/stack/temporal-target.js';
 
 const log = createLogger('demo');
 try {

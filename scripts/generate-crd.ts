@@ -11,9 +11,9 @@ import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 import * as prettier from 'prettier';
 import { collectDefinitions, expandMarkers, type OpenApiDocument } from '../src/crd/openapi-schema.js';
-import { crdPath } from '../src/stack/crd.js';
-import { repoRoot } from '../src/stack/paths.js';
-import { versions } from '../src/stack/versions.js';
+import { crdPath } from '../tools/stack/crd.js';
+import { repoRoot } from '../tools/stack/paths.js';
+import { versions } from '../tools/stack/versions.js';
 
 const run = promisify(execFile);
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import * as prettier from 'prettier';
-import { binPath, repoRoot } from '../src/stack/paths.js';
+import { binPath, repoRoot } from '../tools/stack/paths.js';
 
 const run = promisify(execFile);
 

@@ -2,9 +2,9 @@
 // changed since the last build (progress on stderr), then prints on stdout, one KEY=VALUE per line, the memory
 // settings the role's Deployment gives it, of which bin/controller.sh keeps those the caller set itself.
 import { createLogger } from '../src/log.js';
-import { buildDist, distStaleReason } from '../src/stack/build.js';
-import { isControllerRole, memorySettings } from '../src/stack/controller-processes.js';
-import { repoRoot } from '../src/stack/paths.js';
+import { buildDist, distStaleReason } from '../tools/build/build.js';
+import { isControllerRole, memorySettings } from '../tools/stack/controller-processes.js';
+import { repoRoot } from '../tools/stack/paths.js';
 
 const log = createLogger('build');
 const role = process.argv[2] ?? '';

@@ -1,8 +1,8 @@
 // npm run provision: build or download every pinned server binary once, then link them into .lws-temporal/bin.
 import { createLogger, formatDuration } from '../src/log.js';
-import { binDir, cacheDir } from '../src/stack/paths.js';
-import { provision } from '../src/stack/provision.js';
-import { StepError } from '../src/stack/run.js';
+import { binDir, cacheDir } from '../tools/stack/paths.js';
+import { provision } from '../tools/stack/provision.js';
+import { StepError } from '../tools/stack/run.js';
 
 const log = createLogger('provision');
 const started = Date.now();

@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
-import { binPath, repoRoot } from '../src/stack/paths.js';
+import { binPath, repoRoot } from '../tools/stack/paths.js';
 import { chartDir, renderDeploy } from './generate-deploy.js';
 
 const run = promisify(execFile);

@@ -1,8 +1,8 @@
 // npm run temporal:up [-- --shards <n>]: start the production-shaped Temporal on loopback (or report the running one)
 // and print how to point the controller at it.
 import { createLogger } from '../src/log.js';
-import { isProvisioned, provision } from '../src/stack/provision.js';
-import { temporalClusterUp } from '../src/stack/temporal-cluster.js';
+import { isProvisioned, provision } from '../tools/stack/provision.js';
+import { temporalClusterUp } from '../tools/stack/temporal-cluster.js';
 
 const log = createLogger('temporal');
 const at = process.argv.indexOf('--shards');

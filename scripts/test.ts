@@ -8,7 +8,7 @@
 // is 1 if any did.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { versions } from '../src/stack/versions.js';
+import { versions } from '../tools/stack/versions.js';
 
 const FLOOR_FIRST = [
   'test/stack/cluster.test.ts',

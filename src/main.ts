@@ -7,7 +7,7 @@ import { loadKubeConfig } from './config/kubernetes.js';
 import { temporalConfigFromEnv, workerVersioningFromEnv } from './config/temporal.js';
 import { checkLogSettings, createLogger } from './log.js';
 import { defaultMetricsPorts } from './observability/metrics.js';
-import { devServerDbPath, startDevServer, type DevServer } from './stack/dev-server.js';
+import { devServerDbPath, startDevServer, type DevServer } from './dev-server/dev-server.js';
 import { runTrigger } from './trigger/run.js';
 import { connectWorker, runWorker } from './worker/run.js';
 import { installSdkRuntime } from './worker/sdk-logging.js';

@@ -37,7 +37,7 @@ export const workflowBundleOptions = {
   workflowsPath,
   preloadModules: [fileURLToPath(new URL(`../model/index.${compiled ? 'js' : 'ts'}`, import.meta.url))],
 };
-/** The file `npm run build` writes the workflow bundle to, at the top of dist/ (src/stack/build.ts). */
+/** The file `npm run build` writes the workflow bundle to, at the top of dist/ (tools/build/build.ts). */
 export const workflowBundleFile = 'workflow-bundle.js';
 const builtBundle = fileURLToPath(new URL(`../${workflowBundleFile}`, import.meta.url));
 

@@ -41,12 +41,12 @@ import {
   notWantedAbove,
   type ObjectIdentity,
 } from '../../src/model/index.js';
-import { localKubeConfig } from '../../src/stack/cluster.js';
-import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
-import { freePort, SERVER_PORTS, waitFor } from '../../src/stack/processes.js';
+import { localKubeConfig } from '../../tools/stack/cluster.js';
+import { binPath, kubeconfigPath } from '../../tools/stack/paths.js';
+import { freePort, SERVER_PORTS, waitFor } from '../../src/dev-server/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { identityOf } from '../fixtures/fake-activities.js';
-import { installCrd } from '../../src/stack/crd.js';
+import { installCrd } from '../../tools/stack/crd.js';
 import { observeKubeRequests } from '../../src/kube/requests.js';
 import { NAMESPACE_TERMINATING } from '../../src/shared/failures.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';

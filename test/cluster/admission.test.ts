@@ -17,10 +17,10 @@ import {
   LABEL_NAME,
   LABEL_WORKER_INDEX,
 } from '../../src/model/index.js';
-import { localKubeConfig } from '../../src/stack/cluster.js';
-import { podWebhook, POD_WEBHOOK_NAME } from '../../src/stack/admission.js';
-import { kubeconfigPath, repoRoot } from '../../src/stack/paths.js';
-import { freePort, SERVER_PORTS, waitFor } from '../../src/stack/processes.js';
+import { localKubeConfig } from '../../tools/stack/cluster.js';
+import { podWebhook, POD_WEBHOOK_NAME } from '../../tools/stack/admission.js';
+import { kubeconfigPath, repoRoot } from '../../tools/stack/paths.js';
+import { freePort, SERVER_PORTS, waitFor } from '../../src/dev-server/processes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 

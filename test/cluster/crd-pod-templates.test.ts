@@ -7,8 +7,8 @@ import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import yaml from 'js-yaml';
 import { API_GROUP, API_GROUP_VERSION, API_VERSION, CRD_NAME, KIND, PLURAL } from '../../src/model/index.js';
-import { crdPath } from '../../src/stack/crd.js';
-import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
+import { crdPath } from '../../tools/stack/crd.js';
+import { binPath, kubeconfigPath } from '../../tools/stack/paths.js';
 import { apiMessage, useCrdSuite } from '../fixtures/crd-suite.js';
 
 const run = promisify(execFile);

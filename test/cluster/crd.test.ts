@@ -18,9 +18,9 @@ import {
   type LeaderWorkerSet,
   type LeaderWorkerSetSpec,
 } from '../../src/model/index.js';
-import { binPath, kubeconfigPath } from '../../src/stack/paths.js';
+import { binPath, kubeconfigPath } from '../../tools/stack/paths.js';
 import { apiMessage, useCrdSuite } from '../fixtures/crd-suite.js';
-import { installCrd } from '../../src/stack/crd.js';
+import { installCrd } from '../../tools/stack/crd.js';
 
 const run = promisify(execFile);
 const lwsApi = { group: API_GROUP, version: API_VERSION, plural: PLURAL };

@@ -22,7 +22,7 @@ import {
   KIND,
   PLURAL,
 } from '../../src/model/index.js';
-import { waitFor } from '../../src/stack/processes.js';
+import { waitFor } from '../../src/dev-server/processes.js';
 import { useCrdSuite } from '../fixtures/crd-suite.js';
 
 const lwsApi = { group: API_GROUP, version: API_VERSION, plural: PLURAL };

@@ -1,4 +1,4 @@
-// What `npm run build` and the Dockerfile's build stage do (src/stack/build.ts), without Docker: compile, bundle the
+// What `npm run build` and the Dockerfile's build stage do (tools/build/build.ts), without Docker: compile, bundle the
 // workflows, bundle each process entry into one file. Then check that the output runs on plain Node.js (no tsx):
 // the bundled entries start and hold their dependencies, the compiled modules load, and both find the workflows
 // where tsc put them. The bundled entries run against a real stack in test/e2e/bench.test.ts.
@@ -12,9 +12,9 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import * as esbuild from 'esbuild';
-import { buildDist, bundleEntry, processEntries } from '../../src/stack/build.js';
+import { buildDist, bundleEntry, processEntries } from '../../tools/build/build.js';
 import { workflowBundleFile } from '../../src/worker/run.js';
-import { repoRoot, stateDir } from '../../src/stack/paths.js';
+import { repoRoot, stateDir } from '../../tools/stack/paths.js';
 
 const run = promisify(execFile);
 const { dependencies } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {

@@ -5,7 +5,7 @@
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
-import { repoRoot } from '../../src/stack/paths.js';
+import { repoRoot } from '../../tools/stack/paths.js';
 
 /** A permission as RBAC sees it: resource may carry a subresource (`leaderworkersets/status`); group '' is core. */
 export interface Permission {

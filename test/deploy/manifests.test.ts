@@ -9,11 +9,11 @@ import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type * as k8s from '@kubernetes/client-node';
 import { MUTATE_LWS_PATH, MUTATE_POD_PATH } from '../../src/admission/server.js';
-import { lwsWebhook, podWebhook } from '../../src/stack/admission.js';
-import { memorySettings } from '../../src/stack/controller-processes.js';
-import { parseEnvFile } from '../../src/stack/temporal-cluster.js';
-import { versions } from '../../src/stack/versions.js';
-import { repoRoot } from '../../src/stack/paths.js';
+import { lwsWebhook, podWebhook } from '../../tools/stack/admission.js';
+import { memorySettings } from '../../tools/stack/controller-processes.js';
+import { parseEnvFile } from '../../tools/stack/temporal-cluster.js';
+import { versions } from '../../tools/stack/versions.js';
+import { repoRoot } from '../../tools/stack/paths.js';
 import { workflowBundleFile } from '../../src/worker/run.js';
 import { allSearchAttributes } from '../../src/workflows/search-attributes.js';
 import {

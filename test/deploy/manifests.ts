@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
-import { repoRoot } from '../../src/stack/paths.js';
+import { repoRoot } from '../../tools/stack/paths.js';
 
 export const deployDir = join(repoRoot, 'deploy');
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { API_FAULT_KINDS, apiCampaignMarkdown, runApiCampaign } from '../../src/chaos/api-campaign.js';
+import { API_FAULT_KINDS, apiCampaignMarkdown, runApiCampaign } from '../../tools/chaos/api-campaign.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
 const PROXY_FAULTS = API_FAULT_KINDS.filter((kind) => !kind.endsWith('-restart'));

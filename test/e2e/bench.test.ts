@@ -3,11 +3,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ProfileWindow } from '../../src/bench/cpu-profile.js';
-import { scaleScenarios, scenarios } from '../../src/bench/run.js';
-import { temporalCpuSeconds, type BenchResult } from '../../src/bench/results.js';
-import { repoRoot } from '../../src/stack/paths.js';
-import { versions } from '../../src/stack/versions.js';
+import type { ProfileWindow } from '../../tools/bench/cpu-profile.js';
+import { scaleScenarios, scenarios } from '../../tools/bench/run.js';
+import { temporalCpuSeconds, type BenchResult } from '../../tools/bench/results.js';
+import { repoRoot } from '../../tools/stack/paths.js';
+import { versions } from '../../tools/stack/versions.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
 describe('npm run bench -- --quick', function () {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { runCampaign } from '../../src/chaos/campaign.js';
-import { FAULT_KINDS } from '../../src/chaos/plan.js';
-import { campaignMarkdown } from '../../src/chaos/report.js';
+import { runCampaign } from '../../tools/chaos/campaign.js';
+import { FAULT_KINDS } from '../../tools/chaos/plan.js';
+import { campaignMarkdown } from '../../tools/chaos/report.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { testTemporalTargets } from '../fixtures/controller.js';
 

@@ -12,22 +12,22 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { createLogger } from '../../src/log.js';
 import { LABEL_NAME, workflowId, type LeaderWorkerSet } from '../../src/model/index.js';
-import { installAdmissionPolicy } from '../../src/stack/admission-policy.js';
-import { localKubeConfig } from '../../src/stack/cluster.js';
-import { startControllerProcess, type ControllerProcess } from '../../src/stack/controller-processes.js';
-import { installCrd } from '../../src/stack/crd.js';
-import { binPath, kubeconfigPath, repoRoot, stateDir } from '../../src/stack/paths.js';
-import { waitFor } from '../../src/stack/processes.js';
-import { startTemporal, type RunningTemporal } from '../../src/stack/temporal-target.js';
-import { cleanUpUpstreamLws } from '../../src/stack/upstream-lws.js';
-import { WEBHOOK_CONFIGURATION_NAME } from '../../src/stack/admission.js';
+import { installAdmissionPolicy } from '../../tools/stack/admission-policy.js';
+import { localKubeConfig } from '../../tools/stack/cluster.js';
+import { startControllerProcess, type ControllerProcess } from '../../tools/stack/controller-processes.js';
+import { installCrd } from '../../tools/stack/crd.js';
+import { binPath, kubeconfigPath, repoRoot, stateDir } from '../../tools/stack/paths.js';
+import { waitFor } from '../../src/dev-server/processes.js';
+import { startTemporal, type RunningTemporal } from '../../tools/stack/temporal-target.js';
+import { cleanUpUpstreamLws } from '../../tools/stack/upstream-lws.js';
+import { WEBHOOK_CONFIGURATION_NAME } from '../../tools/stack/admission.js';
 import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
 import { chartDir, containerEnvironment, helm, NAMESPACE, RELEASE, writeValues } from '../fixtures/chart.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { PodRecorder } from '../fixtures/pod-recorder.js';
-import { sampleLeaderWorkerSet } from '../../src/stack/sample-lws.js';
+import { sampleLeaderWorkerSet } from '../../tools/stack/sample-lws.js';
 
 const run = promisify(execFile);
 const G = 2; // terminationGracePeriodSeconds of the LWS pods
@@ -138,7 +138,7 @@ describe('the Helm chart, installed with helm on the local cluster: a Parallel r
       admission: {
         replicas: 0,
         // The local cluster runs its own webhook process under this configuration's name, called by URL
-        // (src/stack/admission.ts): the chart's, calling a Service with no pods behind it and failurePolicy Fail,
+        // (tools/stack/admission.ts): the chart's, calling a Service with no pods behind it and failurePolicy Fail,
         // would refuse every LWS pod. test/deploy/chart.test.ts dry-runs the chart's webhook objects instead.
         webhookConfiguration: { create: false },
       },

@@ -17,9 +17,9 @@ import {
   type PodTerminationPolicy,
 } from '../../src/model/index.js';
 import { NODE_LOOK_INTERVAL_MS } from '../../src/activities/dead-nodes.js';
-import { ExtraFakeNodes, FAKE_NODE_CAPACITY } from '../../src/stack/fake-nodes.js';
-import { waitFor } from '../../src/stack/processes.js';
-import { sampleLeaderWorkerSet } from '../../src/stack/sample-lws.js';
+import { ExtraFakeNodes, FAKE_NODE_CAPACITY } from '../../tools/stack/fake-nodes.js';
+import { waitFor } from '../../src/dev-server/processes.js';
+import { sampleLeaderWorkerSet } from '../../tools/stack/sample-lws.js';
 import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { isReady, LwsClient } from '../fixtures/lws.js';

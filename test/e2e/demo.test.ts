@@ -5,9 +5,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createLogger } from '../../src/log.js';
-import { repoRoot } from '../../src/stack/paths.js';
-import { isAlive, waitFor } from '../../src/stack/processes.js';
-import { startTemporal } from '../../src/stack/temporal-target.js';
+import { repoRoot } from '../../tools/stack/paths.js';
+import { isAlive, waitFor } from '../../src/dev-server/processes.js';
+import { startTemporal } from '../../tools/stack/temporal-target.js';
 import { ensureCluster, localClusterName } from '../fixtures/cluster.js';
 
 describe('npm run demo -- --exit', function () {

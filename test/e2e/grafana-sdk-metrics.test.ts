@@ -6,9 +6,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { repoRoot, stateDir } from '../../src/stack/paths.js';
-import { freePort, SERVER_PORTS, waitFor } from '../../src/stack/processes.js';
-import { startDevServerEnvironment } from '../../src/stack/temporal.js';
+import { repoRoot, stateDir } from '../../tools/stack/paths.js';
+import { freePort, SERVER_PORTS, waitFor } from '../../src/dev-server/processes.js';
+import { startDevServerEnvironment } from '../../tools/stack/temporal.js';
 
 const TASK_QUEUE = 'grafana-sdk-metrics';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { LeaderWorkerSet } from '../../src/model/index.js';
-import { waitFor } from '../../src/stack/processes.js';
+import { waitFor } from '../../src/dev-server/processes.js';
 import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { LeaderWorkerSet } from '../../src/model/index.js';
-import { waitFor } from '../../src/stack/processes.js';
+import { waitFor } from '../../src/dev-server/processes.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';

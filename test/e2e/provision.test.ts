@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
-import { waitFor } from '../../src/stack/processes.js';
+import { waitFor } from '../../src/dev-server/processes.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { exampleLws, isReady, LwsClient } from '../fixtures/lws.js';

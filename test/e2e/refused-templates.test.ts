@@ -7,7 +7,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { formatStatus } from '../../src/cli/format.js';
 import { readStatus } from '../../src/cli/status.js';
 import type { LeaderWorkerSet } from '../../src/model/index.js';
-import { waitFor } from '../../src/stack/processes.js';
+import { waitFor } from '../../src/dev-server/processes.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';

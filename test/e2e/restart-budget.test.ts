@@ -10,11 +10,11 @@ import {
   CONDITION_FAILED,
   type LeaderWorkerSet,
 } from '../../src/model/index.js';
-import { waitFor } from '../../src/stack/processes.js';
+import { waitFor } from '../../src/dev-server/processes.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
-import { sampleLeaderWorkerSet } from '../../src/stack/sample-lws.js';
+import { sampleLeaderWorkerSet } from '../../tools/stack/sample-lws.js';
 
 const NAME = 'budget';
 const IMAGE = 'registry.invalid/ai:1';

@@ -10,17 +10,17 @@ import {
   LABEL_TEMPLATE_REVISION_HASH,
   type LeaderWorkerSet,
 } from '../../src/model/index.js';
-import { WEBHOOK_CONFIGURATION_NAME } from '../../src/stack/admission.js';
-import { localKubeConfig } from '../../src/stack/cluster.js';
-import { isAlive, waitFor } from '../../src/stack/processes.js';
+import { WEBHOOK_CONFIGURATION_NAME } from '../../tools/stack/admission.js';
+import { localKubeConfig } from '../../tools/stack/cluster.js';
+import { isAlive, waitFor } from '../../src/dev-server/processes.js';
 import {
   cleanUpUpstreamLws,
   startUpstreamLws,
   UPSTREAM_WEBHOOK_CONFIGURATIONS,
   upstreamLwsDir,
   type UpstreamLws,
-} from '../../src/stack/upstream-lws.js';
-import { versions } from '../../src/stack/versions.js';
+} from '../../tools/stack/upstream-lws.js';
+import { versions } from '../../tools/stack/versions.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet, PodTerminationPolicy } from '../../src/model/index.js';
 import { ANNOTATION_OLD_PODS_GONE } from '../../src/model/index.js';
-import { waitFor } from '../../src/stack/processes.js';
+import { waitFor } from '../../src/dev-server/processes.js';
 import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
 import { startController, testTemporalTargets, type Controller } from '../fixtures/controller.js';
 import { isReady, LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { PodRecorder } from '../fixtures/pod-recorder.js';
-import { killTemporalService, startTemporalService } from '../../src/stack/temporal-cluster.js';
+import { killTemporalService, startTemporalService } from '../../tools/stack/temporal-cluster.js';
 
 /**
  * spec.podTerminationPolicy on the real stack: the worker and trigger processes, a real API server with the garbage

@@ -7,16 +7,16 @@ import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { resolveClusterName } from '../../src/config/cluster.js';
 import { createLogger } from '../../src/log.js';
 import { LABEL_NAME, lwsWorkflowIdPrefix, workflowId, type LeaderWorkerSet } from '../../src/model/index.js';
-import { localKubeConfig } from '../../src/stack/cluster.js';
-import { startControllerProcess, type ControllerProcess } from '../../src/stack/controller-processes.js';
-import { repoRoot, stateDir } from '../../src/stack/paths.js';
-import { waitFor } from '../../src/stack/processes.js';
-import { startTemporal, type RunningTemporal } from '../../src/stack/temporal-target.js';
+import { localKubeConfig } from '../../tools/stack/cluster.js';
+import { startControllerProcess, type ControllerProcess } from '../../tools/stack/controller-processes.js';
+import { repoRoot, stateDir } from '../../tools/stack/paths.js';
+import { waitFor } from '../../src/dev-server/processes.js';
+import { startTemporal, type RunningTemporal } from '../../tools/stack/temporal-target.js';
 import { OTHER_CLUSTER_FAILURE } from '../../src/worker/cluster-guard.js';
 import type { TeardownGroupInput } from '../../src/workflows/teardown-group.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { LwsClient } from '../fixtures/lws.js';
-import { sampleLeaderWorkerSet } from '../../src/stack/sample-lws.js';
+import { sampleLeaderWorkerSet } from '../../tools/stack/sample-lws.js';
 
 /**
  * Two clusters, one Temporal namespace: the local cluster and a second one (the floor release's, in folders of its

@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import type { WorkflowHandle } from '@temporalio/client';
 import { lwsWorkflowIdPrefix, type LeaderWorkerSet } from '../../src/model/index.js';
-import type { ControllerProcess } from '../../src/stack/controller-processes.js';
-import { waitFor } from '../../src/stack/processes.js';
+import type { ControllerProcess } from '../../tools/stack/controller-processes.js';
+import { waitFor } from '../../src/dev-server/processes.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
-import { sampleLeaderWorkerSet } from '../../src/stack/sample-lws.js';
+import { sampleLeaderWorkerSet } from '../../tools/stack/sample-lws.js';
 
 const G = 5; // terminationGracePeriodSeconds
 /** How long a pod takes to come up (a model loading): the rebuild stays open while the new build starts. */

@@ -13,9 +13,9 @@
 // (test/fixtures/upstream-e2e.ts).
 import { randomBytes } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
-import { localKubeConfig } from '../../src/stack/cluster.js';
-import { cleanUpUpstreamLws, startUpstreamLws, type UpstreamLws } from '../../src/stack/upstream-lws.js';
-import { versions } from '../../src/stack/versions.js';
+import { localKubeConfig } from '../../tools/stack/cluster.js';
+import { cleanUpUpstreamLws, startUpstreamLws, type UpstreamLws } from '../../tools/stack/upstream-lws.js';
+import { versions } from '../../tools/stack/versions.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
@@ -187,7 +187,7 @@ upstreamCase('Can perform a rolling update even if old lws not ready', async (c,
   const lws = builder().noLeaderTemplate().size(1).replicas(2).maxSurge(1).maxUnavailable(0);
   await c.mustCreate(lws.workerImage(NOT_EXIST_IMAGE).obj());
   // Ours: that the old groups are indeed not ready. A real kubelet leaves such pods in ImagePullBackOff; on the
-  // local cluster that takes a KWOK stage for this image (pod-image-pull-backoff in src/stack/kwok-stages.yaml).
+  // local cluster that takes a KWOK stage for this image (pod-image-pull-backoff in tools/stack/kwok-stages.yaml).
   const old = await c.startedPods(2);
   for (const p of old) {
     c.expect(

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet, PodTerminationPolicy } from '../../src/model/index.js';
-import { waitFor } from '../../src/stack/processes.js';
+import { waitFor } from '../../src/dev-server/processes.js';
 import { startController, type Controller } from '../fixtures/controller.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';

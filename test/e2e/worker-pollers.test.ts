@@ -2,10 +2,10 @@
 // take effect (the SDK silently ignored the option used for them before).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startControllerProcess, type ControllerProcess } from '../../src/stack/controller-processes.js';
-import { kubeconfigPath, stateDir } from '../../src/stack/paths.js';
-import { freePort, SERVER_PORTS, waitFor } from '../../src/stack/processes.js';
-import { startDevServerEnvironment } from '../../src/stack/temporal.js';
+import { startControllerProcess, type ControllerProcess } from '../../tools/stack/controller-processes.js';
+import { kubeconfigPath, stateDir } from '../../tools/stack/paths.js';
+import { freePort, SERVER_PORTS, waitFor } from '../../src/dev-server/processes.js';
+import { startDevServerEnvironment } from '../../tools/stack/temporal.js';
 import { allSearchAttributes } from '../../src/workflows/search-attributes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 

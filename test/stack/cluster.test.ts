@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { silentLogger } from '../../src/log.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as k8s from '@kubernetes/client-node';
-import { localKubeConfig, startCluster } from '../../src/stack/cluster.js';
-import { kubernetesRelease } from '../../src/stack/paths.js';
-import { PodFinisher } from '../../src/stack/pod-finisher.js';
-import { waitFor } from '../../src/stack/processes.js';
-import { versions } from '../../src/stack/versions.js';
+import { localKubeConfig, startCluster } from '../../tools/stack/cluster.js';
+import { kubernetesRelease } from '../../tools/stack/paths.js';
+import { PodFinisher } from '../../tools/stack/pod-finisher.js';
+import { waitFor } from '../../src/dev-server/processes.js';
+import { versions } from '../../tools/stack/versions.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
 /** The local cluster behaves like a real one in the ways the controller depends on. */

@@ -11,7 +11,7 @@ import { identifyAs, reuseConnections, userAgent } from '../../src/config/kubern
 import { http2Timeouts, openConnections } from '../../src/kube/api-http2.js';
 import { podsJson, podsPath } from '../../src/kube/kube-json.js';
 import { watchOnce } from '../../src/kube/watch.js';
-import { clusterDir, kubeconfigPath } from '../../src/stack/paths.js';
+import { clusterDir, kubeconfigPath } from '../../tools/stack/paths.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 
 /** The agent client-node would use for the next request of this KubeConfig. */

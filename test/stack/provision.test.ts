@@ -3,10 +3,10 @@ import { silentLogger } from '../../src/log.js';
 import { execFileSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { binDir, cacheDir } from '../../src/stack/paths.js';
-import { allBinaries, overrideVariable, provision } from '../../src/stack/provision.js';
-import { StepError } from '../../src/stack/run.js';
-import { versions } from '../../src/stack/versions.js';
+import { binDir, cacheDir } from '../../tools/stack/paths.js';
+import { allBinaries, overrideVariable, provision } from '../../tools/stack/provision.js';
+import { StepError } from '../../tools/stack/run.js';
+import { versions } from '../../tools/stack/versions.js';
 
 describe('npm run provision (with the cache filled by the run before the tests)', function () {
   this.timeout(60_000);

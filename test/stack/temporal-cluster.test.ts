@@ -8,21 +8,21 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { LeaderWorkerSet } from '../../src/model/index.js';
 import { createLogger } from '../../src/log.js';
-import { startControllerProcess, type ControllerProcess } from '../../src/stack/controller-processes.js';
-import { binPath, kubeconfigPath, stateDir } from '../../src/stack/paths.js';
-import { isAlive, waitFor } from '../../src/stack/processes.js';
+import { startControllerProcess, type ControllerProcess } from '../../tools/stack/controller-processes.js';
+import { binPath, kubeconfigPath, stateDir } from '../../tools/stack/paths.js';
+import { isAlive, waitFor } from '../../src/dev-server/processes.js';
 import {
   postgresBinDir,
   readTemporalClusterState,
   temporalClusterDown,
   temporalClusterUp,
   type TemporalClusterState,
-} from '../../src/stack/temporal-cluster.js';
+} from '../../tools/stack/temporal-cluster.js';
 import { ensureCluster, localClusterName } from '../fixtures/cluster.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
-import { installCrd } from '../../src/stack/crd.js';
-import { localKubeConfig } from '../../src/stack/cluster.js';
+import { installCrd } from '../../tools/stack/crd.js';
+import { localKubeConfig } from '../../tools/stack/cluster.js';
 
 const log = createLogger('temporal-cluster-test');
 

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { startDevServerEnvironment, startTimeSkippingEnvironment } from '../../src/stack/temporal.js';
-import { binPath } from '../../src/stack/paths.js';
-import { freePort, SERVER_PORTS } from '../../src/stack/processes.js';
+import { startDevServerEnvironment, startTimeSkippingEnvironment } from '../../tools/stack/temporal.js';
+import { binPath } from '../../tools/stack/paths.js';
+import { freePort, SERVER_PORTS } from '../../src/dev-server/processes.js';
 
 const workflowsPath = fileURLToPath(new URL('../fixtures/stack-workflows.ts', import.meta.url));
 

@@ -5,22 +5,22 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { silentLogger } from '../../src/log.js';
-import { localKubeConfig } from '../../src/stack/cluster.js';
-import { clusterDir } from '../../src/stack/paths.js';
-import { waitFor } from '../../src/stack/processes.js';
+import { localKubeConfig } from '../../tools/stack/cluster.js';
+import { clusterDir } from '../../tools/stack/paths.js';
+import { waitFor } from '../../src/dev-server/processes.js';
 import {
   PROVISIONER_NAME,
   STORAGE_CLASS_NAME,
   storageClassOf,
   VolumeProvisioner,
-} from '../../src/stack/volume-provisioner.js';
+} from '../../tools/stack/volume-provisioner.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
 type RetentionPolicy = k8s.V1StatefulSetPersistentVolumeClaimRetentionPolicy;
 
 /**
- * The local cluster's volume provisioner (src/stack/volume-provisioner.ts) with kube-controller-manager's PV binder,
+ * The local cluster's volume provisioner (tools/stack/volume-provisioner.ts) with kube-controller-manager's PV binder,
  * StatefulSet controller and garbage collector: claims bind, and a StatefulSet's claims go or stay as its
  * persistentVolumeClaimRetentionPolicy says. The machine is slow and shared: waits are generous, nothing is timed.
  */

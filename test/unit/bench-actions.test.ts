@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { actionCounts, actionsBetween, actionsTable, total } from '../../src/bench/actions.js';
+import { actionCounts, actionsBetween, actionsTable, total } from '../../tools/bench/actions.js';
 
 // As the Temporal server 1.32 exports it (npm run temporal:up, PROMETHEUS_ENDPOINT): one series per action_type,
 // operation and service, labelled with the Temporal namespace.
@@ -15,7 +15,7 @@ const page = [
   'actions_dropped{namespace="default"} 9',
 ].join('\n');
 
-describe('Temporal Actions per lifecycle (src/bench/actions.ts)', () => {
+describe('Temporal Actions per lifecycle (tools/bench/actions.ts)', () => {
   it("sums one namespace's action series by type, whatever the service or operation", () => {
     assert.deepEqual(Object.fromEntries(actionCounts(page, 'default')), {
       grpc_SignalWorkflowExecution: 3,

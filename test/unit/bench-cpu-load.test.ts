@@ -14,7 +14,7 @@ import {
   treeTicks,
   type CpuSnapshot,
   type ProcStat,
-} from '../../src/bench/cpu-load.js';
+} from '../../tools/bench/cpu-load.js';
 
 const snapshot = (at: number, busyTicks: number, totalTicks: number, byProcess: CpuSnapshot['byProcess']) => ({
   at,

@@ -6,7 +6,7 @@ import {
   summarizeProfile,
   type CallFrame,
   type CpuProfile,
-} from '../../src/bench/cpu-profile.js';
+} from '../../tools/bench/cpu-profile.js';
 
 const frame = (functionName: string, url = '', lineNumber = 0): CallFrame => ({
   functionName,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { formatPodCreates, podCreatesBetween } from '../../src/bench/pod-creates.js';
+import { formatPodCreates, podCreatesBetween } from '../../tools/bench/pod-creates.js';
 
 // Lines as kube-apiserver's /metrics gives them (labels sorted, as it prints them).
 const request = (verb: string, resource: string, subresource: string, sum: number, count: number) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { formatPhases, provisionPhases, type SeenPod } from '../../src/bench/provision-phases.js';
+import { formatPhases, provisionPhases, type SeenPod } from '../../tools/bench/provision-phases.js';
 
 const pod = (groupIndex: number, leader: boolean, seenAt: number, readyAt?: number): SeenPod => ({
   groupIndex,

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { compareTemporal, markdown, rolloutTable, roundsTable, upstreamTables } from '../../src/bench/report.js';
+import { compareTemporal, markdown, rolloutTable, roundsTable, upstreamTables } from '../../tools/bench/report.js';
 import {
   temporalCpuPerLifecycle,
   temporalCpuSeconds,
   type BenchResult,
   type GroupSample,
   type ScenarioResult,
-} from '../../src/bench/results.js';
+} from '../../tools/bench/results.js';
 
 /** A scenario whose samples are `[round start, teardown ms]`. */
 function scenario(groups: number, policy: ScenarioResult['policy'], samples: [number, number][]): ScenarioResult {

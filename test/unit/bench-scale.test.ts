@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { scaleTables, scaleTargets } from '../../src/bench/report.js';
-import type { BenchResult, GroupSample, ScenarioResult } from '../../src/bench/results.js';
-import { roundGroups, scaleScenarios } from '../../src/bench/run.js';
+import { scaleTables, scaleTargets } from '../../tools/bench/report.js';
+import type { BenchResult, GroupSample, ScenarioResult } from '../../tools/bench/results.js';
+import { roundGroups, scaleScenarios } from '../../tools/bench/run.js';
 import { temporal } from '@temporalio/proto';
-import type { WorkflowTaskCounts } from '../../src/bench/results.js';
+import type { WorkflowTaskCounts } from '../../tools/bench/results.js';
 import {
   countWorkflowTasks,
   metricBy,
@@ -12,7 +12,7 @@ import {
   noWorkflowTasks,
   requestsSince,
   totalOf,
-} from '../../src/bench/scale-probes.js';
+} from '../../tools/bench/scale-probes.js';
 
 describe('bench scale scenarios: which groups each round rebuilds', () => {
   const [ten, hundred] = scaleScenarios(false);

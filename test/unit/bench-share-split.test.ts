@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import { google, temporal } from '@temporalio/proto';
-import { shareSplitTable } from '../../src/bench/report.js';
-import type { BenchResult, GroupSample, ScenarioResult } from '../../src/bench/results.js';
-import { teardownStartOf } from '../../src/bench/teardown-starts.js';
+import { shareSplitTable } from '../../tools/bench/report.js';
+import type { BenchResult, GroupSample, ScenarioResult } from '../../tools/bench/results.js';
+import { teardownStartOf } from '../../tools/bench/teardown-starts.js';
 
 describe('bench: when a teardown run started and took its first task, from its history', () => {
   const { EventType } = temporal.api.enums.v1;

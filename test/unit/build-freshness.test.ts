@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { staleReason } from '../../src/stack/build-freshness.js';
+import { staleReason } from '../../tools/build/build-freshness.js';
 
 /** Files relative to a fresh directory, each written with the given modification time (seconds). */
 function tree(files: Record<string, number>): string {

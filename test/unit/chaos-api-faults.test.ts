@@ -9,7 +9,7 @@ import {
   RETRY_BUDGET_MS,
   SEQUENTIAL_TEARDOWN_CALLS,
   type ApiTrialResult,
-} from '../../src/chaos/api-campaign.js';
+} from '../../tools/chaos/api-campaign.js';
 import {
   chooseFault,
   describeRequest,
@@ -18,10 +18,10 @@ import {
   WRITE_VERBS,
   type ApiRequest,
   type FaultRule,
-} from '../../src/chaos/api-faults.js';
-import { PARALLEL_BOUND_MS } from '../../src/chaos/campaign.js';
-import { CHAOS_LIFECYCLES } from '../../src/chaos/plan.js';
-import { SeededRandom } from '../../src/chaos/random.js';
+} from '../../tools/chaos/api-faults.js';
+import { PARALLEL_BOUND_MS } from '../../tools/chaos/campaign.js';
+import { CHAOS_LIFECYCLES } from '../../tools/chaos/plan.js';
+import { SeededRandom } from '../../tools/chaos/random.js';
 
 describe('chaos API faults: describeRequest', () => {
   const lws = '/apis/leaderworkerset.x-k8s.io/v1/namespaces/ns/leaderworkersets';

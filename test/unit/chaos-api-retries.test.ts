@@ -11,7 +11,7 @@ import {
   TransientKubernetesError,
   type KubeRetryReason,
 } from '../../src/activities/kube-errors.js';
-import { metricsPort, parseRetries, retriesBetween } from '../../src/chaos/api-campaign.js';
+import { metricsPort, parseRetries, retriesBetween } from '../../tools/chaos/api-campaign.js';
 import { restartDelayMs, restartReason } from '../../src/kube/informer.js';
 import { RestartBackoff } from '../../src/kube/restart-backoff.js';
 import { countActivityErrors } from '../../src/observability/activity-errors.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CHAOS_LIFECYCLES, FAULT_KINDS, planTrials } from '../../src/chaos/plan.js';
+import { CHAOS_LIFECYCLES, FAULT_KINDS, planTrials } from '../../tools/chaos/plan.js';
 
 describe('chaos planTrials', () => {
   const opts = { seed: 7, trials: 32, replicas: 3, graceSeconds: 10 };

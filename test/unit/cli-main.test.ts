@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'mocha';
-import { repoRoot } from '../../src/stack/paths.js';
+import { repoRoot } from '../../tools/stack/paths.js';
 
 function lwsTemporal(
   args: string[],

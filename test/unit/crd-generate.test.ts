@@ -14,7 +14,7 @@ import {
   structuralSchema,
   type OpenApiSchema,
 } from '../../src/crd/openapi-schema.js';
-import { crdPath } from '../../src/stack/crd.js';
+import { crdPath } from '../../tools/stack/crd.js';
 import { loadOpenapi, openapiDir, renderCrd, sourcePath } from '../../scripts/generate-crd.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

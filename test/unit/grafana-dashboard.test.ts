@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { AdmissionMetrics, TriggerMetrics, WorkerMetrics } from '../../src/observability/metrics.js';
-import { repoRoot } from '../../src/stack/paths.js';
+import { repoRoot } from '../../tools/stack/paths.js';
 
 interface Target {
   expr?: string;

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'mocha';
 import { checkLogSettings, createLogger } from '../../src/log.js';
-import { repoRoot } from '../../src/stack/paths.js';
+import { repoRoot } from '../../tools/stack/paths.js';
 
 /** What a logger made with `env` writes to stderr for one call per level. */
 function written(env: NodeJS.ProcessEnv): string {

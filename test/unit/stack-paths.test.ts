@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { kubernetesRelease } from '../../src/stack/paths.js';
+import { kubernetesRelease } from '../../tools/stack/paths.js';
 
 describe('stack/paths: which Kubernetes release the local cluster runs', () => {
   const rows: Array<[string | undefined, 'newest' | 'floor']> = [

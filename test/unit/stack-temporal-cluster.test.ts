@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'mocha';
-import { repoRoot } from '../../src/stack/paths.js';
-import { parseEnvFile } from '../../src/stack/temporal-cluster.js';
+import { repoRoot } from '../../tools/stack/paths.js';
+import { parseEnvFile } from '../../tools/stack/temporal-cluster.js';
 
 describe('stack/temporal-cluster: the shared env file', () => {
   it('reads KEY=VALUE lines, skipping comments and blank lines, keeping `=` inside values', () => {

@@ -11,7 +11,7 @@ import type { Workflow, WorkflowHandleWithFirstExecutionRunId } from '@temporali
 import type { SearchAttributePair } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { startTimeSkippingEnvironment } from '../../src/stack/temporal.js';
+import { startTimeSkippingEnvironment } from '../../tools/stack/temporal.js';
 import { workflowBundleOptions } from '../../src/worker/run.js';
 import { allSearchAttributes } from '../../src/workflows/search-attributes.js';
 import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.js';

@@ -5,7 +5,7 @@ import { ApiException } from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { classify } from '../../src/activities/kube-errors.js';
-import { startTimeSkippingEnvironment } from '../../src/stack/temporal.js';
+import { startTimeSkippingEnvironment } from '../../tools/stack/temporal.js';
 
 /**
  * A 429 with Retry-After is made again when the API server asks, not after the retry policy's 200 ms: the SDK takes
