@@ -1,15 +1,26 @@
-// `npm test` after provisioning: every suite, in tiers, so that CI finds a failure early and stays within its budget.
-//   1. The fast tier (unit and workflow tests: no cluster) runs beside the floor tier's first part, on the oldest
-//      Kubernetes supported (LWS_KUBERNETES=floor): the stack, the CRD and upstream's webhook cases, admission, install, and
-//      upstream's e2e cases, whose time is mostly their pods' grace periods.
-//   2. The floor's termination suite, alone: it checks teardown durations against the grace period.
-//   3. The main tier: every other suite, on the newest Kubernetes.
-// `tsx scripts/test.ts floor` runs only the floor tier. Every tier runs even when an earlier one failed; the exit code
-// is 1 if any did.
-import { spawn } from 'node:child_process';
+// `npm test`: every suite, in tiers, so that a broken unit or workflow test stops the run within minutes and the whole
+// run stays within CI's budget. `tsx scripts/test.ts <tier>...` runs tiers alone (the `test:*` npm scripts).
+//   fast       lint, typecheck and the unit tests side by side, then the workflow tests (time-skipping test server).
+//              Nothing but the test server is provisioned first. A failure stops the run.
+//   floor      the oldest Kubernetes supported (LWS_KUBERNETES=floor): the stack, the CRD, upstream's webhook cases,
+//              admission, install and upstream's e2e cases; then the termination suite alone (it compares teardown
+//              durations with the grace period). In `npm test` its first part starts beside the workflow tests on a
+//              cluster of its own, and is stopped if they fail.
+//   cluster    the stack, CRD, admission, activities and install suites on the newest Kubernetes.
+//   e2e        the real worker, trigger and webhook on the newest Kubernetes.
+// In `npm test` cluster and e2e run as one tier on one cluster; the production-shaped Temporal is started once for
+// every suite that uses it instead of once per suite. Each tier's time is printed at its end.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { createLogger, formatDuration } from '../src/log.js';
+import { provision } from '../tools/stack/provision.js';
+import { readTemporalClusterState, temporalClusterDown, temporalClusterUp } from '../tools/stack/temporal-cluster.js';
 import { versions } from '../tools/stack/versions.js';
 
+const UNIT = ['test/unit/**/*.test.ts'];
+const WORKFLOWS = ['test/workflows/**/*.test.ts'];
+const CLUSTER = ['test/stack/**/*.test.ts', 'test/cluster/**/*.test.ts', 'test/deploy/**/*.test.ts'];
+const E2E = ['test/e2e/**/*.test.ts'];
 const FLOOR_FIRST = [
   'test/stack/cluster.test.ts',
   'test/cluster/crd.test.ts',
@@ -19,16 +30,23 @@ const FLOOR_FIRST = [
   'test/e2e/upstream-conformance.test.ts',
 ];
 const FLOOR_TIMED = ['test/e2e/termination.test.ts'];
-const FAST = ['test/unit/**/*.test.ts', 'test/workflows/**/*.test.ts'];
-/** Suites that run only on the floor. */
+/** Suites `npm test` runs only on the floor: they depend on no newer API, and take long. */
 const FLOOR_ONLY = ['test/e2e/termination.test.ts', 'test/e2e/upstream-conformance.test.ts'];
-const MAIN = ['test/**/*.test.ts', ...[...FLOOR_ONLY, ...FAST].flatMap((f) => ['--ignore', f])];
 
-/** Runs mocha; with `prefix`, each line of its output carries it (it runs beside another tier). */
-function mocha(args: string[], opts: { floor?: boolean; prefix?: string } = {}): Promise<number> {
-  const env = opts.floor ? { ...process.env, LWS_KUBERNETES: 'floor' } : process.env;
-  const child = spawn(process.execPath, ['node_modules/mocha/bin/mocha.js', ...args], {
-    env,
+const log = createLogger('test');
+const started = Date.now();
+const since = () => formatDuration(Date.now() - started);
+const FLOOR_ENV = { ...process.env, LWS_KUBERNETES: 'floor' };
+
+interface Run {
+  child: ChildProcess;
+  done: Promise<number>;
+}
+
+/** A command of this checkout; with `prefix`, each line of its output carries it (it runs beside another). */
+function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; prefix?: string } = {}): Run {
+  const child = spawn(command, args, {
+    env: opts.env ?? process.env,
     stdio: opts.prefix ? ['ignore', 'pipe', 'pipe'] : 'inherit',
   });
   if (opts.prefix) {
@@ -36,33 +54,152 @@ function mocha(args: string[], opts: { floor?: boolean; prefix?: string } = {}):
       createInterface({ input: stream! }).on('line', (line) => console.log(`${opts.prefix} ${line}`));
     }
   }
-  return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+  const done = new Promise<number>((resolve) => {
+    child.on('exit', (code) => resolve(code ?? 1));
+    child.on('error', () => resolve(1));
+  });
+  return { child, done };
 }
 
-async function floorTier(prefix?: string): Promise<number[]> {
-  const first = await mocha(FLOOR_FIRST, { floor: true, ...(prefix && { prefix }) });
-  return [first, await mocha(FLOOR_TIMED, { floor: true })];
+/** Mocha options given after the tier names (`npm run test:unit -- --grep budget`). */
+let mochaOptions: string[] = [];
+const mocha = (files: string[], opts: { env?: NodeJS.ProcessEnv; prefix?: string } = {}) =>
+  run(process.execPath, ['node_modules/mocha/bin/mocha.js', ...files, ...mochaOptions], opts);
+const npx = (bin: string, args: string[], prefix: string) =>
+  run(process.execPath, [`node_modules/${bin}`, ...args], { prefix });
+const tsx = (script: string, env: NodeJS.ProcessEnv, prefix = '[floor]') =>
+  run(process.execPath, ['--import', 'tsx', script], { env, prefix }).done;
+
+/** Times a tier and prints its end. */
+async function tier(name: string, body: () => Promise<boolean>): Promise<boolean> {
+  const from = Date.now();
+  console.log(`\n=== ${name} (at ${since()})`);
+  const ok = await body();
+  console.log(`=== ${name}: ${ok ? 'passed' : 'FAILED'} in ${formatDuration(Date.now() - from)}`);
+  return ok;
 }
 
-async function main(): Promise<void> {
-  if (process.argv[2] === 'floor') {
-    process.exitCode = (await floorTier()).some((c) => c !== 0) ? 1 : 0;
-    return;
+const allZero = (codes: number[]) => codes.every((c) => c === 0);
+
+async function provisionTestServer(): Promise<void> {
+  await provision({ log: createLogger('provision'), only: ['temporal-test-server'] });
+}
+
+async function provisionAll(): Promise<void> {
+  await provision({ log: createLogger('provision') });
+}
+
+/** Lint, typecheck and unit tests at once: none needs anything provisioned. */
+async function checks(): Promise<boolean> {
+  const codes = await Promise.all([
+    npx('eslint/bin/eslint.js', ['.'], '[lint]').done,
+    npx('prettier/bin/prettier.cjs', ['--check', '.', '--log-level', 'warn'], '[format]').done,
+    npx('typescript/bin/tsc', ['--noEmit'], '[typecheck]').done,
+    mocha(UNIT, { prefix: '[unit]' }).done,
+  ]);
+  return allZero(codes);
+}
+
+async function workflows(): Promise<boolean> {
+  await provisionTestServer();
+  return (await mocha(WORKFLOWS).done) === 0;
+}
+
+async function floorTier(): Promise<boolean> {
+  await provisionAll();
+  const first = await mocha(FLOOR_FIRST, { env: FLOOR_ENV }).done;
+  const timed = await mocha(FLOOR_TIMED, { env: FLOOR_ENV }).done;
+  return allZero([first, timed]);
+}
+
+/** The production-shaped Temporal for every suite that uses it; stops it at the end only if it started it. */
+async function sharedTemporal(): Promise<() => Promise<void>> {
+  const temporalLog = createLogger('temporal');
+  const before = await readTemporalClusterState();
+  const state = await temporalClusterUp(temporalLog);
+  const startedHere = before?.pids['frontend'] !== state.pids['frontend'];
+  return async () => {
+    if (startedHere) await temporalClusterDown(temporalLog);
+  };
+}
+
+/** Everything, as CI runs it. */
+async function everything(): Promise<boolean> {
+  if (!(await tier('fast tier: lint, format, typecheck, unit tests', checks))) return false;
+  await provisionTestServer();
+  // The floor's cluster and first suites start beside the workflow tests: those need a core at most, the floor mostly
+  // waits on grace periods. The floor cluster is started here so that its two parts share it.
+  let floorFirst: Run | undefined;
+  let stopping = false;
+  const floorStarted = provisionAll()
+    .then(() => tsx('scripts/cluster-up.ts', FLOOR_ENV))
+    .then((code) => {
+      if (code !== 0 || stopping) return code || 1;
+      floorFirst = mocha(FLOOR_FIRST, { env: FLOOR_ENV, prefix: '[floor]' });
+      return floorFirst.done;
+    });
+  const workflowsOk = await tier('fast tier: workflow tests (the floor tier starts beside them)', async () => {
+    return (await mocha(WORKFLOWS).done) === 0;
+  });
+  if (!workflowsOk) {
+    stopping = true;
+    floorFirst?.child.kill('SIGTERM');
+    await floorStarted;
+    await tsx('scripts/cluster-down.ts', FLOOR_ENV);
+    return false;
   }
-  const started = Date.now();
-  const since = () => `${Math.round((Date.now() - started) / 1000)}s`;
-  const floor = `Kubernetes v${versions.kubernetesFloor}`;
-  console.log(`=== tier 1: the fast tier, beside the floor tier (${floor}; its lines start with [floor])`);
-  const floorFirst = mocha(FLOOR_FIRST, { floor: true, prefix: '[floor]' });
-  const fast = await mocha(FAST);
-  const first = await floorFirst;
-  console.log(`=== tier 2: the floor's termination suite, ${floor} (${since()})`);
-  const timed = await mocha(FLOOR_TIMED, { floor: true });
-  console.log(`=== tier 3: the main tier, Kubernetes v${versions.kubernetes} (${since()})`);
-  const rest = await mocha(MAIN);
-  const codes = { fast, floor: first, 'floor termination': timed, main: rest };
-  console.log(`=== done (${since()}): ${JSON.stringify(codes)}`);
-  process.exitCode = Object.values(codes).some((c) => c !== 0) ? 1 : 0;
+  const codes: Record<string, number> = { fast: 0 };
+  let stopTemporal: () => Promise<void> = async () => {};
+  await tier(`floor tier, Kubernetes v${versions.kubernetesFloor}: the rest of its first part`, async () => {
+    const [first, stop] = await Promise.all([floorStarted, sharedTemporal()]);
+    stopTemporal = stop;
+    codes['floor'] = first;
+    return first === 0;
+  });
+  await tier(`floor tier, Kubernetes v${versions.kubernetesFloor}: the termination suite, alone`, async () => {
+    codes['floor termination'] = await mocha(FLOOR_TIMED, { env: FLOOR_ENV }).done;
+    return codes['floor termination'] === 0;
+  });
+  await tsx('scripts/cluster-down.ts', FLOOR_ENV);
+  await tier(`cluster and e2e tiers, Kubernetes v${versions.kubernetes}`, async () => {
+    const ignore = FLOOR_ONLY.flatMap((f) => ['--ignore', f]);
+    // test/stack last: its Temporal suite ends with temporal:down, which would stop the shared server early.
+    const files = [...CLUSTER.filter((f) => !f.startsWith('test/stack/')), ...E2E, 'test/stack/**/*.test.ts'];
+    codes['cluster and e2e'] = await mocha([...files, ...ignore]).done;
+    return codes['cluster and e2e'] === 0;
+  });
+  await stopTemporal();
+  console.log(`\n=== done in ${since()}: ${JSON.stringify(codes)}`);
+  return allZero(Object.values(codes));
 }
 
-await main();
+const tiers: Record<string, () => Promise<boolean>> = {
+  fast: async () => (await checks()) && (await workflows()),
+  unit: async () => (await mocha(UNIT).done) === 0,
+  workflows,
+  floor: floorTier,
+  cluster: async () => (await provisionAll(), (await mocha(CLUSTER).done) === 0),
+  e2e: async () => (await provisionAll(), (await mocha(E2E).done) === 0),
+};
+
+async function main(): Promise<boolean> {
+  const args = process.argv.slice(2);
+  const asked = args.filter((a) => a in tiers);
+  mochaOptions = args.filter((a) => !(a in tiers));
+  if (args.length === 0) return everything();
+  if (asked.length === 0) {
+    throw new Error(`name a tier (${Object.keys(tiers).join(', ')}), or none for all; mocha options may follow`);
+  }
+  for (const name of asked) {
+    const body = tiers[name]!;
+    if (!(await tier(`${name} tier`, body))) return false;
+  }
+  return true;
+}
+
+try {
+  process.exitCode = (await main()) ? 0 : 1;
+} catch (err) {
+  log.error((err as Error).message);
+  process.exitCode = 1;
+}

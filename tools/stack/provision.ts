@@ -382,7 +382,10 @@ export interface ProvisionResult {
   built: string[];
 }
 
-export async function provision(opts: { log?: Logger; env?: NodeJS.ProcessEnv } = {}): Promise<ProvisionResult> {
+export async function provision(
+  /** only: the binaries wanted now (the workflow tests need just the test server); all of them by default. */
+  opts: { log?: Logger; env?: NodeJS.ProcessEnv; only?: string[] } = {},
+): Promise<ProvisionResult> {
   const env = opts.env ?? process.env;
   const log = opts.log ?? createLogger('provision');
   const cache = cacheDir(env);
@@ -392,6 +395,7 @@ export async function provision(opts: { log?: Logger; env?: NodeJS.ProcessEnv } 
   let index = 0;
   for (const component of components) {
     index++;
+    if (opts.only && !component.binaries.some((b) => opts.only!.includes(b))) continue;
     const step = `(${index}/${components.length}) ${component.title}`;
     const overrides = component.binaries.map((b) => env[overrideVariable(b)]);
     for (const [i, path] of overrides.entries()) {
