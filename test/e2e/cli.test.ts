@@ -8,9 +8,8 @@ import { kubeconfigPath, repoRoot } from '../../tools/stack/paths.js';
 import { waitFor } from '../../src/dev-server/processes.js';
 import type { RecreateGroupResult } from '../../src/workflows/recreate-group.js';
 import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
-import { startController, testTemporalTargets, type Controller } from '../fixtures/controller.js';
-import { LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { testTemporalTargets } from '../fixtures/controller.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
 
 /**
  * `lws-temporal status` and `history` as a user runs them (a process, KUBECONFIG and TEMPORAL_ADDRESS), against the
@@ -39,21 +38,7 @@ function lws(): LeaderWorkerSet {
 for (const temporalTarget of testTemporalTargets()) {
   describe(`lws-temporal CLI (real cluster, Temporal ${temporalTarget}, worker and trigger processes)`, function () {
     this.timeout(300_000);
-    let controller: Controller;
-    let namespace: string;
-    let client: LwsClient;
-
-    before(async function () {
-      this.timeout(300_000);
-      controller = await startController({ temporal: temporalTarget });
-      namespace = await createTestNamespace(controller.kc, 'e2e-cli');
-      client = new LwsClient(controller.kc, namespace);
-    });
-
-    after(async () => {
-      await deleteTestNamespace(controller?.kc, namespace);
-      await controller?.stop();
-    });
+    const suite = useControllerSuite('e2e-cli', { temporal: temporalTarget });
 
     /** `node --import tsx src/cli/main.ts ...args`; resolves with the exit code and output. */
     function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -63,8 +48,8 @@ for (const temporalTarget of testTemporalTargets()) {
           env: {
             ...process.env,
             KUBECONFIG: kubeconfigPath,
-            TEMPORAL_ADDRESS: controller.temporalAddress,
-            TEMPORAL_NAMESPACE: controller.temporalNamespace,
+            TEMPORAL_ADDRESS: suite.controller.temporalAddress,
+            TEMPORAL_NAMESPACE: suite.controller.temporalNamespace,
             TEMPORAL_UI_URL: UI,
           },
           stdio: ['ignore', 'pipe', 'pipe'],
@@ -84,17 +69,17 @@ for (const temporalTarget of testTemporalTargets()) {
       return JSON.parse(r.stdout) as T;
     }
 
-    const target = () => `${namespace}/${NAME}`;
+    const target = () => `${suite.namespace}/${NAME}`;
     let leaderUid = '';
 
     it('status: the group is Ready, with the policy and the LWS header', async () => {
-      await client.create(lws());
-      const pods = await client.waitForGroups(NAME, 1, 2);
+      await suite.lws.create(lws());
+      const pods = await suite.lws.waitForGroups(NAME, 1, 2);
       leaderUid = pods.find((p) => p.metadata?.name === `${NAME}-0`)?.metadata?.uid ?? '';
       assert.ok(leaderUid, 'leader pod cli-0');
 
       const report = await cliJson<StatusReport>('status', target());
-      assert.equal(report.lws.namespace, namespace);
+      assert.equal(report.lws.namespace, suite.namespace);
       assert.equal(report.lws.name, NAME);
       assert.equal(report.lws.policy, 'Parallel');
       assert.equal(report.lws.replicas, 1);
@@ -132,16 +117,16 @@ for (const temporalTarget of testTemporalTargets()) {
 
     it('history: the Parallel rebuild after the leader is deleted, with durations and a Web UI link', async () => {
       assert.ok(leaderUid, 'the status test created the LWS');
-      await client.core.deleteNamespacedPod({ name: `${NAME}-0`, namespace });
-      const workflowId = `lws/${controller.cluster}/${namespace}/${NAME}/group-0/teardown/${leaderUid}`;
-      const handle = controller.client.workflow.getHandle(workflowId);
+      await suite.lws.core.deleteNamespacedPod({ name: `${NAME}-0`, namespace: suite.namespace });
+      const workflowId = `lws/${suite.controller.cluster}/${suite.namespace}/${NAME}/group-0/teardown/${leaderUid}`;
+      const handle = suite.controller.client.workflow.getHandle(workflowId);
       await waitFor('the rebuild workflow to start', () => handle.describe(), { timeoutMs: 30_000 });
       const result = (await handle.result()) as TeardownGroupResult;
 
       const report = await historyWhen('the completed rebuild in visibility', (r) =>
         r.groups.some((g) => g.entries.some((e) => e.outcome === 'rebuilt')),
       );
-      assert.deepEqual(report.lws, { namespace, name: NAME });
+      assert.deepEqual(report.lws, { namespace: suite.namespace, name: NAME });
       assert.deepEqual(
         report.groups.map((g) => g.group),
         [0],
@@ -185,10 +170,10 @@ for (const temporalTarget of testTemporalTargets()) {
     });
 
     it('history: a container restart recreates the group, with its reason, backoff and the teardown’s times', async () => {
-      const pods = await client.waitForGroups(NAME, 1, 2);
+      const pods = await suite.lws.waitForGroups(NAME, 1, 2);
       const uid = pods.find((p) => p.metadata?.name === `${NAME}-0`)?.metadata?.uid ?? '';
       assert.ok(uid && uid !== leaderUid, 'the rebuilt group has a new leader');
-      await client.reportContainerRestart(`${NAME}-0-1`);
+      await suite.lws.reportContainerRestart(`${NAME}-0-1`);
 
       const report = await historyWhen('the recreate and its teardown in visibility', (r) =>
         r.groups.some((g) => g.entries.some((e) => e.cause === 'container-restart' && e.outcome === 'rebuilt')),
@@ -205,7 +190,10 @@ for (const temporalTarget of testTemporalTargets()) {
       // Joined on the leader the recreate deleted.
       assert.equal(recreate.leaderUid, uid);
       assert.equal(teardown.leaderUid, uid);
-      assert.equal(teardown.workflowId, `lws/${controller.cluster}/${namespace}/${NAME}/group-0/teardown/${uid}`);
+      assert.equal(
+        teardown.workflowId,
+        `lws/${suite.controller.cluster}/${suite.namespace}/${NAME}/group-0/teardown/${uid}`,
+      );
       assert.match(recreate.workflowId, new RegExp(`/group-0/recreate/${uid}$`));
       assert.equal(recreate.outcome, 'recreated');
       assert.equal(entry.pod, `${NAME}-0-1`);
@@ -215,11 +203,11 @@ for (const temporalTarget of testTemporalTargets()) {
       assert.equal(entry.backoffMs, 0);
       assert.equal(entry.policy, 'Parallel');
 
-      const recreateResult = (await controller.client.workflow
+      const recreateResult = (await suite.controller.client.workflow
         .getHandle(recreate.workflowId, recreate.runId)
         .result()) as RecreateGroupResult;
       assert.equal(recreateResult.outcome, 'recreated');
-      const teardownResult = (await controller.client.workflow
+      const teardownResult = (await suite.controller.client.workflow
         .getHandle(teardown.workflowId, teardown.runId)
         .result()) as TeardownGroupResult;
       assert.ok(entry.teardownMs !== undefined && entry.teardownMs > 0, `teardownMs ${entry.teardownMs}`);
@@ -251,15 +239,15 @@ for (const temporalTarget of testTemporalTargets()) {
     });
 
     it('status: the rebuilt group is Ready again', async () => {
-      await client.waitForGroups(NAME, 1, 2);
+      await suite.lws.waitForGroups(NAME, 1, 2);
       const report = await cliJson<StatusReport>('status', target());
       assert.equal(report.groups[0]?.phase, 'Ready');
     });
 
     it('a missing LWS is an error that names it, exit code 1', async () => {
-      const r = await cli('status', `${namespace}/absent`);
+      const r = await cli('status', `${suite.namespace}/absent`);
       assert.equal(r.code, 1);
-      assert.match(r.stderr, new RegExp(`leaderworkerset ${namespace}/absent not found`));
+      assert.match(r.stderr, new RegExp(`leaderworkerset ${suite.namespace}/absent not found`));
     });
   });
 }

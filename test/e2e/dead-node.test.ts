@@ -21,10 +21,8 @@ import { ExtraFakeNodes, FAKE_NODE_CAPACITY } from '../../tools/stack/fake-nodes
 import { waitFor } from '../../src/dev-server/processes.js';
 import { sampleLeaderWorkerSet } from '../../tools/stack/sample-lws.js';
 import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
-import { startController, type Controller } from '../fixtures/controller.js';
-import { isReady, LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
-import { PodRecorder } from '../fixtures/pod-recorder.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
+import { isReady } from '../fixtures/lws.js';
 
 const G = 3; // terminationGracePeriodSeconds
 const IMAGE = 'registry.invalid/ai:1';
@@ -61,43 +59,28 @@ function lwsOf(
 
 describe('dead nodes: pods stuck Terminating with the real controller', function () {
   this.timeout(300_000);
-  let controller: Controller;
-  let namespace: string;
-  let lws: LwsClient;
-  let recorder: PodRecorder;
+  const suite = useControllerSuite('e2e-dead-node', { recordPods: true });
   const created: ExtraFakeNodes[] = [];
 
-  before(async function () {
-    this.timeout(300_000);
-    controller = await startController();
-    namespace = await createTestNamespace(controller.kc, 'e2e-dead-node');
-    lws = new LwsClient(controller.kc, namespace);
-    recorder = new PodRecorder(controller.kc, namespace);
-    await recorder.start();
-  });
-
   after(async () => {
-    recorder?.stop();
-    await deleteTestNamespace(controller?.kc, namespace);
     // A failed case may leave pods on a dead node that nothing finishes: gone at once, then the nodes.
     for (const nodes of created) {
       for (const node of nodes.names) {
-        const left = await lws.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` });
+        const left = await suite.lws.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` });
         for (const p of left.items) {
           const ref = { name: p.metadata!.name!, namespace: p.metadata!.namespace! };
-          await lws.core.deleteNamespacedPod({ ...ref, gracePeriodSeconds: 0 }).catch(() => undefined);
+          await suite.lws.core.deleteNamespacedPod({ ...ref, gracePeriodSeconds: 0 }).catch(() => undefined);
         }
-        await lws.core.deleteNode({ name: node }).catch(() => undefined);
+        await suite.lws.core.deleteNode({ name: node }).catch(() => undefined);
       }
     }
-    await controller?.stop();
   });
 
   /** A doomed, a steady and a spare (cordoned) node for the LWS `name`. */
   async function nodesFor(name: string) {
     const [doomed, steady, spare] = [`${name}-doomed`, `${name}-steady`, `${name}-spare`];
     const nodes = new ExtraFakeNodes(
-      controller.kc,
+      suite.controller.kc,
       [
         { name: doomed, labels: { [LEADER_POOL]: name, [WORKER_POOL]: name } },
         { name: steady, labels: { [WORKER_POOL]: name } },
@@ -115,8 +98,8 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
 
   /** The teardown of this leader, once it has ended (its result comes once the replacement group is Ready). */
   async function teardownOf(name: string, leaderUid: string): Promise<TeardownGroupResult> {
-    const handle = controller.client.workflow.getHandle(
-      `lws/${controller.cluster}/${namespace}/${name}/group-0/teardown/${leaderUid}`,
+    const handle = suite.controller.client.workflow.getHandle(
+      `lws/${suite.controller.cluster}/${suite.namespace}/${name}/group-0/teardown/${leaderUid}`,
     );
     await waitFor(`the teardown of ${name}`, () => handle.describe().then(() => true), {
       timeoutMs: 60_000,
@@ -126,14 +109,14 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
   }
 
   async function forceDeletedEvents(name: string) {
-    const events = await lws.core.listNamespacedEvent({ namespace });
+    const events = await suite.lws.core.listNamespacedEvent({ namespace: suite.namespace });
     return events.items.filter((e) => e.reason === 'PodForceDeleted' && e.involvedObject.name === name);
   }
 
   /** Gone, and its nodes with it, so that the next case starts from the cluster's own nodes. */
   async function removeLws(name: string, nodes: ExtraFakeNodes) {
-    await lws.delete(name);
-    await waitFor(`${name}'s pods gone`, async () => ((await lws.pods(name)).length === 0 ? true : undefined), {
+    await suite.lws.delete(name);
+    await waitFor(`${name}'s pods gone`, async () => ((await suite.lws.pods(name)).length === 0 ? true : undefined), {
       timeoutMs: 60_000,
       intervalMs: 500,
     });
@@ -146,8 +129,8 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
       signal: 'node gone',
       // Nothing deletes the pods of a deleted node but podgc, 40 s on: the leader goes as a user or a drain deletes it.
       kill: async (nodes: ExtraFakeNodes, node: string, leader: k8s.V1Pod) => {
-        await lws.core.deleteNode({ name: node });
-        await lws.core.deleteNamespacedPod({ name: leader.metadata!.name!, namespace });
+        await suite.lws.core.deleteNode({ name: node });
+        await suite.lws.core.deleteNamespacedPod({ name: leader.metadata!.name!, namespace: suite.namespace });
       },
     },
     {
@@ -177,8 +160,8 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
   async function rebuildOffDeadNode(policy: PodTerminationPolicy, death: (typeof deaths)[number]): Promise<Seen> {
     const name = `${policy === 'Sequential' ? 'seq' : 'par'}-${death.what === 'deleted' ? 'gone' : 'oos'}`;
     const { nodes, doomed, steady, spare } = await nodesFor(name);
-    await lws.create(lwsOf(name, policy, 3));
-    const before = await lws.waitForGroups(name, 1, 3);
+    await suite.lws.create(lwsOf(name, policy, 3));
+    const before = await suite.lws.waitForGroups(name, 1, 3);
     const leader = before.find((p) => p.metadata!.name === `${name}-0`)!;
     const onDoomed = before.filter((p) => p.spec!.nodeName === doomed).map((p) => p.metadata!.name!);
     const onSteady = before.find((p) => p.spec!.nodeName === steady)!;
@@ -192,7 +175,7 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
 
     const result = await teardownOf(name, leader.metadata!.uid!);
     const warnings = await forceDeletedEvents(name);
-    const after = await lws.waitForGroups(name, 1, 3);
+    const after = await suite.lws.waitForGroups(name, 1, 3);
     await removeLws(name, nodes);
     return { name, doomed, spare, before, onDoomed, onSteady, killedAt, result, warnings, after };
   }
@@ -238,7 +221,7 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
         );
         assert.equal(result.timeline.filter((e) => e.event === 'pod force-deleted').length, onDoomed.length);
         for (const pod of before.filter((p) => p.spec!.nodeName === doomed)) {
-          const rec = recorder.byUid(pod.metadata!.uid!)!;
+          const rec = suite.recorder.byUid(pod.metadata!.uid!)!;
           const terminatedMs = rec.goneAt! - rec.terminatingAt!;
           assert.ok(
             terminatedMs >= G * 1000,
@@ -247,7 +230,7 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
           assert.ok(rec.goneAt! - killedAt < 35_000, `${rec.name} gone ${rec.goneAt! - killedAt} ms after the kill`);
         }
         // The worker on the healthy node went with its grace period, finished by its kubelet.
-        const healthy = recorder.byUid(onSteady.metadata!.uid!)!;
+        const healthy = suite.recorder.byUid(onSteady.metadata!.uid!)!;
         assert.ok(healthy.goneAt! - healthy.terminatingAt! >= (G - 1) * 1000, JSON.stringify(healthy));
         assert.ok(!warnings.some((e) => e.message?.includes(onSteady.metadata!.name!)), 'no Event names it');
 
@@ -267,9 +250,12 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
     const { nodes, doomed, spare } = await nodesFor(pool);
     // Two leaders alone on the node that goes NotReady: one of an LWS that opted in, one of an LWS that did not.
     const [optedIn, plain] = ['nr-in', 'nr-out'];
-    await lws.create(lwsOf(optedIn, 'Sequential', 1, { pool, notReadySeconds: 2 }));
-    await lws.create(lwsOf(plain, 'Sequential', 1, { pool }));
-    const leaders = [(await lws.waitForGroups(optedIn, 1, 1))[0]!, (await lws.waitForGroups(plain, 1, 1))[0]!];
+    await suite.lws.create(lwsOf(optedIn, 'Sequential', 1, { pool, notReadySeconds: 2 }));
+    await suite.lws.create(lwsOf(plain, 'Sequential', 1, { pool }));
+    const leaders = [
+      (await suite.lws.waitForGroups(optedIn, 1, 1))[0]!,
+      (await suite.lws.waitForGroups(plain, 1, 1))[0]!,
+    ];
     assert.deepEqual(
       leaders.map((l) => l.spec!.nodeName),
       [doomed, doomed],
@@ -282,14 +268,17 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
       async () => {
         await nodes.markNotReady(doomed);
         await new Promise((resolve) => setTimeout(resolve, 1000));
-        const ready = (await lws.core.readNode({ name: doomed })).status?.conditions?.find((c) => c.type === 'Ready');
+        const ready = (await suite.lws.core.readNode({ name: doomed })).status?.conditions?.find(
+          (c) => c.type === 'Ready',
+        );
         return ready?.status === 'False' ? true : undefined;
       },
       { timeoutMs: 30_000 },
     );
     await nodes.setSchedulable(false, [doomed]);
     await nodes.setSchedulable(true, [spare]);
-    for (const l of leaders) await lws.core.deleteNamespacedPod({ name: l.metadata!.name!, namespace });
+    for (const l of leaders)
+      await suite.lws.core.deleteNamespacedPod({ name: l.metadata!.name!, namespace: suite.namespace });
 
     // Opted in: force-deleted once past its grace period, the node NotReady for at least 2 s by then.
     const opted = await teardownOf(optedIn, leaders[0]!.metadata!.uid!);
@@ -303,10 +292,10 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
 
     // Not opted in: still Terminating well past its grace period, its node looked at several times meanwhile.
     const plainLeader = leaders[1]!;
-    const deletedAt = Date.parse(String(recorder.byUid(plainLeader.metadata!.uid!)!.deletionTimestamp));
+    const deletedAt = Date.parse(String(suite.recorder.byUid(plainLeader.metadata!.uid!)!.deletionTimestamp));
     const lookedLongEnough = deletedAt + FORCE_DELETE_MARGIN_MS + 3 * NODE_LOOK_INTERVAL_MS - Date.now();
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, lookedLongEnough)));
-    const still = await lws.pod(plainLeader.metadata!.name!);
+    const still = await suite.lws.pod(plainLeader.metadata!.name!);
     assert.equal(still?.metadata?.uid, plainLeader.metadata!.uid, 'the old leader is still there');
     assert.ok(still?.metadata?.deletionTimestamp, 'terminating');
     assert.deepEqual(await forceDeletedEvents(plain), []);
@@ -316,12 +305,12 @@ describe('dead nodes: pods stuck Terminating with the real controller', function
     await nodes.setKubelet(doomed, true);
     const result = await teardownOf(plain, plainLeader.metadata!.uid!);
     assert.equal(result.forceDeleted, undefined);
-    assert.ok(recorder.byUid(plainLeader.metadata!.uid!)!.goneAt! >= backAt, 'gone once its kubelet was back');
+    assert.ok(suite.recorder.byUid(plainLeader.metadata!.uid!)!.goneAt! >= backAt, 'gone once its kubelet was back');
     for (const l of [optedIn, plain]) {
-      const [replacement] = await lws.waitForGroups(l, 1, 1);
+      const [replacement] = await suite.lws.waitForGroups(l, 1, 1);
       assert.equal(replacement!.spec!.nodeName, spare);
     }
-    await lws.delete(optedIn);
+    await suite.lws.delete(optedIn);
     await removeLws(plain, nodes);
   });
 });

@@ -2,10 +2,7 @@ import assert from 'node:assert/strict';
 import type { LeaderWorkerSet } from '../../src/model/index.js';
 import { waitFor } from '../../src/dev-server/processes.js';
 import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
-import { startController, type Controller } from '../fixtures/controller.js';
-import { LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
-import { PodRecorder } from '../fixtures/pod-recorder.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
 
 /**
  * The controller's own availability, as deploy/ runs it: two workers on one task queue and two triggers watching at
@@ -35,59 +32,49 @@ function lwsOf(name: string): LeaderWorkerSet {
 
 describe('high availability: two workers and two triggers, one of each killed mid-rebuild (cluster)', function () {
   this.timeout(600_000);
-  let controller: Controller;
-  let namespace: string;
-  let lws: LwsClient;
-  let recorder: PodRecorder;
+  const suite = useControllerSuite('e2e-ha', { temporal: 'cluster', recordPods: true });
 
   before(async function () {
     this.timeout(300_000);
-    controller = await startController({ temporal: 'cluster' });
-    await Promise.all([controller.startWorker(), controller.startTrigger()]);
-    namespace = await createTestNamespace(controller.kc, 'e2e-ha');
-    lws = new LwsClient(controller.kc, namespace);
-    recorder = new PodRecorder(controller.kc, namespace);
-    await recorder.start();
-  });
-
-  after(async () => {
-    recorder?.stop();
-    await deleteTestNamespace(controller?.kc, namespace);
-    await controller?.stop();
+    await Promise.all([suite.controller.startWorker(), suite.controller.startTrigger()]);
   });
 
   it('rebuilds every group exactly once, each teardown Parallel, nothing orphaned', async () => {
-    const roles = (role: string) => controller.processes.filter((p) => p.role === role);
+    const roles = (role: string) => suite.controller.processes.filter((p) => p.role === role);
     assert.equal(roles('worker').length, 2);
     assert.equal(roles('trigger').length, 2);
-    await lws.create(lwsOf('ha'));
-    const before = await lws.waitForGroups('ha', GROUPS, SIZE, 240_000);
+    await suite.lws.create(lwsOf('ha'));
+    const before = await suite.lws.waitForGroups('ha', GROUPS, SIZE, 240_000);
     const oldLeaders = before.filter((p) => p.metadata!.name!.split('-').length === 2);
     assert.equal(oldLeaders.length, GROUPS);
 
-    await Promise.all(oldLeaders.map((l) => lws.core.deleteNamespacedPod({ name: l.metadata!.name!, namespace })));
+    await Promise.all(
+      oldLeaders.map((l) =>
+        suite.lws.core.deleteNamespacedPod({ name: l.metadata!.name!, namespace: suite.namespace }),
+      ),
+    );
     // Mid-rebuild: the first workers are terminating, while teardown runs are still starting and deleting.
     const oldWorkerUids = new Set(
       before.filter((p) => p.metadata!.name!.split('-').length === 3).map((p) => p.metadata!.uid!),
     );
     await waitFor(
       'a worker terminating',
-      async () => ([...oldWorkerUids].some((u) => recorder.byUid(u)?.terminatingAt) ? true : undefined),
+      async () => ([...oldWorkerUids].some((u) => suite.recorder.byUid(u)?.terminatingAt) ? true : undefined),
       { timeoutMs: 30_000, intervalMs: 20 },
     );
     await Promise.all([roles('worker')[0]!.kill9(), roles('trigger')[0]!.kill9()]);
 
     const results = await Promise.all(
       oldLeaders.map(async (l) => {
-        const id = `lws/${controller.cluster}/${namespace}/ha/group-${l.metadata!.name!.split('-')[1]}/teardown/${l.metadata!.uid}`;
-        const handle = controller.client.workflow.getHandle(id);
+        const id = `lws/${suite.controller.cluster}/${suite.namespace}/ha/group-${l.metadata!.name!.split('-')[1]}/teardown/${l.metadata!.uid}`;
+        const handle = suite.controller.client.workflow.getHandle(id);
         await waitFor('the teardown run of ' + l.metadata!.name, () => handle.describe().then(() => true), {
           timeoutMs: 60_000,
         });
         return { leader: l, result: (await handle.result()) as TeardownGroupResult };
       }),
     );
-    const after = await lws.waitForGroups('ha', GROUPS, SIZE, 240_000);
+    const after = await suite.lws.waitForGroups('ha', GROUPS, SIZE, 240_000);
 
     const lags: number[] = [];
     for (const { leader, result } of results) {
@@ -102,8 +89,8 @@ describe('high availability: two workers and two triggers, one of each killed mi
         !result.timeline.some((e) => e.detail === 'garbage collector'),
         `${name}: ${JSON.stringify(result.timeline)}`,
       );
-      const leaderRecord = recorder.byUid(leader.metadata!.uid!)!;
-      const workers = [...recorder.records.values()].filter(
+      const leaderRecord = suite.recorder.byUid(leader.metadata!.uid!)!;
+      const workers = [...suite.recorder.records.values()].filter(
         (r) => oldWorkerUids.has(r.uid) && r.name.startsWith(`${name}-`),
       );
       assert.equal(workers.length, SIZE - 1, name);
@@ -113,14 +100,14 @@ describe('high availability: two workers and two triggers, one of each killed mi
       }
       // Rebuilt exactly once: one teardown run and one new leader for the group.
       const teardowns: string[] = [];
-      for await (const wf of controller.client.workflow.list({
-        query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/ha/group-${name.split('-')[1]}/teardown/"`,
+      for await (const wf of suite.controller.client.workflow.list({
+        query: `WorkflowId STARTS_WITH "lws/${suite.controller.cluster}/${suite.namespace}/ha/group-${name.split('-')[1]}/teardown/"`,
       })) {
         teardowns.push(wf.workflowId);
       }
       assert.equal(teardowns.length, 1, `${name}: ${teardowns.join(', ')}`);
       assert.equal(
-        [...recorder.records.values()].filter((r) => r.name === name).length,
+        [...suite.recorder.records.values()].filter((r) => r.name === name).length,
         2,
         `${name}: the old leader and one new one`,
       );
@@ -128,7 +115,10 @@ describe('high availability: two workers and two triggers, one of each killed mi
     console.log(`      Parallel lag (leader terminating -> worker terminating): max ${Math.max(...lags)} ms`);
 
     const sets = (
-      await lws.apps.listNamespacedStatefulSet({ namespace, labelSelector: 'leaderworkerset.sigs.k8s.io/name=ha' })
+      await suite.lws.apps.listNamespacedStatefulSet({
+        namespace: suite.namespace,
+        labelSelector: 'leaderworkerset.sigs.k8s.io/name=ha',
+      })
     ).items;
     assert.equal(sets.length, GROUPS + 1, 'the leader StatefulSet and one worker StatefulSet per group');
     const leadersNow = new Map(

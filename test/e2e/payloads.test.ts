@@ -10,9 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { lwsFacts, parseWorkflowId, type LeaderWorkerSet } from '../../src/model/index.js';
 import { waitFor } from '../../src/dev-server/processes.js';
-import { startController, type Controller } from '../fixtures/controller.js';
-import { isReady, LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
+import { isReady } from '../fixtures/lws.js';
 
 const token = randomBytes(6).toString('hex');
 const SECRET = `secret-${token}`;
@@ -62,23 +61,9 @@ function* texts(value: unknown): Generator<string> {
 
 describe('controller: no pod template, env value or managedFields in any workflow history (real cluster)', function () {
   this.timeout(600_000);
-  let controller: Controller;
-  let namespace: string;
-  let lws: LwsClient;
+  const suite = useControllerSuite('e2e-payloads', { temporal: 'dev-server' });
 
-  before(async function () {
-    this.timeout(300_000);
-    controller = await startController({ temporal: 'dev-server' });
-    namespace = await createTestNamespace(controller.kc, 'e2e-payloads');
-    lws = new LwsClient(controller.kc, namespace);
-  });
-
-  after(async () => {
-    await deleteTestNamespace(controller?.kc, namespace);
-    await controller?.stop();
-  });
-
-  const leaderUid = async (i: number) => (await lws.pod(`${NAME}-${i}`))?.metadata?.uid;
+  const leaderUid = async (i: number) => (await suite.lws.pod(`${NAME}-${i}`))?.metadata?.uid;
 
   /** Resolves once group `i` runs a leader other than `uid`, and every group is Ready. */
   async function rebuilt(i: number, uid: string | undefined) {
@@ -86,16 +71,18 @@ describe('controller: no pod template, env value or managedFields in any workflo
       timeoutMs: 60_000,
       intervalMs: 250,
     });
-    await lws.waitForGroups(NAME, 2, 2);
+    await suite.lws.waitForGroups(NAME, 2, 2);
   }
 
   /** Every run of every workflow of the namespace's LWSs, lifecycles ended (the reconcile keeps running). */
   async function histories() {
-    const query = `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/"`;
+    const query = `WorkflowId STARTS_WITH "lws/${suite.controller.cluster}/${suite.namespace}/"`;
     await waitFor(
       'every lifecycle workflow closed',
       async () => {
-        for await (const wf of controller.client.workflow.list({ query: `${query} AND ExecutionStatus = "Running"` })) {
+        for await (const wf of suite.controller.client.workflow.list({
+          query: `${query} AND ExecutionStatus = "Running"`,
+        })) {
           if (parseWorkflowId(wf.workflowId)?.op.kind !== 'reconcile') return undefined;
         }
         return true;
@@ -103,8 +90,8 @@ describe('controller: no pod template, env value or managedFields in any workflo
       { timeoutMs: 120_000, intervalMs: 1000 },
     );
     const runs: { workflowId: string; kind: string; history: HistoryObject }[] = [];
-    for await (const wf of controller.client.workflow.list({ query })) {
-      const history = await controller.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+    for await (const wf of suite.controller.client.workflow.list({ query })) {
+      const history = await suite.controller.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       runs.push({ workflowId: wf.workflowId, kind: parseWorkflowId(wf.workflowId)?.op.kind ?? '?', history });
     }
     return runs;
@@ -138,28 +125,28 @@ describe('controller: no pod template, env value or managedFields in any workflo
   }
 
   it('provisions, rebuilds a group, recreates one after a restart and rolls out: nothing of the templates recorded', async () => {
-    await lws.create(lwsOf());
-    await lws.waitForGroups(NAME, 2, 2);
-    const pod = await lws.pod(`${NAME}-0-1`);
+    await suite.lws.create(lwsOf());
+    await suite.lws.waitForGroups(NAME, 2, 2);
+    const pod = await suite.lws.pod(`${NAME}-0-1`);
     assert.equal(pod?.metadata?.labels?.['example.com/team'], USER_LABEL, 'the pods carry the label (test premise)');
 
     // A rebuild (Parallel): the leader deleted.
     const first = await leaderUid(0);
-    await lws.core.deleteNamespacedPod({ name: `${NAME}-0`, namespace });
+    await suite.lws.core.deleteNamespacedPod({ name: `${NAME}-0`, namespace: suite.namespace });
     await rebuilt(0, first);
 
     // A container restart (RecreateGroupOnPodRestart, the default): the group recreated.
     const second = await leaderUid(1);
-    await lws.reportContainerRestart(`${NAME}-1-1`);
+    await suite.lws.reportContainerRestart(`${NAME}-1-1`);
     await rebuilt(1, second);
 
     // A rolling update: a new image for the workers, every group rolled onto it.
     const spec = lwsOf().spec.leaderWorkerTemplate;
-    await lws.patchSpec(NAME, { leaderWorkerTemplate: { ...spec, workerTemplate: template('worker', '2') } });
+    await suite.lws.patchSpec(NAME, { leaderWorkerTemplate: { ...spec, workerTemplate: template('worker', '2') } });
     await waitFor(
       'every worker on the new image',
       async () => {
-        const pods = (await lws.pods(NAME)).filter((p) => !p.metadata?.deletionTimestamp);
+        const pods = (await suite.lws.pods(NAME)).filter((p) => !p.metadata?.deletionTimestamp);
         const workers = pods.filter((p) => p.metadata!.name!.split('-').length === 3);
         const rolled = workers.every((p) => p.spec?.containers[0]?.image === `${IMAGE}:2` && isReady(p));
         return pods.length === 4 && workers.length === 2 && rolled && pods.every(isReady) ? true : undefined;
@@ -169,7 +156,7 @@ describe('controller: no pod template, env value or managedFields in any workflo
 
     const runs = await histories();
     reportBytes(runs);
-    const stored = (await lws.get(NAME))!;
+    const stored = (await suite.lws.get(NAME))!;
     const sizes = [JSON.stringify(stored).length, JSON.stringify(lwsFacts(stored)).length];
     console.log(`      the LWS as stored: ${sizes[0]} B of JSON; its facts (what the workflows read): ${sizes[1]} B`);
     const kinds = new Set(runs.map((r) => r.kind));

@@ -8,9 +8,7 @@ import { formatStatus } from '../../src/cli/format.js';
 import type { LeaderWorkerSet } from '../../src/model/index.js';
 import { waitFor } from '../../src/dev-server/processes.js';
 import { sampleLeaderWorkerSet } from '../../tools/stack/sample-lws.js';
-import { startController, type Controller } from '../fixtures/controller.js';
-import { LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
 
 const NAME = 'backoff';
 const SIZE = 2;
@@ -34,24 +32,11 @@ function lwsOf(): LeaderWorkerSet {
 
 describe('backoff between recreations of a group (groupRestartBackoff) with the real controller', function () {
   this.timeout(300_000);
-  let controller: Controller;
-  let namespace: string;
-  let lws: LwsClient;
+  const suite = useControllerSuite('e2e-backoff');
 
-  before(async () => {
-    controller = await startController();
-    namespace = await createTestNamespace(controller.kc, 'e2e-backoff');
-    lws = new LwsClient(controller.kc, namespace);
-  });
-
-  after(async () => {
-    await deleteTestNamespace(controller?.kc, namespace);
-    await controller?.stop();
-  });
-
-  const leaderUid = async (group: number) => (await lws.pod(`${NAME}-${group}`))?.metadata?.uid;
+  const leaderUid = async (group: number) => (await suite.lws.pod(`${NAME}-${group}`))?.metadata?.uid;
   const events = async (reason: string) =>
-    (await lws.core.listNamespacedEvent({ namespace })).items.filter((e) => e.reason === reason);
+    (await suite.lws.core.listNamespacedEvent({ namespace: suite.namespace })).items.filter((e) => e.reason === reason);
 
   /**
    * Reports a crash of the group's worker and watches its leader: resolves with how long after the crash its deletion
@@ -60,22 +45,22 @@ describe('backoff between recreations of a group (groupRestartBackoff) with the 
   async function crashAndWatch(group: number): Promise<number> {
     const before = await leaderUid(group);
     const crashedAt = Date.now();
-    await lws.reportContainerRestart(`${NAME}-${group}-1`);
+    await suite.lws.reportContainerRestart(`${NAME}-${group}-1`);
     const seenAt = await waitFor(
       `leader ${NAME}-${group} deleted after the crash`,
       async () => {
-        const leader = await lws.pod(`${NAME}-${group}`);
+        const leader = await suite.lws.pod(`${NAME}-${group}`);
         return leader?.metadata?.uid !== before || leader?.metadata?.deletionTimestamp ? Date.now() : undefined;
       },
       { timeoutMs: 120_000, intervalMs: 100 },
     );
-    await lws.waitForGroups(NAME, 2, SIZE);
+    await suite.lws.waitForGroups(NAME, 2, SIZE);
     return seenAt - crashedAt;
   }
 
   it('recreates a healthy group at once, spaces the next failures by the backoff, and shows the wait', async () => {
-    await lws.create(lwsOf());
-    await lws.waitForGroups(NAME, 2, SIZE);
+    await suite.lws.create(lwsOf());
+    await suite.lws.waitForGroups(NAME, 2, SIZE);
 
     // The first failure of a healthy group: recreated at once, no backoff.
     await crashAndWatch(0);
@@ -91,7 +76,7 @@ describe('backoff between recreations of a group (groupRestartBackoff) with the 
     );
     assert.equal(backOff.type, 'Warning');
     assert.match(backOff.message ?? '', new RegExp(`group 0: .*2nd recreation in a row: waiting ${INITIAL_SECONDS} s`));
-    const status = await readStatus({ namespace, name: NAME }, controller.kc);
+    const status = await readStatus({ namespace: suite.namespace, name: NAME }, suite.controller.kc);
     assert.equal(status.groups[0]!.backoff?.streak, 2);
     assert.equal(status.groups[1]!.backoff, undefined);
     assert.match(formatStatus(status), /RECREATED AT \(BACKOFF\)[\s\S]*\(2nd in a row\)/);

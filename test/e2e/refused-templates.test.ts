@@ -8,9 +8,7 @@ import { formatStatus } from '../../src/cli/format.js';
 import { readStatus } from '../../src/cli/status.js';
 import type { LeaderWorkerSet } from '../../src/model/index.js';
 import { waitFor } from '../../src/dev-server/processes.js';
-import { startController, type Controller } from '../fixtures/controller.js';
-import { LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
 
 type Json = Record<string, unknown>;
 
@@ -32,34 +30,23 @@ const eventTime = (e: k8s.CoreV1Event) => new Date(e.eventTime ?? e.firstTimesta
 
 describe('controller: templates the API server refuses, told on the LWS (issue 28)', function () {
   this.timeout(300_000);
-  let controller: Controller;
-  let namespace: string;
-  let lws: LwsClient;
-
-  before(async function () {
-    this.timeout(300_000);
-    controller = await startController({ temporal: 'dev-server' });
-    namespace = await createTestNamespace(controller.kc, 'e2e-refused');
-    lws = new LwsClient(controller.kc, namespace);
-  });
-
-  after(async () => {
-    await deleteTestNamespace(controller?.kc, namespace);
-    await controller?.stop();
-  });
+  const suite = useControllerSuite('e2e-refused', { temporal: 'dev-server' });
 
   async function warnings(name: string, reason: string): Promise<k8s.CoreV1Event[]> {
-    const events = await lws.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` });
+    const events = await suite.lws.core.listNamespacedEvent({
+      namespace: suite.namespace,
+      fieldSelector: `involvedObject.name=${name}`,
+    });
     return events.items.filter((e) => e.type === 'Warning' && e.reason === reason);
   }
 
   const replicaFailure = async (name: string) =>
-    (await lws.get(name))?.status?.conditions?.find((c) => c.type === 'ReplicaFailure');
+    (await suite.lws.get(name))?.status?.conditions?.find((c) => c.type === 'ReplicaFailure');
 
   async function failedWorkflows(): Promise<string[]> {
     const failed: string[] = [];
-    for await (const wf of controller.client.workflow.list({
-      query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/"`,
+    for await (const wf of suite.controller.client.workflow.list({
+      query: `WorkflowId STARTS_WITH "lws/${suite.controller.cluster}/${suite.namespace}/"`,
     })) {
       if (wf.status.name === 'FAILED') failed.push(wf.workflowId);
     }
@@ -81,14 +68,14 @@ describe('controller: templates the API server refuses, told on the LWS (issue 2
     assert.match(condition.message, field, 'the API server message, which names the field');
     assert.match(event.message ?? '', field);
     // Measured from the leader pods' creation, which starts the provisioning; timestamps of whole seconds.
-    const toEvent = eventTime(event) - new Date((await lws.get(name))!.metadata!.creationTimestamp!).getTime();
+    const toEvent = eventTime(event) - new Date((await suite.lws.get(name))!.metadata!.creationTimestamp!).getTime();
     const toCondition = new Date(condition.lastTransitionTime!).getTime() - eventTime(event);
     console.log(`      ${name}: LWS created -> ${reason} Event ${toEvent} ms; Event -> condition ${toCondition} ms`);
     assert.ok(toCondition < 5_000, `condition ${toCondition} ms after the Event`);
     assert.ok(toEvent < 15_000, `Event ${toEvent} ms after the LWS was created`);
 
     // `lws-temporal status` shows it (and, for refused workers, the groups so).
-    const text = formatStatus(await readStatus({ namespace, name }, controller.kc));
+    const text = formatStatus(await readStatus({ namespace: suite.namespace, name }, suite.controller.kc));
     assert.ok(text.includes(`ReplicaFailure=True  ${reason}: ${condition.message}`), text);
     if (reason === 'InvalidWorkerTemplate') assert.match(text, /\n0 +\S+ +Refused /, text);
 
@@ -101,8 +88,8 @@ describe('controller: templates the API server refuses, told on the LWS (issue 2
       assert.deepEqual(told.map((m) => m.slice(0, 8)).sort(), ['group 0:', 'group 1:']);
     else assert.equal(told.length, 1, told.join('\n'));
 
-    await lws.patchSpec(name, { leaderWorkerTemplate: fix });
-    await lws.waitForGroups(name, 2, 2, 150_000);
+    await suite.lws.patchSpec(name, { leaderWorkerTemplate: fix });
+    await suite.lws.waitForGroups(name, 2, 2, 150_000);
     await waitFor(`${name} without ReplicaFailure`, async () => ((await replicaFailure(name)) ? undefined : true), {
       timeoutMs: 60_000,
       intervalMs: 500,
@@ -123,7 +110,7 @@ describe('controller: templates the API server refuses, told on the LWS (issue 2
       },
     ];
     for (const { body, field } of refusals) {
-      const err = (await lws.create(body).then(
+      const err = (await suite.lws.create(body).then(
         () => assert.fail('accepted'),
         (e: unknown) => e,
       )) as { code?: number; body?: unknown };
@@ -133,7 +120,7 @@ describe('controller: templates the API server refuses, told on the LWS (issue 2
   });
 
   it('a worker template the StatefulSet API refuses: InvalidWorkerTemplate on the LWS, then fixed', async () => {
-    await lws.create(
+    await suite.lws.create(
       lwsOf('bad-workers', { leaderTemplate: podSpec(good), workerTemplate: podSpec(requestsAboveLimits) }),
     );
     await toldThenFixed('bad-workers', 'InvalidWorkerTemplate', /must be less than or equal to cpu limit/, {
@@ -142,7 +129,7 @@ describe('controller: templates the API server refuses, told on the LWS (issue 2
   });
 
   it('a leader template the StatefulSet API refuses: InvalidLeaderTemplate on the LWS, then fixed', async () => {
-    await lws.create(
+    await suite.lws.create(
       lwsOf('bad-leader', { leaderTemplate: podSpec(requestsAboveLimits), workerTemplate: podSpec(good) }),
     );
     await toldThenFixed('bad-leader', 'InvalidLeaderTemplate', /must be less than or equal to cpu limit/, {

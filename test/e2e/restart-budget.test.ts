@@ -11,9 +11,7 @@ import {
   type LeaderWorkerSet,
 } from '../../src/model/index.js';
 import { waitFor } from '../../src/dev-server/processes.js';
-import { startController, type Controller } from '../fixtures/controller.js';
-import { LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
 import { sampleLeaderWorkerSet } from '../../tools/stack/sample-lws.js';
 
 const NAME = 'budget';
@@ -34,41 +32,28 @@ function lwsOf(): LeaderWorkerSet {
 
 describe('the group restart budget (maxGroupRestarts) with the real controller', function () {
   this.timeout(240_000);
-  let controller: Controller;
-  let namespace: string;
-  let lws: LwsClient;
+  const suite = useControllerSuite('e2e-budget');
 
-  before(async () => {
-    controller = await startController();
-    namespace = await createTestNamespace(controller.kc, 'e2e-budget');
-    lws = new LwsClient(controller.kc, namespace);
-  });
-
-  after(async () => {
-    await deleteTestNamespace(controller?.kc, namespace);
-    await controller?.stop();
-  });
-
-  const leaderUid = async () => (await lws.pod(`${NAME}-0`))?.metadata?.uid;
+  const leaderUid = async () => (await suite.lws.pod(`${NAME}-0`))?.metadata?.uid;
   const counts = async () => {
-    const annotation = (await lws.statefulSet(NAME))?.metadata?.annotations?.[ANNOTATION_GROUP_RESTART_COUNT];
+    const annotation = (await suite.lws.statefulSet(NAME))?.metadata?.annotations?.[ANNOTATION_GROUP_RESTART_COUNT];
     return Object.values(JSON.parse(annotation ?? '{}') as Record<string, number>);
   };
   const failedCondition = async () =>
-    (await lws.get(NAME))?.status?.conditions?.find((c) => c.type === CONDITION_FAILED && c.status === 'True');
+    (await suite.lws.get(NAME))?.status?.conditions?.find((c) => c.type === CONDITION_FAILED && c.status === 'True');
   /** A crash of the group's worker container, as the kubelet reports it. */
-  const crash = () => lws.reportContainerRestart(`${NAME}-0-1`);
+  const crash = () => suite.lws.reportContainerRestart(`${NAME}-0-1`);
   const rebuilt = async (before: string | undefined) => {
     await waitFor('the group to be recreated', async () => ((await leaderUid()) !== before ? true : undefined), {
       timeoutMs: 60_000,
       intervalMs: 200,
     });
-    return lws.waitForGroups(NAME, 1, SIZE);
+    return suite.lws.waitForGroups(NAME, 1, SIZE);
   };
 
   it('recreates a crashing group maxGroupRestarts times, keeps it failed after that, and rebuilds it on recover=true', async () => {
-    await lws.create(lwsOf());
-    await lws.waitForGroups(NAME, 1, SIZE);
+    await suite.lws.create(lwsOf());
+    await suite.lws.waitForGroups(NAME, 1, SIZE);
 
     // First crash: recreated.
     let before = await leaderUid();
@@ -79,13 +64,13 @@ describe('the group restart budget (maxGroupRestarts) with the real controller',
     // Second crash, with the worker and the trigger killed as it is handled: recreated once, counted once.
     before = await leaderUid();
     await crash();
-    await Promise.all([controller.worker.kill9(), controller.trigger.kill9()]);
-    await Promise.all([controller.startWorker(), controller.startTrigger()]);
+    await Promise.all([suite.controller.worker.kill9(), suite.controller.trigger.kill9()]);
+    await Promise.all([suite.controller.startWorker(), suite.controller.startTrigger()]);
     await rebuilt(before);
     assert.deepEqual(await counts(), [2]);
 
     // Third crash: the budget is spent. The group is kept as it is, and the LWS says so.
-    const kept = (await lws.pods(NAME)).map((p) => p.metadata!.uid).sort();
+    const kept = (await suite.lws.pods(NAME)).map((p) => p.metadata!.uid).sort();
     await crash();
     const condition = await waitFor('condition Failed', failedCondition, { timeoutMs: 60_000, intervalMs: 250 });
     assert.equal(condition.reason, 'MaxGroupRestartsExceeded');
@@ -94,20 +79,24 @@ describe('the group restart budget (maxGroupRestarts) with the real controller',
       /group 0 was recreated 2 times \(spec.leaderWorkerTemplate.maxGroupRestarts 2\)/,
     );
     assert.match(condition.message ?? '', new RegExp(`kubectl annotate pod ${NAME}-0 ${ANNOTATION_RECOVER}=true`));
-    const events = await lws.core.listNamespacedEvent({ namespace });
+    const events = await suite.lws.core.listNamespacedEvent({ namespace: suite.namespace });
     const warning = events.items.filter((e) => e.reason === 'MaxGroupRestartsExceeded');
     assert.equal(warning.length, 1);
     assert.equal(warning[0]!.type, 'Warning');
     assert.equal(warning[0]!.involvedObject.name, NAME);
     // Nothing more happens to its pods: they stay for debugging.
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    assert.deepEqual((await lws.pods(NAME)).map((p) => p.metadata!.uid).sort(), kept);
+    assert.deepEqual((await suite.lws.pods(NAME)).map((p) => p.metadata!.uid).sort(), kept);
     assert.deepEqual(await counts(), [2]);
 
     // The user's recover: rebuilt, the count starts again, the condition goes.
     before = await leaderUid();
-    await lws.core.patchNamespacedPod(
-      { name: `${NAME}-0`, namespace, body: { metadata: { annotations: { [ANNOTATION_RECOVER]: 'true' } } } },
+    await suite.lws.core.patchNamespacedPod(
+      {
+        name: `${NAME}-0`,
+        namespace: suite.namespace,
+        body: { metadata: { annotations: { [ANNOTATION_RECOVER]: 'true' } } },
+      },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
     await rebuilt(before);
@@ -116,7 +105,7 @@ describe('the group restart budget (maxGroupRestarts) with the real controller',
       timeoutMs: 60_000,
       intervalMs: 250,
     });
-    const recovered = (await lws.core.listNamespacedEvent({ namespace })).items.filter(
+    const recovered = (await suite.lws.core.listNamespacedEvent({ namespace: suite.namespace })).items.filter(
       (e) => e.reason === 'GroupRecovered',
     );
     assert.equal(recovered.length, 1);

@@ -2,10 +2,8 @@ import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet, PodTerminationPolicy } from '../../src/model/index.js';
 import { waitFor } from '../../src/dev-server/processes.js';
-import { startController, type Controller } from '../fixtures/controller.js';
-import { LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
-import { PodRecorder } from '../fixtures/pod-recorder.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
+import type { PodRecorder } from '../fixtures/pod-recorder.js';
 
 /**
  * spec.podTerminationPolicy once more, with a manifest that uses upstream's placement and storage features at once:
@@ -53,25 +51,7 @@ function featureLws(name: string, policy: PodTerminationPolicy, replicas: number
 
 describe('controller: pod termination policy with subgroups, exclusive placement and volume claims', function () {
   this.timeout(300_000);
-  let controller: Controller;
-  let namespace: string;
-  let lws: LwsClient;
-  let recorder: PodRecorder;
-
-  before(async function () {
-    this.timeout(300_000);
-    controller = await startController();
-    namespace = await createTestNamespace(controller.kc, 'e2e-features');
-    lws = new LwsClient(controller.kc, namespace);
-    recorder = new PodRecorder(controller.kc, namespace);
-    await recorder.start();
-  });
-
-  after(async () => {
-    recorder?.stop();
-    await deleteTestNamespace(controller?.kc, namespace);
-    await controller?.stop();
-  });
+  const suite = useControllerSuite('e2e-features', { recordPods: true });
 
   const groupPods = (pods: k8s.V1Pod[], name: string, i: number) =>
     pods.filter((p) => p.metadata!.name === `${name}-${i}` || p.metadata!.name!.startsWith(`${name}-${i}-`));
@@ -80,13 +60,13 @@ describe('controller: pod termination policy with subgroups, exclusive placement
     const uids = pods.map((p) => p.metadata!.uid!);
     await waitFor(
       'the old group to be gone',
-      async () => (uids.every((u) => recorder.byUid(u)?.goneAt) ? true : undefined),
+      async () => (uids.every((u) => suite.recorder.byUid(u)?.goneAt) ? true : undefined),
       {
         timeoutMs: 6 * GMS,
         intervalMs: 100,
       },
     );
-    return uids.map((u) => recorder.byUid(u)!);
+    return uids.map((u) => suite.recorder.byUid(u)!);
   }
 
   function split(records: ReturnType<PodRecorder['byUid']>[], leaderName: string) {
@@ -95,7 +75,7 @@ describe('controller: pod termination policy with subgroups, exclusive placement
   }
 
   async function claims(prefix: string): Promise<string[]> {
-    const list = await lws.core.listNamespacedPersistentVolumeClaim({ namespace });
+    const list = await suite.lws.core.listNamespacedPersistentVolumeClaim({ namespace: suite.namespace });
     return list.items
       .map((c) => c.metadata!)
       .filter((m) => !m.deletionTimestamp && (m.name === `cache-${prefix}` || m.name!.startsWith(`cache-${prefix}-`)))
@@ -104,8 +84,8 @@ describe('controller: pod termination policy with subgroups, exclusive placement
   }
 
   it('the groups come up with subgroup labels, one group per node, and a bound claim per pod', async () => {
-    await lws.create(featureLws('par', 'Parallel', 2));
-    const pods = await lws.waitForGroups('par', 2, 4, 180_000);
+    await suite.lws.create(featureLws('par', 'Parallel', 2));
+    const pods = await suite.lws.waitForGroups('par', 2, 4, 180_000);
     for (const p of pods) {
       const labels = p.metadata!.labels!;
       const worker = Number(labels['leaderworkerset.sigs.k8s.io/worker-index']);
@@ -127,7 +107,7 @@ describe('controller: pod termination policy with subgroups, exclusive placement
     await waitFor(
       'a Bound claim for each of the 8 pods',
       async () => {
-        const list = await lws.core.listNamespacedPersistentVolumeClaim({ namespace });
+        const list = await suite.lws.core.listNamespacedPersistentVolumeClaim({ namespace: suite.namespace });
         const bound = list.items.filter(
           (c) => c.status?.phase === 'Bound' && c.metadata!.name!.startsWith('cache-par-'),
         );
@@ -138,22 +118,22 @@ describe('controller: pod termination policy with subgroups, exclusive placement
   });
 
   it('Parallel: leader and workers terminate together; teardown about 1 x grace; the group comes back', async () => {
-    const pods = await lws.waitForGroups('par', 2, 4);
+    const pods = await suite.lws.waitForGroups('par', 2, 4);
     const t0 = Date.now();
-    await lws.core.deleteNamespacedPod({ name: 'par-0', namespace });
+    await suite.lws.core.deleteNamespacedPod({ name: 'par-0', namespace: suite.namespace });
     const { leader, workers } = split(await groupGone(groupPods(pods, 'par', 0)), 'par-0');
     for (const w of workers) {
       assert.ok(w.terminatingAt! - leader.terminatingAt! < 1000, `${w.name} started late`);
     }
     const teardown = Math.max(leader.goneAt!, ...workers.map((w) => w.goneAt!)) - t0;
     assert.ok(teardown >= 0.9 * GMS && teardown < 1.8 * GMS, `Parallel teardown took ${teardown} ms`);
-    await lws.waitForGroups('par', 2, 4, 120_000);
+    await suite.lws.waitForGroups('par', 2, 4, 120_000);
   });
 
   it('scale-down 2 -> 1 under Parallel: about 1 x grace, and group 1 claims go (whenScaled: Delete)', async () => {
-    const pods = await lws.waitForGroups('par', 2, 4);
+    const pods = await suite.lws.waitForGroups('par', 2, 4);
     const t0 = Date.now();
-    await lws.patchSpec('par', { replicas: 1 });
+    await suite.lws.patchSpec('par', { replicas: 1 });
     const { leader, workers } = split(await groupGone(groupPods(pods, 'par', 1)), 'par-1');
     for (const w of workers) assert.ok(w.terminatingAt! - leader.terminatingAt! < 1000);
     const teardown = Math.max(leader.goneAt!, ...workers.map((w) => w.goneAt!)) - t0;
@@ -166,16 +146,16 @@ describe('controller: pod termination policy with subgroups, exclusive placement
 
   it('Sequential: workers terminate only once the leader is gone; teardown about 2 x grace', async () => {
     // The Parallel LWS holds one of the three fake nodes; this one takes another.
-    await lws.create(featureLws('seq', 'Sequential', 1));
-    const pods = await lws.waitForGroups('seq', 1, 4, 180_000);
+    await suite.lws.create(featureLws('seq', 'Sequential', 1));
+    const pods = await suite.lws.waitForGroups('seq', 1, 4, 180_000);
     const t0 = Date.now();
-    await lws.core.deleteNamespacedPod({ name: 'seq-0', namespace });
+    await suite.lws.core.deleteNamespacedPod({ name: 'seq-0', namespace: suite.namespace });
     const { leader, workers } = split(await groupGone(groupPods(pods, 'seq', 0)), 'seq-0');
     for (const w of workers)
       assert.ok(w.terminatingAt! >= leader.goneAt!, `${w.name} terminated before its leader was gone`);
     const teardown = Math.max(...workers.map((w) => w.goneAt!)) - t0;
     assert.ok(teardown >= 1.8 * GMS && teardown < 3.2 * GMS, `Sequential teardown took ${teardown} ms`);
-    await lws.waitForGroups('seq', 1, 4, 120_000);
+    await suite.lws.waitForGroups('seq', 1, 4, 120_000);
   });
 
   for (const [name, low, high] of [
@@ -183,9 +163,9 @@ describe('controller: pod termination policy with subgroups, exclusive placement
     ['seq', 1.8, 3.2],
   ] as const) {
     it(`deleting the ${name === 'par' ? 'Parallel' : 'Sequential'} LWS takes about ${name === 'par' ? 1 : 2} x grace and deletes its claims (whenDeleted: Delete)`, async () => {
-      const pods = await lws.pods(name);
+      const pods = await suite.lws.pods(name);
       const t0 = Date.now();
-      await lws.delete(name, 'Background');
+      await suite.lws.delete(name, 'Background');
       const records = await groupGone(pods);
       const teardown = Math.max(...records.map((r) => r.goneAt!)) - t0;
       assert.ok(teardown >= low * GMS && teardown < high * GMS, `LWS deletion took ${teardown} ms`);

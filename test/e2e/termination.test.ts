@@ -4,10 +4,11 @@ import type { LeaderWorkerSet, PodTerminationPolicy } from '../../src/model/inde
 import { ANNOTATION_OLD_PODS_GONE } from '../../src/model/index.js';
 import { waitFor } from '../../src/dev-server/processes.js';
 import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
-import { startController, testTemporalTargets, type Controller } from '../fixtures/controller.js';
+import { testTemporalTargets } from '../fixtures/controller.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
 import { isReady, LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
-import { PodRecorder } from '../fixtures/pod-recorder.js';
+import { createTestNamespace } from '../fixtures/namespace.js';
+import type { PodRecorder } from '../fixtures/pod-recorder.js';
 import { killTemporalService, startTemporalService } from '../../tools/stack/temporal-cluster.js';
 
 /**
@@ -38,29 +39,11 @@ function lwsOf(name: string, policy: PodTerminationPolicy | undefined, replicas 
 for (const target of testTemporalTargets()) {
   describe(`controller: pod termination policy (real cluster, Temporal ${target}, worker and trigger processes)`, function () {
     this.timeout(300_000);
-    let controller: Controller;
-    let namespace: string;
-    let lws: LwsClient;
-    let recorder: PodRecorder;
-
-    before(async function () {
-      this.timeout(300_000);
-      controller = await startController({ temporal: target });
-      namespace = await createTestNamespace(controller.kc, 'e2e-termination');
-      lws = new LwsClient(controller.kc, namespace);
-      recorder = new PodRecorder(controller.kc, namespace);
-      await recorder.start();
-    });
-
-    after(async () => {
-      recorder?.stop();
-      await deleteTestNamespace(controller?.kc, namespace);
-      await controller?.stop();
-    });
+    const suite = useControllerSuite('e2e-termination', { temporal: target, recordPods: true });
 
     async function readyLws(name: string, policy: PodTerminationPolicy | undefined, replicas = 2, size = 4) {
-      await lws.create(lwsOf(name, policy, replicas, size));
-      return lws.waitForGroups(name, replicas, size);
+      await suite.lws.create(lwsOf(name, policy, replicas, size));
+      return suite.lws.waitForGroups(name, replicas, size);
     }
 
     /**
@@ -72,7 +55,7 @@ for (const target of testTemporalTargets()) {
       let sampling = true;
       const done = (async () => {
         while (sampling) {
-          const pods = (await lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
+          const pods = (await suite.lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
           const leaders = pods.filter((p) => p.metadata!.name!.split('-').length === 2);
           const readyGroups = leaders.filter(
             (l) => isReady(l) && pods.some((w) => w.metadata!.name === `${l.metadata!.name}-1` && isReady(w)),
@@ -92,8 +75,8 @@ for (const target of testTemporalTargets()) {
 
     /** A template change: the workers' image becomes registry.invalid/ai:2. */
     async function newWorkerImage(name: string) {
-      const template = (await lws.get(name))!.spec.leaderWorkerTemplate;
-      await lws.patchSpec(name, {
+      const template = (await suite.lws.get(name))!.spec.leaderWorkerTemplate;
+      await suite.lws.patchSpec(name, {
         leaderWorkerTemplate: {
           ...template,
           workerTemplate: {
@@ -114,13 +97,13 @@ for (const target of testTemporalTargets()) {
       const uids = pods.map((p) => p.metadata!.uid!);
       await waitFor(
         'the old group to be gone',
-        async () => (uids.every((u) => recorder.byUid(u)?.goneAt) ? true : undefined),
+        async () => (uids.every((u) => suite.recorder.byUid(u)?.goneAt) ? true : undefined),
         {
           timeoutMs: 6 * GMS,
           intervalMs: 100,
         },
       );
-      return uids.map((u) => recorder.byUid(u)!);
+      return uids.map((u) => suite.recorder.byUid(u)!);
     }
 
     const groupPods = (pods: k8s.V1Pod[], name: string, i: number) =>
@@ -130,8 +113,8 @@ for (const target of testTemporalTargets()) {
     async function readySurgeLws(name: string): Promise<Set<string>> {
       const spec = lwsOf(name, 'Parallel', 2, 2);
       spec.spec.rolloutStrategy = { rollingUpdateConfiguration: { maxUnavailable: 0, maxSurge: 1 } };
-      await lws.create(spec);
-      return new Set((await lws.waitForGroups(name, 2, 2)).map((p) => p.metadata!.uid!));
+      await suite.lws.create(spec);
+      return new Set((await suite.lws.waitForGroups(name, 2, 2)).map((p) => p.metadata!.uid!));
     }
 
     /** Resolves with the pods once both groups run only new pods (none of `before`), all Ready, and the surge group is gone. */
@@ -139,7 +122,7 @@ for (const target of testTemporalTargets()) {
       return waitFor(
         'two groups on the new template, the surge group gone',
         async () => {
-          const now = (await lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
+          const now = (await suite.lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
           const fresh = now.filter((p) => !before.has(p.metadata!.uid!) && isReady(p));
           return now.length === 4 && fresh.length === 4 && !now.some((p) => p.metadata!.name === `${name}-2`)
             ? now
@@ -151,7 +134,7 @@ for (const target of testTemporalTargets()) {
 
     async function deleteLeader(name: string, i: number): Promise<number> {
       const t0 = Date.now();
-      await lws.core.deleteNamespacedPod({ name: `${name}-${i}`, namespace });
+      await suite.lws.core.deleteNamespacedPod({ name: `${name}-${i}`, namespace: suite.namespace });
       return t0;
     }
 
@@ -173,14 +156,14 @@ for (const target of testTemporalTargets()) {
       // period later. As upstream, the replacement's StatefulSet is created then; its pods come only once the old ones
       // are gone, when the provisioning marks it (the StatefulSet controller would otherwise wait out its backoff).
       // Whole seconds: 1 s allowance.
-      await lws.waitForGroups('seq', 2, 4);
-      const sts = (await lws.statefulSet('seq-0'))!;
+      await suite.lws.waitForGroups('seq', 2, 4);
+      const sts = (await suite.lws.statefulSet('seq-0'))!;
       const created = new Date(sts.metadata!.creationTimestamp!).getTime();
       const oldWorkersGone = Math.max(...workers.map((w) => w.goneAt!));
       assert.ok(created < oldWorkersGone, `new workers created ${created - oldWorkersGone} ms after the old were gone`);
       const marked = Date.parse(sts.metadata?.annotations?.[ANNOTATION_OLD_PODS_GONE] ?? '');
       assert.ok(marked + 1000 >= oldWorkersGone, `marked ${oldWorkersGone - marked} ms before the old pods were gone`);
-      const newWorkers = (await lws.pods('seq')).filter((p) => /^seq-0-[0-9]+$/.test(p.metadata?.name ?? ''));
+      const newWorkers = (await suite.lws.pods('seq')).filter((p) => /^seq-0-[0-9]+$/.test(p.metadata?.name ?? ''));
       assert.equal(newWorkers.length, 3);
       for (const p of newWorkers) {
         assert.equal(p.metadata?.ownerReferences?.[0]?.uid, sts.metadata?.uid);
@@ -208,13 +191,13 @@ for (const target of testTemporalTargets()) {
 
     it('(c) the new group is created once, only after the old worker StatefulSet is gone, owned by the new leader', async () => {
       // Group 0 of `par` was rebuilt by (b).
-      const newLeader = await waitFor('new leader par-0', async () => lws.pod('par-0'), { timeoutMs: 30_000 });
-      await lws.waitForGroups('par', 2, 4);
-      const sts = (await lws.statefulSet('par-0'))!;
+      const newLeader = await waitFor('new leader par-0', async () => suite.lws.pod('par-0'), { timeoutMs: 30_000 });
+      await suite.lws.waitForGroups('par', 2, 4);
+      const sts = (await suite.lws.statefulSet('par-0'))!;
       assert.equal(sts.metadata?.ownerReferences?.[0]?.uid, newLeader.metadata?.uid);
       const workflows = [];
-      for await (const wf of controller.client.workflow.list({
-        query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/par/group-0/provision/"`,
+      for await (const wf of suite.controller.client.workflow.list({
+        query: `WorkflowId STARTS_WITH "lws/${suite.controller.cluster}/${suite.namespace}/par/group-0/provision/"`,
       })) {
         workflows.push(wf.workflowId);
       }
@@ -225,10 +208,10 @@ for (const target of testTemporalTargets()) {
         new Date(sts.metadata!.creationTimestamp!).getTime() + 1000 >= parOldWorkersGoneAt,
         'the new worker StatefulSet was created before the old workers were gone',
       );
-      for await (const wf of controller.client.workflow.list({
-        query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/par/group-0/teardown/"`,
+      for await (const wf of suite.controller.client.workflow.list({
+        query: `WorkflowId STARTS_WITH "lws/${suite.controller.cluster}/${suite.namespace}/par/group-0/teardown/"`,
       })) {
-        const result = (await controller.client.workflow.getHandle(wf.workflowId).result()) as {
+        const result = (await suite.controller.client.workflow.getHandle(wf.workflowId).result()) as {
           timeline: { event: string }[];
         };
         const events = result.timeline.map((e) => e.event);
@@ -244,8 +227,12 @@ for (const target of testTemporalTargets()) {
         for (const e of expected) assert.ok(events.includes(e), `timeline lacks "${e}": ${events.join(', ')}`);
       }
       // The same story as Kubernetes Events on the LWS (what `kubectl describe lws` shows).
-      const lwsEvents = (await lws.core.listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=par' }))
-        .items;
+      const lwsEvents = (
+        await suite.lws.core.listNamespacedEvent({
+          namespace: suite.namespace,
+          fieldSelector: 'involvedObject.name=par',
+        })
+      ).items;
       const reasons = lwsEvents.map((e) => e.reason);
       for (const r of [
         'GroupLeaderTerminating',
@@ -275,7 +262,7 @@ for (const target of testTemporalTargets()) {
       const worker = await waitFor(
         'a Parallel rebuild in the teardown histogram',
         async () => {
-          const text = await scrape(controller.worker.lines);
+          const text = await scrape(suite.controller.worker.lines);
           return /lws_teardown_duration_seconds_count\{policy="Parallel",lifecycle="rebuild"\} [1-9]/.test(text)
             ? text
             : undefined;
@@ -283,7 +270,7 @@ for (const target of testTemporalTargets()) {
         { timeoutMs: 10_000 },
       );
       assert.match(worker, /lws_recovery_duration_seconds_count\{policy="Parallel",lifecycle="rebuild"\} [1-9]/);
-      const trigger = await scrape(controller.trigger.lines);
+      const trigger = await scrape(suite.controller.trigger.lines);
       assert.match(trigger, /lws_trigger_workflows_started_total\{workflow="teardownGroup"\} [1-9]/);
       assert.match(trigger, /lws_trigger_reaction_seconds_count [1-9]/);
       // Each process's own requests to the API server: the worker deleted the old workers' StatefulSet, the trigger
@@ -304,9 +291,9 @@ for (const target of testTemporalTargets()) {
     });
 
     it('(d) scale-down 2 -> 1 under Parallel tears group 1 down in about 1 x grace', async () => {
-      const pods = await lws.waitForGroups('par', 2, 4);
+      const pods = await suite.lws.waitForGroups('par', 2, 4);
       const t0 = Date.now();
-      await lws.patchSpec('par', { replicas: 1 });
+      await suite.lws.patchSpec('par', { replicas: 1 });
       const { leader, workers } = split(await groupGone(groupPods(pods, 'par', 1)), 'par-1');
       for (const w of workers) assert.ok(w.terminatingAt! - leader.terminatingAt! < 1000);
       const teardown = Math.max(leader.goneAt!, ...workers.map((w) => w.goneAt!)) - t0;
@@ -314,7 +301,7 @@ for (const target of testTemporalTargets()) {
       // The garbage collector removes the foreground-deleted StatefulSet a moment after its last pod.
       await waitFor(
         'worker StatefulSet par-1 gone',
-        async () => ((await lws.statefulSet('par-1')) ? undefined : true),
+        async () => ((await suite.lws.statefulSet('par-1')) ? undefined : true),
         {
           timeoutMs: 10_000,
         },
@@ -329,28 +316,36 @@ for (const target of testTemporalTargets()) {
         const name = `del-${policy.toLowerCase()}`;
         const pods = await readyLws(name, policy);
         const t0 = Date.now();
-        await lws.delete(name, 'Background');
+        await suite.lws.delete(name, 'Background');
         const records = await groupGone(pods);
         const teardown = Math.max(...records.map((r) => r.goneAt!)) - t0;
         assert.ok(teardown >= low * GMS && teardown < high * GMS, `${policy} LWS deletion took ${teardown} ms`);
-        await waitFor('no StatefulSet left', async () => ((await lws.statefulSet(`${name}-0`)) ? undefined : true), {
-          timeoutMs: 10_000,
-        });
+        await waitFor(
+          'no StatefulSet left',
+          async () => ((await suite.lws.statefulSet(`${name}-0`)) ? undefined : true),
+          {
+            timeoutMs: 10_000,
+          },
+        );
       });
     }
 
     it('deleting an LWS ends its reconcile run at once, even with no group whose pods would tell it', async () => {
       const name = 'no-groups';
-      await lws.create(lwsOf(name, 'Parallel', 0, 2));
-      const reconcile = controller.client.workflow.getHandle(
-        `lws/${controller.cluster}/${namespace}/${name}/reconcile/1`,
+      await suite.lws.create(lwsOf(name, 'Parallel', 0, 2));
+      const reconcile = suite.controller.client.workflow.getHandle(
+        `lws/${suite.controller.cluster}/${suite.namespace}/${name}/reconcile/1`,
       );
-      await waitFor('the status written', async () => ((await lws.get(name))?.status?.conditions ? true : undefined), {
-        timeoutMs: 30_000,
-      });
+      await waitFor(
+        'the status written',
+        async () => ((await suite.lws.get(name))?.status?.conditions ? true : undefined),
+        {
+          timeoutMs: 30_000,
+        },
+      );
       // A quiet LWS: the pass its own status write set off (after a 1 s batch window) is over.
       await new Promise((r) => setTimeout(r, 3_000));
-      await lws.delete(name, 'Background');
+      await suite.lws.delete(name, 'Background');
       // Without the trigger's word the run would look again only at its 5-minute resync.
       const status = async () => (await reconcile.describe()).status.name;
       await waitFor('the reconcile run to end', async () => ((await status()) === 'RUNNING' ? undefined : true), {
@@ -372,12 +367,12 @@ for (const target of testTemporalTargets()) {
         // Creation times have whole seconds: a pod created in the new LWS's second would count as the new one's.
         const lastCreated = Math.max(...pods.map((p) => new Date(p.metadata!.creationTimestamp!).getTime()));
         await new Promise((r) => setTimeout(r, Math.max(0, lastCreated + 1100 - Date.now())));
-        await lws.delete(name, 'Background');
-        await lws.create(lwsOf(name, after, 2, 3));
+        await suite.lws.delete(name, 'Background');
+        await suite.lws.create(lwsOf(name, after, 2, 3));
         const records = await groupGone(pods);
         const goneAt = new Map(pods.map((p, i) => [p.metadata!.name!, records[i]!.goneAt!]));
         const oldGone = Math.max(...goneAt.values());
-        const fresh = await lws.waitForGroups(name, 2, 3, 6 * GMS);
+        const fresh = await suite.lws.waitForGroups(name, 2, 3, 6 * GMS);
         const old = new Set(pods.map((p) => p.metadata!.uid!));
         assert.ok(
           fresh.every((p) => !old.has(p.metadata!.uid!)),
@@ -385,20 +380,20 @@ for (const target of testTemporalTargets()) {
         );
         // A new pod takes an old one's name: it may not be created while the old one still exists.
         for (const p of fresh) {
-          const created = recorder.byUid(p.metadata!.uid!)!.seenAt;
+          const created = suite.recorder.byUid(p.metadata!.uid!)!.seenAt;
           const namesake = goneAt.get(p.metadata!.name!);
           assert.ok(
             namesake === undefined || created >= namesake - 50,
             `${p.metadata!.name} was created ${namesake! - created} ms before its namesake was gone`,
           );
         }
-        const late = Math.max(...fresh.map((p) => recorder.byUid(p.metadata!.uid!)!.seenAt)) - oldGone;
+        const late = Math.max(...fresh.map((p) => suite.recorder.byUid(p.metadata!.uid!)!.seenAt)) - oldGone;
         assert.ok(late < GMS, `the last new pod was created ${late} ms after the old pods were gone`);
         // Nor its leader StatefulSet: the StatefulSet controller would fail on the names in use and back off (it doubles
         // its wait each time, up to minutes). Its creationTimestamp has whole seconds.
         const oldLeaders = pods.filter((p) => p.metadata!.name!.split('-').length === 3);
         const leadersGone = Math.max(...oldLeaders.map((p) => goneAt.get(p.metadata!.name!)!));
-        const leaderSts = new Date((await lws.statefulSet(name))!.metadata!.creationTimestamp!).getTime();
+        const leaderSts = new Date((await suite.lws.statefulSet(name))!.metadata!.creationTimestamp!).getTime();
         assert.ok(
           leaderSts >= leadersGone - 1000,
           `leader StatefulSet created ${leadersGone - leaderSts} ms before the old leaders were gone`,
@@ -416,10 +411,10 @@ for (const target of testTemporalTargets()) {
             assert.ok(early <= 0, `${workerRecord.name} terminating ${early} ms before its leader was gone`);
           }
         }
-        const { client } = controller;
+        const { client } = suite.controller;
         const results = await Promise.all(
           oldLeaders.map(async (l) => {
-            const id = `lws/${controller.cluster}/${namespace}/${name}/group-${l.metadata!.name!.split('-')[2]}/teardown/${l.metadata!.uid}`;
+            const id = `lws/${suite.controller.cluster}/${suite.namespace}/${name}/group-${l.metadata!.name!.split('-')[2]}/teardown/${l.metadata!.uid}`;
             const { lifecycle, policy } = (await client.workflow.getHandle(id).result()) as TeardownGroupResult;
             return `${lifecycle} ${policy}`;
           }),
@@ -431,11 +426,11 @@ for (const target of testTemporalTargets()) {
     it('(f) a worker container restart under Parallel rebuilds the whole group in about 1 x grace', async () => {
       const pods = await readyLws('restart', 'Parallel', 1, 4);
       const t0 = Date.now();
-      await lws.reportContainerRestart('restart-0-2');
+      await suite.lws.reportContainerRestart('restart-0-2');
       const records = await groupGone(pods);
       const teardown = Math.max(...records.map((r) => r.goneAt!)) - t0;
       assert.ok(teardown < 1.8 * GMS, `restart teardown took ${teardown} ms`);
-      await lws.waitForGroups('restart', 1, 4);
+      await suite.lws.waitForGroups('restart', 1, 4);
     });
 
     it('(g) kill -9 of the worker during a Parallel rebuild: the workflow completes, nothing orphaned, the group exists once', async () => {
@@ -446,8 +441,8 @@ for (const target of testTemporalTargets()) {
       await waitFor(
         'workers terminating',
         async () =>
-          recorder.records.size &&
-          groupPods(pods, 'crash', 0).every((p) => recorder.byUid(p.metadata!.uid!)?.terminatingAt)
+          suite.recorder.records.size &&
+          groupPods(pods, 'crash', 0).every((p) => suite.recorder.byUid(p.metadata!.uid!)?.terminatingAt)
             ? true
             : undefined,
         {
@@ -455,20 +450,23 @@ for (const target of testTemporalTargets()) {
           intervalMs: 50,
         },
       );
-      await controller.worker.kill9();
+      await suite.controller.worker.kill9();
       await new Promise((r) => setTimeout(r, 2000));
-      await controller.startWorker();
-      const handle = controller.client.workflow.getHandle(
-        `lws/${controller.cluster}/${namespace}/crash/group-0/teardown/${oldLeader.metadata!.uid}`,
+      await suite.controller.startWorker();
+      const handle = suite.controller.client.workflow.getHandle(
+        `lws/${suite.controller.cluster}/${suite.namespace}/crash/group-0/teardown/${oldLeader.metadata!.uid}`,
       );
       const result = (await handle.result()) as { timeline: { event: string }[] };
       assert.ok(
         result.timeline.some((e) => e.event === 'new group ready'),
         JSON.stringify(result.timeline),
       );
-      const now = await lws.waitForGroups('crash', 1, 4);
+      const now = await suite.lws.waitForGroups('crash', 1, 4);
       const workerSets = (
-        await lws.apps.listNamespacedStatefulSet({ namespace, labelSelector: 'leaderworkerset.sigs.k8s.io/name=crash' })
+        await suite.lws.apps.listNamespacedStatefulSet({
+          namespace: suite.namespace,
+          labelSelector: 'leaderworkerset.sigs.k8s.io/name=crash',
+        })
       ).items;
       assert.deepEqual(workerSets.map((s) => s.metadata!.name).sort(), ['crash', 'crash-0']);
       assert.equal(now.length, 4, 'no orphaned pod');
@@ -478,8 +476,8 @@ for (const target of testTemporalTargets()) {
       it('(j) kill -9 of the history service mid Parallel teardown: the teardown completes, the group is rebuilt once, nothing orphaned', async () => {
         const pods = await readyLws('hist', 'Parallel', 1, 4);
         const oldLeader = pods.find((p) => p.metadata!.name === 'hist-0')!;
-        const teardownId = `lws/${controller.cluster}/${namespace}/hist/group-0/teardown/${oldLeader.metadata!.uid}`;
-        const handle = controller.client.workflow.getHandle(teardownId);
+        const teardownId = `lws/${suite.controller.cluster}/${suite.namespace}/hist/group-0/teardown/${oldLeader.metadata!.uid}`;
+        const handle = suite.controller.client.workflow.getHandle(teardownId);
         await deleteLeader('hist', 0);
         await waitFor('the teardown run started', () => handle.describe().then(() => true), { timeoutMs: 30_000 });
         // The history service owns every shard: while it is down no workflow task, timer or activity result lands.
@@ -492,19 +490,19 @@ for (const target of testTemporalTargets()) {
           result.timeline.some((e) => e.event === 'new group ready'),
           JSON.stringify(result.timeline),
         );
-        const now = await lws.waitForGroups('hist', 1, 4);
+        const now = await suite.lws.waitForGroups('hist', 1, 4);
         const teardowns: string[] = [];
-        for await (const wf of controller.client.workflow.list({
-          query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/hist/group-0/teardown/"`,
+        for await (const wf of suite.controller.client.workflow.list({
+          query: `WorkflowId STARTS_WITH "lws/${suite.controller.cluster}/${suite.namespace}/hist/group-0/teardown/"`,
         })) {
           teardowns.push(wf.workflowId);
         }
         assert.deepEqual(teardowns, [teardownId], 'one teardown of group 0');
-        const leaders = [...recorder.records.values()].filter((r) => r.name === 'hist-0');
+        const leaders = [...suite.recorder.records.values()].filter((r) => r.name === 'hist-0');
         assert.equal(leaders.length, 2, `the old leader and one new one: ${JSON.stringify(leaders)}`);
         const sets = (
-          await lws.apps.listNamespacedStatefulSet({
-            namespace,
+          await suite.lws.apps.listNamespacedStatefulSet({
+            namespace: suite.namespace,
             labelSelector: 'leaderworkerset.sigs.k8s.io/name=hist',
           })
         ).items;
@@ -524,7 +522,7 @@ for (const target of testTemporalTargets()) {
       const after = await waitFor(
         'every group rebuilt on the new template',
         async () => {
-          const now = await lws.waitForGroups('roll', 2, 2, 60_000);
+          const now = await suite.lws.waitForGroups('roll', 2, 2, 60_000);
           return now.every((p) => !before.has(p.metadata!.uid)) ? now : undefined;
         },
         { timeoutMs: 120_000, intervalMs: 1000 },
@@ -539,12 +537,13 @@ for (const target of testTemporalTargets()) {
         `at least 1 of 2 groups Ready throughout (fewest seen: ${fewest} in ${samples.length} samples)`,
       );
       const lifecycles = new Set<string>();
-      for await (const wf of controller.client.workflow.list({
-        query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/roll/group-"`,
+      for await (const wf of suite.controller.client.workflow.list({
+        query: `WorkflowId STARTS_WITH "lws/${suite.controller.cluster}/${suite.namespace}/roll/group-"`,
       })) {
         if (wf.workflowId.includes('/teardown/')) {
           lifecycles.add(
-            ((await controller.client.workflow.getHandle(wf.workflowId).result()) as { lifecycle: string }).lifecycle,
+            ((await suite.controller.client.workflow.getHandle(wf.workflowId).result()) as { lifecycle: string })
+              .lifecycle,
           );
         }
       }
@@ -553,14 +552,14 @@ for (const target of testTemporalTargets()) {
       assert.deepEqual([...lifecycles], ['rolling-update']);
       const status = await waitFor(
         'updatedReplicas 2',
-        async () => ((await lws.get('roll'))?.status?.updatedReplicas === 2 ? true : undefined),
+        async () => ((await suite.lws.get('roll'))?.status?.updatedReplicas === 2 ? true : undefined),
         { timeoutMs: 30_000 },
       );
       assert.ok(status);
       // Each replaced group turning Ready was signalled as such, so the reconcile took the next step at once.
-      const history = await controller.client.workflow
+      const history = await suite.controller.client.workflow
         .getHandle(
-          `lws/${controller.cluster}/${namespace}/roll/reconcile/${(await lws.get('roll'))!.metadata.generation}`,
+          `lws/${suite.controller.cluster}/${suite.namespace}/roll/reconcile/${(await suite.lws.get('roll'))!.metadata.generation}`,
         )
         .fetchHistory();
       const groupReadySignals = (history.events ?? []).filter((e) => {
@@ -588,11 +587,18 @@ for (const target of testTemporalTargets()) {
         fewest >= 2,
         `at least 2 groups Ready throughout (fewest seen: ${fewest} in ${samples.length} samples)`,
       );
-      assert.equal((await lws.apps.readNamespacedStatefulSet({ name, namespace })).spec?.replicas, 2, 'back to 2');
+      assert.equal(
+        (await suite.lws.apps.readNamespacedStatefulSet({ name, namespace: suite.namespace })).spec?.replicas,
+        2,
+        'back to 2',
+      );
       assert.ok(
-        (await lws.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` })).items.some(
-          (e) => e.reason === 'RollingUpdateStep',
-        ),
+        (
+          await suite.lws.core.listNamespacedEvent({
+            namespace: suite.namespace,
+            fieldSelector: `involvedObject.name=${name}`,
+          })
+        ).items.some((e) => e.reason === 'RollingUpdateStep'),
         'the steps are told as Events on the LWS',
       );
     });
@@ -604,7 +610,7 @@ for (const target of testTemporalTargets()) {
       const surgeLeader = await waitFor(
         'the surge group (index 2) Ready',
         async () => {
-          const pods = (await lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
+          const pods = (await suite.lws.pods(name)).filter((p) => !p.metadata?.deletionTimestamp);
           const leader = pods.find((p) => p.metadata!.name === `${name}-2`);
           const worker = pods.find((p) => p.metadata!.name === `${name}-2-1`);
           return leader && worker && isReady(leader) && isReady(worker) ? leader : undefined;
@@ -615,10 +621,10 @@ for (const target of testTemporalTargets()) {
       await deleteLeader(name, 2);
       await surgeRolloutDone(name, before);
       const surgeTeardowns = new Map<string, { lifecycle: string; recoveryMs?: number }>();
-      for await (const wf of controller.client.workflow.list({
-        query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${namespace}/${name}/group-2/teardown/"`,
+      for await (const wf of suite.controller.client.workflow.list({
+        query: `WorkflowId STARTS_WITH "lws/${suite.controller.cluster}/${suite.namespace}/${name}/group-2/teardown/"`,
       })) {
-        const result = await controller.client.workflow.getHandle(wf.workflowId).result();
+        const result = await suite.controller.client.workflow.getHandle(wf.workflowId).result();
         surgeTeardowns.set(wf.workflowId.split('/').at(-1)!, result as { lifecycle: string; recoveryMs?: number });
       }
       // The deleted surge leader: the leader StatefulSet still kept it, so a rebuild that waited for its replacement.
@@ -637,18 +643,18 @@ for (const target of testTemporalTargets()) {
     it('(h) switching between Default, Sequential and Parallel recreates nothing; the next teardown follows the last', async () => {
       // Left out, as in upstream's manifests: the API stores upstream's Default.
       const pods = await readyLws('switch', undefined, 2, 4);
-      assert.equal((await lws.get('switch'))?.spec.podTerminationPolicy, 'Default');
+      assert.equal((await suite.lws.get('switch'))?.spec.podTerminationPolicy, 'Default');
       const uids = async () => {
-        const sets = await Promise.all(['switch', 'switch-0', 'switch-1'].map((n) => lws.statefulSet(n)));
-        return [...(await lws.pods('switch')), ...sets].map((o) => o?.metadata?.uid).sort();
+        const sets = await Promise.all(['switch', 'switch-0', 'switch-1'].map((n) => suite.lws.statefulSet(n)));
+        return [...(await suite.lws.pods('switch')), ...sets].map((o) => o?.metadata?.uid).sort();
       };
       const before = await uids();
       for (const value of ['Sequential', 'Parallel', 'Default', 'Parallel']) {
-        await lws.patchSpec('switch', { podTerminationPolicy: value });
+        await suite.lws.patchSpec('switch', { podTerminationPolicy: value });
         await waitFor(
           `leader pods annotated ${value}`,
           async () => {
-            const leaders = await Promise.all([lws.pod('switch-0'), lws.pod('switch-1')]);
+            const leaders = await Promise.all([suite.lws.pod('switch-0'), suite.lws.pod('switch-1')]);
             return leaders.every(
               (l) => l?.metadata?.annotations?.['leaderworkerset.sigs.k8s.io/pod-termination-policy'] === value,
             )
@@ -669,16 +675,16 @@ for (const target of testTemporalTargets()) {
       // A namespace of its own: the namespace controller deletes pods, StatefulSets and the LWS in no set order, so
       // without the namespace's own deletion in view, a leader gone first looked like a rebuild and a worker gone first
       // like a failure to recreate the group for.
-      const doomed = await createTestNamespace(controller.kc, 'e2e-ns-delete');
-      const inDoomed = new LwsClient(controller.kc, doomed);
+      const doomed = await createTestNamespace(suite.controller.kc, 'e2e-ns-delete');
+      const inDoomed = new LwsClient(suite.controller.kc, doomed);
       await inDoomed.create(lwsOf('nsdel', 'Parallel', 2, 4));
       await inDoomed.waitForGroups('nsdel', 2, 4);
-      await controller.kc.makeApiClient(k8s.CoreV1Api).deleteNamespace({ name: doomed });
-      const { client } = controller;
+      await suite.controller.kc.makeApiClient(k8s.CoreV1Api).deleteNamespace({ name: doomed });
+      const { client } = suite.controller;
       const groupWorkflows = async () => {
         const found: { id: string; running: boolean }[] = [];
         for await (const wf of client.workflow.list({
-          query: `WorkflowId STARTS_WITH "lws/${controller.cluster}/${doomed}/nsdel/group-"`,
+          query: `WorkflowId STARTS_WITH "lws/${suite.controller.cluster}/${doomed}/nsdel/group-"`,
         }))
           found.push({ id: wf.workflowId, running: wf.status.name === 'RUNNING' });
         return found;

@@ -7,9 +7,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { lwsWorkflowIdPrefix, type LeaderWorkerSet } from '../../src/model/index.js';
 import type { ControllerProcess } from '../../tools/stack/controller-processes.js';
 import { waitFor } from '../../src/dev-server/processes.js';
-import { startController, type Controller } from '../fixtures/controller.js';
-import { LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
 import { sampleLeaderWorkerSet } from '../../tools/stack/sample-lws.js';
 
 const G = 5; // terminationGracePeriodSeconds
@@ -49,41 +47,28 @@ async function tasksOn(handle: WorkflowHandle): Promise<(string | undefined)[]> 
 
 describe('an upgrade of the worker in the middle of a Parallel rebuild', function () {
   this.timeout(300_000);
-  let controller: Controller;
-  let namespace: string;
-  let lws: LwsClient;
-
-  before(async () => {
-    controller = await startController({ env: { LOG_FORMAT: 'json' } });
-    namespace = await createTestNamespace(controller.kc, 'e2e-upgrade');
-    lws = new LwsClient(controller.kc, namespace);
-  });
-
-  after(async () => {
-    await deleteTestNamespace(controller?.kc, namespace);
-    await controller?.stop();
-  });
+  const suite = useControllerSuite('e2e-upgrade', { env: { LOG_FORMAT: 'json' } });
 
   /** The group lifecycles of this LWS of `type` (open or closed), by workflow ID. */
   async function lifecycles(type: 'teardownGroup' | 'provisionGroup', open: boolean): Promise<string[]> {
-    const prefix = lwsWorkflowIdPrefix(controller.cluster, { namespace, name: NAME });
+    const prefix = lwsWorkflowIdPrefix(suite.controller.cluster, { namespace: suite.namespace, name: NAME });
     const query = `WorkflowType = '${type}'${open ? ` AND ExecutionStatus = 'Running'` : ''}`;
     const ids: string[] = [];
-    for await (const run of controller.client.workflow.list({ query })) {
+    for await (const run of suite.controller.client.workflow.list({ query })) {
       if (run.workflowId.startsWith(prefix)) ids.push(run.workflowId);
     }
     return ids;
   }
 
   it('the old build serves the teardown and the provisioning pinned to it, then exits; new work goes to the new build', async () => {
-    const old = controller.worker;
+    const old = suite.controller.worker;
     const oldBuild = String(logged(old, 'running')[0]?.buildId);
     assert.match(oldBuild, /^0\.1\.0-[0-9a-f]{12}$/);
 
-    await lws.create(lwsOf());
-    const before = await lws.waitForGroups(NAME, 1, SIZE);
+    await suite.lws.create(lwsOf());
+    const before = await suite.lws.waitForGroups(NAME, 1, SIZE);
     const provisionedAtStart = await lifecycles('provisionGroup', false);
-    await lws.core.deleteNamespacedPod({ name: `${NAME}-0`, namespace });
+    await suite.lws.core.deleteNamespacedPod({ name: `${NAME}-0`, namespace: suite.namespace });
 
     const [teardownId, provisionId] = await waitFor(
       'the teardown and the provisioning of the rebuild to be open',
@@ -96,11 +81,11 @@ describe('an upgrade of the worker in the middle of a Parallel rebuild', functio
       },
       { timeoutMs: 30_000, intervalMs: 200 },
     );
-    const rebuild = [teardownId, provisionId].map((id) => controller.client.workflow.getHandle(id));
+    const rebuild = [teardownId, provisionId].map((id) => suite.controller.client.workflow.getHandle(id));
 
     // The rolling update: a pod of the new build first, then SIGTERM to the old one.
     const newBuild = `${oldBuild}-next`;
-    const updated = await controller.startWorker({ TEMPORAL_WORKER_BUILD_ID: newBuild });
+    const updated = await suite.controller.startWorker({ TEMPORAL_WORKER_BUILD_ID: newBuild });
     assert.deepEqual(
       { buildId: logged(updated, 'running')[0]?.buildId, version: logged(updated, 'running')[0]?.version },
       { buildId: newBuild, version: 'made-current' },
@@ -148,20 +133,20 @@ describe('an upgrade of the worker in the middle of a Parallel rebuild', functio
       assert.deepEqual([...builds], [oldBuild], `${h.workflowId}: every workflow task on the old build`);
     }
 
-    const after = await lws.waitForGroups(NAME, 1, SIZE);
+    const after = await suite.lws.waitForGroups(NAME, 1, SIZE);
     const uids = (pods: typeof before) => new Set(pods.map((p) => p.metadata!.uid));
     assert.equal([...uids(after)].filter((u) => uids(before).has(u)).length, 0, 'every pod of the group replaced');
     assert.equal((await lifecycles('teardownGroup', false)).length, 1, 'one teardown');
 
     // A scale-up after the upgrade: its provisioning runs on the new build.
-    await lws.patchSpec(NAME, { replicas: 2 });
+    await suite.lws.patchSpec(NAME, { replicas: 2 });
     const known = new Set([...provisionedAtStart, provisionId]);
     const scaleUp = await waitFor(
       'the provisioning of the new group to take its first workflow task',
       async () => {
         const [id, ...more] = (await lifecycles('provisionGroup', false)).filter((i) => !known.has(i));
         assert.deepEqual(more, [], 'one provisioning for the new group');
-        const builds = id ? await tasksOn(controller.client.workflow.getHandle(id)) : [];
+        const builds = id ? await tasksOn(suite.controller.client.workflow.getHandle(id)) : [];
         return builds.length ? builds : undefined;
       },
       { timeoutMs: 30_000, intervalMs: 250 },

@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet, PodTerminationPolicy } from '../../src/model/index.js';
 import { waitFor } from '../../src/dev-server/processes.js';
-import { startController, type Controller } from '../fixtures/controller.js';
-import { LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
 
 type Policy = k8s.V1StatefulSetPersistentVolumeClaimRetentionPolicy;
 type Bound = { claim: k8s.V1PersistentVolumeClaim; pv: k8s.V1PersistentVolume };
@@ -111,28 +109,14 @@ const groupClaims = (lws: string, g: number) => [leaderClaim(lws, g), ...workerC
 
 describe('controller: LWS volume claims per retention policy (real cluster, dev server, worker and trigger processes)', function () {
   this.timeout(600_000);
-  let controller: Controller;
-  let namespace: string;
-  let lws: LwsClient;
+  const suite = useControllerSuite('e2e-volumes');
   /** Each case's claims as first Bound, by claim name. */
   const initial = new Map<string, Map<string, Bound>>();
 
-  before(async function () {
-    this.timeout(300_000);
-    controller = await startController();
-    namespace = await createTestNamespace(controller.kc, 'e2e-volumes');
-    lws = new LwsClient(controller.kc, namespace);
-  });
-
-  after(async () => {
-    await deleteTestNamespace(controller?.kc, namespace);
-    await controller?.stop();
-  });
-
   const notFoundAsUndefined = (err: { code?: number }) => (err.code === 404 ? undefined : Promise.reject(err));
   const claim = (name: string) =>
-    lws.core.readNamespacedPersistentVolumeClaim({ name, namespace }).catch(notFoundAsUndefined);
-  const volume = (name: string) => lws.core.readPersistentVolume({ name }).catch(notFoundAsUndefined);
+    suite.lws.core.readNamespacedPersistentVolumeClaim({ name, namespace: suite.namespace }).catch(notFoundAsUndefined);
+  const volume = (name: string) => suite.lws.core.readPersistentVolume({ name }).catch(notFoundAsUndefined);
 
   function bound(names: string[]): Promise<Bound[]> {
     return waitFor(
@@ -181,10 +165,10 @@ describe('controller: LWS volume claims per retention policy (real cluster, dev 
     waitFor(
       `group ${g} of ${name} gone (pods and worker StatefulSet)`,
       async () => {
-        const pods = (await lws.pods(name)).filter(
+        const pods = (await suite.lws.pods(name)).filter(
           (p) => p.metadata?.labels?.['leaderworkerset.sigs.k8s.io/group-index'] === `${g}`,
         );
-        return pods.length === 0 && !(await lws.statefulSet(`${name}-${g}`)) ? true : undefined;
+        return pods.length === 0 && !(await suite.lws.statefulSet(`${name}-${g}`)) ? true : undefined;
       },
       WAIT,
     );
@@ -193,14 +177,14 @@ describe('controller: LWS volume claims per retention policy (real cluster, dev 
     (c.metadata?.ownerReferences ?? []).map((r) => `${r.kind}/${r.name}`).sort();
 
   it('each pod gets its claims, all Bound: data-<lws>-<g> for leaders, data-<lws>-<g>-<w> for workers', async () => {
-    await Promise.all(cases.map((c) => lws.create(lwsOf(c))));
-    await Promise.all(cases.map((c) => lws.waitForGroups(c.name, 2, SIZE, WAIT.timeoutMs)));
+    await Promise.all(cases.map((c) => suite.lws.create(lwsOf(c))));
+    await Promise.all(cases.map((c) => suite.lws.waitForGroups(c.name, 2, SIZE, WAIT.timeoutMs)));
     for (const c of cases) {
       const names = [...groupClaims(c.name, 0), ...groupClaims(c.name, 1)];
       const claims = await bound(names);
       initial.set(c.name, new Map(claims.map((b) => [b.claim.metadata!.name!, b])));
       // Each pod mounts the claim of its own name.
-      for (const p of await lws.pods(c.name)) {
+      for (const p of await suite.lws.pods(c.name)) {
         const claimNames = (p.spec?.volumes ?? []).flatMap((v) => v.persistentVolumeClaim?.claimName ?? []);
         assert.deepEqual(claimNames, [`data-${p.metadata!.name}`]);
       }
@@ -221,7 +205,7 @@ describe('controller: LWS volume claims per retention policy (real cluster, dev 
       `scale-down 2 -> 1, ${describePolicy(c.policy)}: group 1's leader claim ${leader} (the leader pod is scaled ` +
         `away: whenScaled), its worker claims ${workers} (the worker StatefulSet is deleted, not scaled: whenDeleted)`,
       async () => {
-        await lws.patchSpec(c.name, { replicas: 1 });
+        await suite.lws.patchSpec(c.name, { replicas: 1 });
         await groupGone(c.name, 1);
         const first = initial.get(c.name)!;
         const byFate = (fate: 'deleted' | 'kept') => [
@@ -247,13 +231,13 @@ describe('controller: LWS volume claims per retention policy (real cluster, dev 
       const first = initial.get(c.name)!;
       const left: string[] = [];
       for (const name of first.keys()) if (await claim(name)) left.push(name);
-      await lws.delete(c.name, 'Background');
+      await suite.lws.delete(c.name, 'Background');
       await waitFor(
         `${c.name}'s pods and StatefulSets gone`,
         async () =>
-          (await lws.pods(c.name)).length === 0 &&
-          !(await lws.statefulSet(c.name)) &&
-          !(await lws.statefulSet(`${c.name}-0`))
+          (await suite.lws.pods(c.name)).length === 0 &&
+          !(await suite.lws.statefulSet(c.name)) &&
+          !(await suite.lws.statefulSet(`${c.name}-0`))
             ? true
             : undefined,
         WAIT,

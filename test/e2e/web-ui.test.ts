@@ -10,9 +10,9 @@ import { payloadCodecsFromEnv } from '../../src/config/payload-codec.js';
 import { createLogger } from '../../src/log.js';
 import { stateDir } from '../../tools/stack/paths.js';
 import { waitFor } from '../../src/dev-server/processes.js';
-import { startController, testTemporalTargets, type Controller } from '../fixtures/controller.js';
+import { testTemporalTargets } from '../fixtures/controller.js';
+import { useControllerSuite } from '../fixtures/controller-suite.js';
 import { LwsClient } from '../fixtures/lws.js';
-import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
 /** Debian's Chromium (`apt-get install chromium`; .ci/run installs it): no browser download. */
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -51,25 +51,21 @@ const smallParallelLws = (name: string) => ({
 for (const target of testTemporalTargets()) {
   describe(`the Temporal Web UI in a real browser (Temporal ${target})`, function () {
     this.timeout(240_000);
-    let controller: Controller;
-    let namespace: string;
     let browser: Browser;
 
-    before(async function () {
-      this.timeout(300_000);
-      controller = await startController({ temporal: target });
-      namespace = await createTestNamespace(controller.kc, 'e2e-web-ui');
+    // Registered first: the browser closes before the namespace and the controller go.
+    after(async () => {
+      await browser?.close();
+    });
+
+    const suite = useControllerSuite('e2e-web-ui', { temporal: target });
+
+    before(async () => {
       browser = await launchBrowser();
     });
 
-    after(async () => {
-      await browser?.close();
-      await deleteTestNamespace(controller?.kc, namespace);
-      await controller?.stop();
-    });
-
     it('filters teardown runs by the LWS search attributes, opens the rebuild and shows its summary and timeline', async () => {
-      const lws = new LwsClient(controller.kc, namespace);
+      const lws = new LwsClient(suite.controller.kc, suite.namespace);
       const template = (role: string) => ({
         spec: { terminationGracePeriodSeconds: 2, containers: [{ name: role, image: 'registry.invalid/ai:1' }] },
       });
@@ -85,25 +81,25 @@ for (const target of testTemporalTargets()) {
       });
       await lws.waitForGroups('ui-demo', 1, 2);
       const leader = (await lws.pod('ui-demo-0'))!;
-      await lws.core.deleteNamespacedPod({ name: 'ui-demo-0', namespace });
-      const workflowId = `lws/${controller.cluster}/${namespace}/ui-demo/group-0/teardown/${leader.metadata!.uid}`;
-      const handle = controller.client.workflow.getHandle(workflowId);
+      await lws.core.deleteNamespacedPod({ name: 'ui-demo-0', namespace: suite.namespace });
+      const workflowId = `lws/${suite.controller.cluster}/${suite.namespace}/ui-demo/group-0/teardown/${leader.metadata!.uid}`;
+      const handle = suite.controller.client.workflow.getHandle(workflowId);
       await waitFor('the trigger to start the rebuild', () => handle.describe().then(() => true), {
         timeoutMs: 30_000,
       });
       await handle.result();
 
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-      const query = `LwsNamespace = "${namespace}" AND LwsName = "ui-demo" AND Lifecycle = "rebuild" AND TerminationPolicy = "Parallel"`;
+      const query = `LwsNamespace = "${suite.namespace}" AND LwsName = "ui-demo" AND Lifecycle = "rebuild" AND TerminationPolicy = "Parallel"`;
       await page.goto(
-        `${controller.uiUrl}/namespaces/${controller.temporalNamespace}/workflows?query=${encodeURIComponent(query)}`,
+        `${suite.controller.uiUrl}/namespaces/${suite.controller.temporalNamespace}/workflows?query=${encodeURIComponent(query)}`,
       );
       const row = page.getByText(workflowId).first();
       await row.waitFor({ timeout: 60_000 });
       // Only the rebuild matches: the provisioning runs of the same LWS are filtered out by the query.
       assert.equal(
         await page
-          .getByText(`lws/${controller.cluster}/${namespace}/ui-demo/group-0/provision/`, { exact: false })
+          .getByText(`lws/${suite.controller.cluster}/${suite.namespace}/ui-demo/group-0/provision/`, { exact: false })
           .count(),
         0,
       );
@@ -127,7 +123,7 @@ for (const target of testTemporalTargets()) {
         'the summary and the timeline under User Metadata',
         async () => {
           const text = await frameText();
-          return text.includes(`tear down group 0 of ${namespace}/ui-demo (rebuild)`) &&
+          return text.includes(`tear down group 0 of ${suite.namespace}/ui-demo (rebuild)`) &&
             /workers terminating[\s\S]*new group ready/.test(text)
             ? true
             : undefined;
@@ -139,7 +135,7 @@ for (const target of testTemporalTargets()) {
     });
 
     it("shows a recreation waiting in backoff: the timer in the run's history and the wait in its timeline", async () => {
-      const lws = new LwsClient(controller.kc, namespace);
+      const lws = new LwsClient(suite.controller.kc, suite.namespace);
       const spec = smallParallelLws('ui-backoff');
       // Long enough to look at the run while it waits.
       Object.assign(spec.spec.leaderWorkerTemplate, { groupRestartBackoff: { initialIntervalSeconds: 120 } });
@@ -156,8 +152,8 @@ for (const target of testTemporalTargets()) {
       await lws.waitForGroups('ui-backoff', 1, 2);
       const leaderUid = (await lws.pod('ui-backoff-0'))!.metadata!.uid!;
       await lws.reportContainerRestart('ui-backoff-0-1');
-      const workflowId = `lws/${controller.cluster}/${namespace}/ui-backoff/group-0/recreate/${leaderUid}`;
-      const handle = controller.client.workflow.getHandle(workflowId);
+      const workflowId = `lws/${suite.controller.cluster}/${suite.namespace}/ui-backoff/group-0/recreate/${leaderUid}`;
+      const handle = suite.controller.client.workflow.getHandle(workflowId);
       await waitFor(
         'the recreate run on its backoff timer',
         async () => {
@@ -171,7 +167,7 @@ for (const target of testTemporalTargets()) {
 
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       await page.goto(
-        `${controller.uiUrl}/namespaces/${controller.temporalNamespace}/workflows/${encodeURIComponent(workflowId)}/${runId}/history`,
+        `${suite.controller.uiUrl}/namespaces/${suite.controller.temporalNamespace}/workflows/${encodeURIComponent(workflowId)}/${runId}/history`,
       );
       // The pending timer, with its summary, in the event history.
       await page.getByText('backoff before the 2nd recreation of group 0', { exact: false }).first().waitFor({
@@ -199,44 +195,50 @@ for (const target of testTemporalTargets()) {
 
 describe('the Web UI decodes an encrypted run through the codec server (Temporal dev-server)', function () {
   this.timeout(240_000);
-  let controller: Controller;
-  let namespace: string;
   let browser: Browser;
   let codec: CodecServer;
   const keys = { LWS_PAYLOAD_KEYS_DIR: '', LWS_PAYLOAD_KEY_ID: 'test-key' };
+  const origins: string[] = [];
 
-  before(async function () {
-    this.timeout(300_000);
+  // Registered first: the browser closes before the namespace and the controller go, the codec server after them.
+  after(async () => {
+    await browser?.close();
+  });
+
+  before(async () => {
     keys.LWS_PAYLOAD_KEYS_DIR = mkdtempSync(join(tmpdir(), 'lws-payload-keys-'));
     writeFileSync(join(keys.LWS_PAYLOAD_KEYS_DIR, 'test-key'), randomBytes(32).toString('base64'));
-    const origins: string[] = [];
     codec = await serveCodec({
       codecs: payloadCodecsFromEnv(keys),
       port: 0,
       allowOrigins: origins,
       log: createLogger('codec-server'),
     });
-    controller = await startController({ temporal: 'dev-server', env: keys, uiCodecEndpoint: codec.url });
-    origins.push(controller.uiUrl);
-    namespace = await createTestNamespace(controller.kc, 'e2e-web-ui-codec');
+  });
+
+  const suite = useControllerSuite('e2e-web-ui-codec', () => ({
+    temporal: 'dev-server',
+    env: keys,
+    uiCodecEndpoint: codec.url,
+  }));
+
+  before(async () => {
+    origins.push(suite.controller.uiUrl);
     browser = await launchBrowser();
   });
 
   after(async () => {
-    await browser?.close();
-    await deleteTestNamespace(controller?.kc, namespace);
-    await controller?.stop();
     await codec?.close();
   });
 
   it('stores the rebuild encrypted, and shows its timeline decoded', async () => {
-    const lws = new LwsClient(controller.kc, namespace);
+    const lws = new LwsClient(suite.controller.kc, suite.namespace);
     await lws.create(smallParallelLws('sealed'));
     await lws.waitForGroups('sealed', 1, 2);
     const leader = (await lws.pod('sealed-0'))!;
-    await lws.core.deleteNamespacedPod({ name: 'sealed-0', namespace });
-    const workflowId = `lws/${controller.cluster}/${namespace}/sealed/group-0/teardown/${leader.metadata!.uid}`;
-    const handle = controller.client.workflow.getHandle(workflowId);
+    await lws.core.deleteNamespacedPod({ name: 'sealed-0', namespace: suite.namespace });
+    const workflowId = `lws/${suite.controller.cluster}/${suite.namespace}/sealed/group-0/teardown/${leader.metadata!.uid}`;
+    const handle = suite.controller.client.workflow.getHandle(workflowId);
     await waitFor('the trigger to start the rebuild', () => handle.describe().then(() => true), {
       timeoutMs: 30_000,
     });
@@ -244,7 +246,10 @@ describe('the Web UI decodes an encrypted run through the codec server (Temporal
     const result = (await handle.result()) as { timeline: { event: string }[] };
     assert.ok(result.timeline.some((e) => e.event === 'new group ready'));
     // Without the key, the history holds only ciphertext: no step of the timeline, no pod name.
-    const raw = new Client({ connection: controller.client.connection, namespace: controller.temporalNamespace });
+    const raw = new Client({
+      connection: suite.controller.client.connection,
+      namespace: suite.controller.temporalNamespace,
+    });
     const history = JSON.stringify(await raw.workflow.getHandle(workflowId).fetchHistory());
     assert.match(history, /binary\/encrypted|YmluYXJ5L2VuY3J5cHRlZA/);
     for (const plain of ['new group ready', 'leader terminating', 'sealed-0']) {
@@ -254,7 +259,7 @@ describe('the Web UI decodes an encrypted run through the codec server (Temporal
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const { runId } = await handle.describe();
     await page.goto(
-      `${controller.uiUrl}/namespaces/${controller.temporalNamespace}/workflows/${encodeURIComponent(workflowId)}/${runId}/history`,
+      `${suite.controller.uiUrl}/namespaces/${suite.controller.temporalNamespace}/workflows/${encodeURIComponent(workflowId)}/${runId}/history`,
     );
     // The Web UI called the codec server: the result's timeline shows in clear.
     await page.getByText('"leader terminating"', { exact: false }).first().waitFor({ timeout: 60_000 });
