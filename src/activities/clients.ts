@@ -2,7 +2,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { LeaderWorkerSet } from '../model/index.js';
 import type { WorkerMetrics } from '../observability/metrics.js';
-import type { KubeRetryReason } from './kube-errors.js';
+import type { KubeRetryReason } from '../kube/retry-reasons.js';
 import { RecentLeaderWorkerSets } from './recent-lws.js';
 import {
   controllerRevisionsJson,

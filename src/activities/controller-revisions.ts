@@ -28,7 +28,8 @@ import { holder, stillHeld } from './ownership.js';
 import type { EnsureRevisionOutcome } from './types.js';
 import type { KubeClients } from './clients.js';
 import { createOrRead } from './create-or-read.js';
-import { classify, isNotFound, kube, orNull } from './kube-errors.js';
+import { isHttpNotFound } from '../kube/api-errors.js';
+import { apiCall, classify, orNull } from './kube-errors.js';
 
 /** Ours, or one without a controller (upstream adopts those too); never another LWS's of the same name. */
 async function listRevisions(
@@ -41,7 +42,7 @@ async function listRevisions(
     hash === undefined
       ? `${LABEL_NAME}=${ref.name}`
       : `${LABEL_NAME}=${ref.name},${LABEL_TEMPLATE_REVISION_HASH}=${hash}`;
-  const list = await kube(() => c.controllerRevisions.list({ namespace: ref.namespace, labelSelector }));
+  const list = await apiCall(() => c.controllerRevisions.list({ namespace: ref.namespace, labelSelector }));
   return list.items.filter((r) => {
     const owner = controllerUid(r.metadata);
     return owner === undefined || owner === lwsUid;
@@ -84,7 +85,7 @@ export async function ensureControllerRevision(c: KubeClients, lws: LeaderWorker
     return 'unchanged';
   }
   if (revisions.every((r) => r.name === name || r.revision < mine.revision)) return 'unchanged';
-  await kube(() =>
+  await apiCall(() =>
     c.controllerRevisions.jsonPatch({ namespace: ref.namespace, name }, [
       { op: 'replace', path: '/revision', value: next },
     ]),
@@ -112,7 +113,7 @@ export async function adoptRevisionKey(c: KubeClients, lws: LeaderWorkerSet): Pr
   );
   if (!same) return false;
   // The LWS as read: a change since (a new template) makes the API server refuse the patch, and the next pass decides.
-  await kube(() =>
+  await apiCall(() =>
     c.leaderWorkerSets.mergePatch(ref, {
       metadata: {
         uid,
@@ -176,7 +177,7 @@ export async function pruneControllerRevisions(
       );
       deleted++;
     } catch (err) {
-      if (!isNotFound(err)) throw classify(err);
+      if (!isHttpNotFound(err)) throw classify(err);
     }
   }
   return deleted;

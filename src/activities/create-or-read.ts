@@ -1,6 +1,7 @@
 // Create-or-confirm: create the object, or, when its name is taken, read the one that holds it.
 import type { ObjectKey } from '../model/index.js';
-import { classify, isConflict, isNotFound } from './kube-errors.js';
+import { isHttpConflict, isHttpNotFound } from '../kube/api-errors.js';
+import { classify } from './kube-errors.js';
 
 /** One that went away between the 409 and the read leaves the name free: created again. */
 export async function createOrRead<T extends { metadata?: { namespace?: string; name?: string } }>(
@@ -14,12 +15,12 @@ export async function createOrRead<T extends { metadata?: { namespace?: string; 
     try {
       return { created: await create(namespace) };
     } catch (err) {
-      if (!isConflict(err)) throw classify(err);
+      if (!isHttpConflict(err)) throw classify(err);
     }
     try {
       return { live: await read({ namespace, name }) };
     } catch (err) {
-      if (!isNotFound(err)) throw classify(err);
+      if (!isHttpNotFound(err)) throw classify(err);
     }
   }
 }

@@ -14,7 +14,8 @@ import {
 import { allSettledOrThrow } from '../shared/all-settled.js';
 import { log } from './activity-context.js';
 import type { KubeClients } from './clients.js';
-import { classify, isConflict, isNotFound, orNull } from './kube-errors.js';
+import { isHttpConflict, isHttpNotFound } from '../kube/api-errors.js';
+import { classify, orNull } from './kube-errors.js';
 import type { DeadNodeOptions, ForceDeleteResult, StuckPod, StuckResult } from './types.js';
 import { now } from './wait-support.js';
 
@@ -141,7 +142,7 @@ export async function forceDeletePods(c: KubeClients, input: { pods: StuckPod[] 
       try {
         await c.pods.delete(pod, { gracePeriodSeconds: 0, preconditions: { uid: pod.uid } });
       } catch (err) {
-        if (isNotFound(err) || isConflict(err)) return undefined;
+        if (isHttpNotFound(err) || isHttpConflict(err)) return undefined;
         throw classify(err);
       }
       log('warn', 'pod force-deleted: its node will never finish it', {

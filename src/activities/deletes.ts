@@ -5,7 +5,8 @@ import { controllerUid, inForegroundDeletion, selectors, type ObjectIdentity, ty
 import type { DeleteBody } from '../kube/kube-json.js';
 import { log } from './activity-context.js';
 import type { KubeClients } from './clients.js';
-import { classify, isConflict, isNotFound, orNull } from './kube-errors.js';
+import { isHttpConflict, isHttpNotFound } from '../kube/api-errors.js';
+import { classify, orNull } from './kube-errors.js';
 import type { DeleteOutcome, ReleaseOutcome, SeenWorkers } from './types.js';
 
 interface Target {
@@ -24,7 +25,7 @@ async function deleteIncarnation(
   try {
     meta = (await target.read()).metadata;
   } catch (err) {
-    if (isNotFound(err)) return 'absent';
+    if (isHttpNotFound(err)) return 'absent';
     throw classify(err);
   }
   if (!meta?.uid || (uid !== undefined && meta.uid !== uid)) return 'absent';
@@ -37,7 +38,7 @@ async function deleteIncarnation(
     return 'deleted';
   } catch (err) {
     // 409: the uid precondition failed, the name now belongs to another object; 404: gone meanwhile.
-    if (isNotFound(err) || isConflict(err)) return 'absent';
+    if (isHttpNotFound(err) || isHttpConflict(err)) return 'absent';
     throw classify(err);
   }
 }
@@ -164,7 +165,7 @@ export async function dropForegroundHold(c: KubeClients, target: ObjectIdentity)
     await c.statefulSets.delete({ namespace, name }, { preconditions: { uid }, propagationPolicy: 'Background' });
     return 'released';
   } catch (err) {
-    if (isNotFound(err) || isConflict(err)) return 'absent';
+    if (isHttpNotFound(err) || isHttpConflict(err)) return 'absent';
     throw classify(err);
   }
 }
@@ -203,7 +204,7 @@ export async function deleteSeenWorkers(c: KubeClients, input: SeenWorkers): Pro
     .then(
       (): DeleteOutcome => 'deleted',
       (err: unknown): DeleteOutcome => {
-        if (isNotFound(err) || isConflict(err)) return 'absent';
+        if (isHttpNotFound(err) || isHttpConflict(err)) return 'absent';
         throw classify(err);
       },
     );

@@ -6,7 +6,8 @@ import { API_GROUP_VERSION, KIND } from '../model/index.js';
 import { activityExecutionKey, log } from './activity-context.js';
 import type { KubeClients } from './clients.js';
 import type { EventJson } from '../kube/kube-json.js';
-import { classify, isConflict, isPermanent, kubeStatus } from './kube-errors.js';
+import { apiStatusOf, isHttpConflict, isPermanentHttpError } from '../kube/api-errors.js';
+import { classify } from './kube-errors.js';
 import type { KubernetesEvent } from './types.js';
 import { allSettledOrThrow } from '../shared/all-settled.js';
 import { NAMESPACE_TERMINATING } from '../shared/failures.js';
@@ -52,9 +53,9 @@ export async function recordEvent(c: KubeClients, event: KubernetesEvent, indexI
     await c.events.create(namespace, body);
     return true;
   } catch (err) {
-    if (isConflict(err)) return true; // this activity's Event already exists
-    if (!isPermanent(err)) throw classify(err);
-    const status = kubeStatus(err as ApiException<unknown>);
+    if (isHttpConflict(err)) return true; // this activity's Event already exists
+    if (!isPermanentHttpError(err)) throw classify(err);
+    const status = apiStatusOf(err as ApiException<unknown>);
     // A namespace being deleted refuses every Event of the teardowns it causes: expected, so not a warning.
     const expected = status.causes?.includes(NAMESPACE_TERMINATING) ?? false;
     log(expected ? 'debug' : 'warn', 'Event not recorded: the API server refused it', {

@@ -3,7 +3,8 @@
 // resourceVersion and written only at that version, so two groups recreated at once never lose each other's record.
 import { ANNOTATION_GROUP_RECREATIONS, ANNOTATION_GROUP_RESTART_COUNT, type ObjectKey } from '../model/index.js';
 import type { KubeClients } from './clients.js';
-import { classify, statusCode } from './kube-errors.js';
+import { apiExceptionCode, isHttpNotFound } from '../kube/api-errors.js';
+import { classify } from './kube-errors.js';
 import type { GroupRestarts } from './types.js';
 
 /** Null when the leader StatefulSet is gone. */
@@ -18,7 +19,7 @@ export async function readGroupRestarts(c: KubeClients, leaderStatefulSet: Objec
       resourceVersion: sts.metadata?.resourceVersion ?? '',
     };
   } catch (err) {
-    if (statusCode(err) === 404) return null;
+    if (isHttpNotFound(err)) return null;
     throw classify(err);
   }
 }
@@ -38,7 +39,7 @@ export async function writeGroupRestarts(
     });
     return 'written';
   } catch (err) {
-    const code = statusCode(err);
+    const code = apiExceptionCode(err);
     if (code === 409) return 'conflict';
     if (code === 404) return 'gone';
     throw classify(err);

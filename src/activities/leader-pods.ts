@@ -13,7 +13,8 @@ import {
   type ObjectIdentity,
 } from '../model/index.js';
 import type { KubeClients } from './clients.js';
-import { classify, kube, statusCode } from './kube-errors.js';
+import { apiExceptionCode, isHttpNotFound } from '../kube/api-errors.js';
+import { apiCall, classify } from './kube-errors.js';
 
 type MetadataPatch = { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } };
 
@@ -28,7 +29,7 @@ async function readIncarnation(c: KubeClients, pod: ObjectIdentity): Promise<V1P
     const live = await c.pods.read(pod);
     return live.metadata?.uid === pod.uid ? live : undefined;
   } catch (err) {
-    if (statusCode(err) === 404) return undefined;
+    if (isHttpNotFound(err)) return undefined;
     throw classify(err);
   }
 }
@@ -51,7 +52,7 @@ export async function patchLeaderPod(
     const now = await c.pods.mergePatch(pod, { metadata: { ...patch.metadata, uid: pod.uid } });
     return !now.metadata?.deletionTimestamp;
   } catch (err) {
-    const code = statusCode(err);
+    const code = apiExceptionCode(err);
     if ((code === 404 || code === 422) && (await readIncarnation(c, pod)) === undefined) return false;
     throw classify(err);
   }
@@ -64,7 +65,7 @@ export async function annotateLeaderPods(
 ): Promise<number> {
   const { namespace, name } = input.ref;
   const patch = { metadata: { annotations: { [ANNOTATION_POD_TERMINATION_POLICY]: input.podTerminationPolicy } } };
-  const leaders = await kube(() => c.pods.list({ namespace, labelSelector: selectors.leadersOf(name) }));
+  const leaders = await apiCall(() => c.pods.list({ namespace, labelSelector: selectors.leadersOf(name) }));
   let patched = 0;
   for (const pod of leaders.items) {
     const uid = pod.metadata?.uid;
@@ -110,7 +111,7 @@ async function setLeaderAnnotation(
     await c.pods.mergePatch(leader, { metadata: { uid: leader.uid, annotations: { [key]: value ?? null } } });
     return true;
   } catch (err) {
-    const code = statusCode(err);
+    const code = apiExceptionCode(err);
     if ((code === 404 || code === 422) && (await readIncarnation(c, leader)) === undefined) return false;
     throw classify(err);
   }

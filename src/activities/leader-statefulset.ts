@@ -20,7 +20,8 @@ import {
 } from '../model/index.js';
 import { jsonPointer } from '../kube/kube-json.js';
 import type { KubeClients } from './clients.js';
-import { classify, isConflict, orNull } from './kube-errors.js';
+import { isHttpConflict } from '../kube/api-errors.js';
+import { classify, orNull } from './kube-errors.js';
 import { holder } from './ownership.js';
 import { podsOfNames } from './pods-of-names.js';
 import type { EnsureLeaderStatefulSetResult } from './types.js';
@@ -77,7 +78,7 @@ export async function ensureLeaderStatefulSet(
         await c.statefulSets.create(namespace, built);
         return 'created';
       } catch (err) {
-        if (isConflict(err)) continue; // created in between: look at it
+        if (isHttpConflict(err)) continue; // created in between: look at it
         throw classify(err);
       }
     }
@@ -113,7 +114,7 @@ export async function ensureLeaderStatefulSet(
       return 'updated';
     } catch (err) {
       // A 409 is usually the StatefulSet controller's status writes (each bumps resourceVersion): read again, retry.
-      if (!isConflict(err) || ++conflicts > MAX_LOCAL_CONFLICT_RETRIES) throw classify(err);
+      if (!isHttpConflict(err) || ++conflicts > MAX_LOCAL_CONFLICT_RETRIES) throw classify(err);
     }
   }
 }

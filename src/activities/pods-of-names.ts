@@ -4,7 +4,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ObjectKey } from '../model/index.js';
 import type { KubeClients } from './clients.js';
-import { kube } from './kube-errors.js';
+import { apiCall } from './kube-errors.js';
 
 /**
  * The pods named after the StatefulSet `{ namespace, name }` and carrying `labels`: the callers pass only the labels
@@ -21,7 +21,7 @@ export async function podsOfNames(
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
   const ordinal = firstOrdinal === 0 ? /^(0|[1-9][0-9]*)$/ : /^[1-9][0-9]*$/;
-  const pods = await kube(() => c.pods.list({ namespace, labelSelector }));
+  const pods = await apiCall(() => c.pods.list({ namespace, labelSelector }));
   return pods.items.filter((p) => {
     const name = p.metadata?.name ?? '';
     return name.startsWith(prefix) && ordinal.test(name.slice(prefix.length));

@@ -18,7 +18,7 @@ import {
 } from '../model/index.js';
 import type { KubeClients } from './clients.js';
 import type { Groups } from './types.js';
-import { kube, orNull } from './kube-errors.js';
+import { apiCall, orNull } from './kube-errors.js';
 
 export async function readLeaderWorkerSet(c: KubeClients, ref: ObjectKey): Promise<LeaderWorkerSet | null> {
   const lws = await orNull(() => c.leaderWorkerSets.read(ref));
@@ -50,8 +50,8 @@ export async function getNodeLabel(c: KubeClients, input: { node: string; label:
 
 export async function listGroups(c: KubeClients, { namespace, name }: ObjectKey): Promise<Groups> {
   const [pods, statefulSets, leaderSts] = await Promise.all([
-    kube(() => c.pods.list({ namespace, labelSelector: selectors.leadersOf(name) })),
-    kube(() => c.statefulSets.list({ namespace, labelSelector: selectors.workerStatefulSetsOf(name) })),
+    apiCall(() => c.pods.list({ namespace, labelSelector: selectors.leadersOf(name) })),
+    apiCall(() => c.statefulSets.list({ namespace, labelSelector: selectors.workerStatefulSetsOf(name) })),
     orNull(() => c.statefulSets.read({ namespace, name: leaderStatefulSetName(name) })),
   ]);
   const leaderStatefulSet = leaderSts && leaderStatefulSetFacts(leaderSts);
@@ -73,6 +73,6 @@ export async function listGroupPods(
   input: { namespace: string; lwsName: string; groupIndex: number },
 ): Promise<PodFacts[]> {
   const labelSelector = selectors.groupPods(input.lwsName, input.groupIndex);
-  const pods = await kube(() => c.pods.list({ namespace: input.namespace, labelSelector }));
+  const pods = await apiCall(() => c.pods.list({ namespace: input.namespace, labelSelector }));
   return pods.items.flatMap((p) => podFacts(p) ?? []).sort(byName);
 }

@@ -5,7 +5,7 @@ import { buildHeadlessService, canonicalJson, KIND } from '../model/index.js';
 import type { LeaderWorkerSet } from '../model/index.js';
 import type { KubeClients } from './clients.js';
 import { createOrRead } from './create-or-read.js';
-import { kube } from './kube-errors.js';
+import { apiCall } from './kube-errors.js';
 import { holder, stillHeld } from './ownership.js';
 import type { EnsureOutcome } from './types.js';
 
@@ -30,7 +30,7 @@ export async function ensureService(
   if (canonicalJson(live.spec?.selector ?? {}) === canonicalJson(built.spec?.selector ?? {})) return 'unchanged';
   // A replace (not a merge patch, which cannot drop a selector key); resourceVersion guards against lost updates.
   live.spec = { ...live.spec, selector: built.spec?.selector ?? {} };
-  await kube(() => c.services.replace({ namespace, name }, live));
+  await apiCall(() => c.services.replace({ namespace, name }, live));
   return 'updated';
 }
 

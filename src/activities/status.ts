@@ -2,11 +2,11 @@
 // value, and writes go to /status, so they never race the user's spec edits.
 import type { LeaderWorkerSetStatus, ObjectKey } from '../model/index.js';
 import type { KubeClients } from './clients.js';
-import { kube } from './kube-errors.js';
+import { apiCall } from './kube-errors.js';
 
 export async function updateLeaderWorkerSetStatus(
   c: KubeClients,
   input: { ref: ObjectKey; status: LeaderWorkerSetStatus },
 ): Promise<void> {
-  await kube(() => c.leaderWorkerSets.mergePatch(input.ref, { status: input.status }, 'status'));
+  await apiCall(() => c.leaderWorkerSets.mergePatch(input.ref, { status: input.status }, 'status'));
 }

@@ -55,7 +55,7 @@ async function statefulSetLookup(log: Logger): Promise<StatefulSetLookup | undef
   const [{ loadKubeConfig }, { statefulSetsJson }, { httpStatusOf }] = await Promise.all([
     import('../config/kubernetes.js'),
     import('../kube/kube-json.js'),
-    import('../kube/retry-reasons.js'),
+    import('../kube/api-errors.js'),
   ]);
   let statefulSets: ReturnType<typeof statefulSetsJson>;
   try {

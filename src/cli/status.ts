@@ -18,7 +18,7 @@ import {
   type ObjectKey,
   type PodFacts,
 } from '../model/index.js';
-import { isNotFound, kubeStatus } from '../activities/kube-errors.js';
+import { apiStatusOf, isHttpNotFound } from '../kube/api-errors.js';
 import { loadKubeConfig } from '../config/kubernetes.js';
 import { CliError, type StatusReport } from './format.js';
 import { groupRows } from './phase.js';
@@ -77,7 +77,7 @@ function recordsOf(leaderSet: k8s.V1StatefulSet | undefined): { counts?: string;
 
 /** An API failure in a sentence: the API server's own message, or the network error. */
 function kubeMessage(err: unknown): string {
-  if (err instanceof k8s.ApiException) return `HTTP ${err.code}: ${kubeStatus(err).message}`;
+  if (err instanceof k8s.ApiException) return `HTTP ${err.code}: ${apiStatusOf(err).message}`;
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -97,7 +97,7 @@ export async function readStatus(ref: ObjectKey, kc: k8s.KubeConfig = loadKubeCo
     ]);
     return statusReport(ref, lws as LeaderWorkerSet, pods.items, statefulSets.items, Date.now());
   } catch (err) {
-    if (isNotFound(err)) {
+    if (isHttpNotFound(err)) {
       throw new CliError(`leaderworkerset ${namespace}/${name} not found (Kubernetes API at ${server})`);
     }
     throw new CliError(`cannot read ${namespace}/${name} from the Kubernetes API at ${server}: ${kubeMessage(err)}`, {

@@ -2,7 +2,8 @@
 // pod finisher's and the benchmark's. The informer re-lists when it (re)starts and when the API answers 410 Gone, and
 // reports the difference as add / update / delete.
 import * as k8s from '@kubernetes/client-node';
-import { httpStatusOf, retryAfterMs, retryReasonOf, type KubeRetryReason } from './retry-reasons.js';
+import { httpStatusOf } from './api-errors.js';
+import { retryAfterMs, retryReasonOf, type KubeRetryReason } from './retry-reasons.js';
 import type { Logger } from '../log.js';
 import { noteKubeRequest } from './requests.js';
 import { RestartBackoff } from './restart-backoff.js';

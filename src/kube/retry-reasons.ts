@@ -3,12 +3,10 @@
 // (watch-restart, counted where watches restart), or another transient answer (409 and the like: other). Shared by
 // the worker's activities and the trigger's watches, so it imports neither.
 import { ApiException } from '@kubernetes/client-node';
+import { PERMANENT_CODES } from './api-errors.js';
 
 export const KUBE_RETRY_REASONS = ['429', '5xx', 'network', 'watch-restart', 'other'] as const;
 export type KubeRetryReason = (typeof KUBE_RETRY_REASONS)[number];
-
-/** Status codes that the same request will always get again. */
-export const PERMANENT_CODES = new Set([400, 401, 403, 404, 405, 406, 413, 415, 422]);
 
 /** Node's codes for a connection refused, reset or broken, and HTTP/2 streams and sessions that failed. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -36,13 +34,6 @@ export function retryReasonOf(code: number | undefined, err: unknown): KubeRetry
     return PERMANENT_CODES.has(code) ? undefined : 'other';
   }
   return isNetworkFailure(err) ? 'network' : undefined;
-}
-
-/** The HTTP status a client-node error carries (ApiException's `code`, else a `statusCode`), if any. */
-export function httpStatusOf(err: unknown): number | undefined {
-  if (err instanceof ApiException && typeof err.code === 'number') return err.code;
-  const statusCode = (err as { statusCode?: unknown } | undefined)?.statusCode;
-  return typeof statusCode === 'number' ? statusCode : undefined;
 }
 
 /** The longest Retry-After taken as asked: a longer one waits this long. */

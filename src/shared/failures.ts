@@ -28,8 +28,8 @@ export function apiRefusal(err: unknown): ApiRefusal | undefined {
     : undefined;
 }
 
-/** The API server answered 404: the object the call named is gone. */
-export function isNotFound(err: unknown): boolean {
+/** An activity's failure telling the API server answered 404: the object the call named is gone. */
+export function isNotFoundFailure(err: unknown): boolean {
   return apiCodeOf(err) === 404;
 }
 

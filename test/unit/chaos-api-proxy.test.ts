@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
-import { retryReason } from '../../src/activities/kube-errors.js';
+import { retryReason } from '../../src/observability/activity-errors.js';
 import { WRITE_VERBS } from '../../tools/chaos/api-faults.js';
 import { ApiProxy } from '../../tools/chaos/api-proxy.js';
 import { restartReason } from '../../src/kube/informer.js';

@@ -2,19 +2,13 @@ import assert from 'node:assert/strict';
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { ActivityExecuteInput } from '@temporalio/worker';
-import {
-  classify,
-  KUBE_RETRY_REASONS,
-  KUBERNETES_THROTTLED,
-  MAX_RETRY_AFTER_MS,
-  retryReason,
-  TransientKubernetesError,
-  type KubeRetryReason,
-} from '../../src/activities/kube-errors.js';
+import { classify, KUBERNETES_THROTTLED } from '../../src/activities/kube-errors.js';
+import { TransientKubernetesError } from '../../src/kube/api-errors.js';
+import { KUBE_RETRY_REASONS, MAX_RETRY_AFTER_MS, type KubeRetryReason } from '../../src/kube/retry-reasons.js';
 import { metricsPort, parseRetries, retriesBetween } from '../../tools/chaos/api-campaign.js';
 import { restartDelayMs, restartReason } from '../../src/kube/informer.js';
 import { RestartBackoff } from '../../src/kube/restart-backoff.js';
-import { countActivityErrors } from '../../src/observability/activity-errors.js';
+import { countActivityErrors, retryReason } from '../../src/observability/activity-errors.js';
 import { TriggerMetrics, WorkerMetrics } from '../../src/observability/metrics.js';
 
 const api = (code: number) => new ApiException(code, `HTTP ${code}`, '{}', {});

@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
-import { checkTrial, unsettled, type LiveState, type PodHistory, type TrialShape } from '../../tools/chaos/invariants.js';
+import {
+  checkTrial,
+  unsettled,
+  type LiveState,
+  type PodHistory,
+  type TrialShape,
+} from '../../tools/chaos/invariants.js';
 
 /** An LWS `t` of 2 groups of 2 before the lifecycle: leaders L0, L1, workers W0, W1. */
 function shape(over: Partial<TrialShape> = {}): TrialShape {

@@ -156,7 +156,7 @@ const REASONS: Record<number, string> = {
   504: 'Timeout',
 };
 
-/** A metav1.Status as the API server sends it with a failure (client-node and kube-errors.ts read these fields). */
+/** A metav1.Status as the API server sends it with a failure (client-node and kube/api-errors.ts read these fields). */
 export function failureStatus(code: number, message: string, retryAfterSeconds?: number): Record<string, unknown> {
   return {
     kind: 'Status',
