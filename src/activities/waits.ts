@@ -133,7 +133,7 @@ async function allGone(
   }
 }
 
-/** Or stuck: past its grace period on a dead node (dead-nodes.ts), which its watch's view tells. */
+/** Or stuck: past its grace period on a dead node (dead-nodes.ts), as its watch sees it. */
 export function waitForPodGone(
   c: KubeClients,
   target: ObjectIdentity,

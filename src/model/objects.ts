@@ -88,6 +88,11 @@ export function isDeleting(o: { deletionTimestamp?: string }): boolean {
   return o.deletionTimestamp !== undefined;
 }
 
+/** The pod read (null: none of that name) is still this incarnation and not terminating: one to build a group on. */
+export function isLiveIncarnation(pod: PodFacts | null, of: ObjectIdentity): pod is PodFacts {
+  return pod !== null && pod.uid === of.uid && !pod.deletionTimestamp;
+}
+
 /** The finalizer a foreground delete puts on its object: it stays until every dependent with blockOwnerDeletion is gone. */
 export const FOREGROUND_DELETION_FINALIZER = 'foregroundDeletion';
 

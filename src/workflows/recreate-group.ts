@@ -100,7 +100,7 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
       leaderName: leader.name,
     });
     if (!judged.recreate) {
-      // Its pods stay as they are, for debugging; the status tells it (condition Failed).
+      // Its pods stay as they are, for debugging; the status shows it (condition Failed).
       await kube.markGroupFailed({ leader, message: judged.message });
       await kube.recordEvent({
         lws: lwsIdentity,
@@ -153,7 +153,7 @@ export async function recreateGroup(input: RecreateGroupInput): Promise<Recreate
     }
   }
 
-  // Why, on the leader as it goes: the teardown that follows tells it (its timeline, its first Event).
+  // Why, on the leader as it goes: the teardown that follows shows it (its timeline, its first Event).
   const budget = maxGroupRestarts === undefined ? '' : ` (${count} of maxGroupRestarts ${maxGroupRestarts})`;
   const waited = backoffMs > 0 ? `, after a ${backoffMs / 1000} s backoff` : '';
   if (!(await kube.markGroupRecreated({ leader, reason: `${reason}${budget}${waited}` }))) {

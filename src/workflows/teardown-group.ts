@@ -19,9 +19,8 @@ import {
 } from '../model/index.js';
 import type { SeenWorkers, StuckResult } from '../activities/types.js';
 import { cancellableWait, kube, wait } from './activities.js';
-import { beginTeardown } from './lws-io.js';
 import { Lifecycle as LifecycleAttribute, TerminationPolicy } from './search-attributes.js';
-import { TeardownStory, type Step } from './teardown-story.js';
+import { TeardownTimeline, type Step } from './teardown-timeline.js';
 import { latestOf } from '../shared/instants.js';
 import type { TimelineEntry } from './timeline.js';
 
@@ -67,26 +66,27 @@ const replacementTimeout = '30 minutes';
 export async function teardownGroup(input: TeardownGroupInput): Promise<TeardownGroupResult> {
   const { ref, groupIndex, leader } = input;
   const started = startOf(input);
-  const story = new TeardownStory(ref, groupIndex, input.lifecycle);
+  const timeline = new TeardownTimeline(ref, groupIndex, input.lifecycle);
 
   // Under Parallel every millisecond before the delete is teardown time: the workers the trigger saw go in the same
   // round as the reads.
   const seen = input.policy === 'Parallel' ? input.workers : undefined;
-  const first = await beginTeardown({ ref, groupIndex, leader, ...(seen && { deleteWorkers: seen }) });
+  const first = await kube.beginTeardown({ ref, groupIndex, leader, ...(seen && { deleteWorkers: seen }) });
   let workersDeletedAt = first.deleted === 'deleted' ? new Date().toISOString() : undefined;
   const judged = judgeTeardown(input, first, workersDeletedAt !== undefined);
-  story.judged(judged);
+  timeline.setJudgement(judged);
   if (input.searchAttributes) recordJudgement(input, judged);
   if (judged.deleteWorkers && (await deleteWorkers(judged.deleteWorkers, leader)) === 'deleted') {
     workersDeletedAt = new Date().toISOString();
   }
-  await story.tell(...firstSteps(started, leader, judged, workersDeletedAt, seen));
+  await timeline.record(...firstSteps(started, leader, judged, workersDeletedAt, seen));
 
   const forceDeleted: ForceDeletedPod[] = [];
-  const teardownMs = await oldGroupGone(story, leader, judged, workersDeletedAt !== undefined, started, forceDeleted);
+  const workersDeleted = workersDeletedAt !== undefined;
+  const teardownMs = await oldGroupGone(timeline, leader, judged, workersDeleted, started, forceDeleted);
   const recoveryMs =
     judged.lifecycle === 'rebuild' && first.lws
-      ? await replacementReady(story, input, first.lws, started, teardownMs)
+      ? await replacementReady(timeline, input, first.lws, started, teardownMs)
       : undefined;
 
   await kube.reportTeardown({ policy: judged.policy, lifecycle: judged.lifecycle, teardownMs, recoveryMs });
@@ -96,7 +96,7 @@ export async function teardownGroup(input: TeardownGroupInput): Promise<Teardown
     teardownMs,
     recoveryMs,
     ...(forceDeleted.length > 0 && { forceDeleted }),
-    timeline: story.timeline.entries,
+    timeline: timeline.entries,
   };
 }
 
@@ -121,7 +121,7 @@ function deleteWorkers(statefulSet: ObjectIdentity, leader: ObjectIdentity) {
   return kube.deleteWorkerStatefulSet({ ...statefulSet, ownerUid: leader.uid, propagationPolicy: 'Foreground' });
 }
 
-/** The leader terminating and, if the delete went out, its workers: the teardown's first entries. */
+/** The leader terminating and, if the delete went out, its workers: the teardown's first steps. */
 function firstSteps(
   started: string,
   leader: ObjectIdentity,
@@ -148,11 +148,11 @@ function firstSteps(
 }
 
 /**
- * Old group gone: the leader, this leader's worker pods and its StatefulSet, each told as it goes. Resolves with
+ * Old group gone: the leader, this leader's worker pods and its StatefulSet, each recorded as it goes. Resolves with
  * the teardown's length, from the leader's deletion to the last of them.
  */
 async function oldGroupGone(
-  story: TeardownStory,
+  timeline: TeardownTimeline,
   leader: ObjectIdentity,
   { ownWorkers, forceDeleteOnNodeNotReadySeconds }: TeardownJudgement,
   workersDeleted: boolean,
@@ -162,50 +162,53 @@ async function oldGroupGone(
   const workerPods = ownWorkers?.pods ?? [];
   // Whether NotReady alone lets the pod waits name a pod stuck (model/dead-node.ts): only where the LWS opted in.
   const deadNodes = forceDeleteOnNodeNotReadySeconds === undefined ? {} : { forceDeleteOnNodeNotReadySeconds };
-  const untilGone = goneOrForceDeleted(story, forceDeleted);
+  const untilGone = goneOrForceDeleted(timeline, forceDeleted);
   // Each wait records its steps' Events as it ends: the task its result starts makes no call.
   const byCollector: Step = { step: 'workers terminating', detail: 'garbage collector' };
   const workersGone: Step = { step: 'workers gone' };
   let workersTerminatingAt: string | undefined;
   await Promise.all([
-    untilGone(() => wait.waitForPodGone({ ...leader, ...deadNodes, ...story.toldBy({ step: 'leader gone' }) })).then(
-      (r) => story.told({ step: 'leader gone', at: r.goneAt }),
-    ),
+    untilGone(() =>
+      wait.waitForPodGone({ ...leader, ...deadNodes, ...timeline.eventsForWait({ step: 'leader gone' }) }),
+    ).then((r) => timeline.add({ step: 'leader gone', at: r.goneAt })),
     workerPods.length > 0 &&
       untilGone(async () => {
         const r = await wait.waitForPodsGone({
           namespace: leader.namespace,
           pods: workerPods,
           ...deadNodes,
-          ...story.toldBy(...(workersDeleted ? [workersGone] : [byCollector, workersGone])),
+          ...timeline.eventsForWait(...(workersDeleted ? [workersGone] : [byCollector, workersGone])),
         });
         workersTerminatingAt ??= r.terminatingAt;
         return r;
       }).then((r) => {
-        if (workersTerminatingAt && !workersDeleted) story.told({ ...byCollector, at: workersTerminatingAt });
-        story.told({ ...workersGone, at: r.goneAt });
+        if (workersTerminatingAt && !workersDeleted) timeline.add({ ...byCollector, at: workersTerminatingAt });
+        timeline.add({ ...workersGone, at: r.goneAt });
       }),
     ownWorkers &&
       wait
-        .waitForStatefulSetGone({ ...ownWorkers.statefulSet, ...story.toldBy({ step: 'old StatefulSet gone' }) })
-        .then((r) => story.told({ step: 'old StatefulSet gone', at: r.goneAt })),
+        .waitForStatefulSetGone({
+          ...ownWorkers.statefulSet,
+          ...timeline.eventsForWait({ step: 'old StatefulSet gone' }),
+        })
+        .then((r) => timeline.add({ step: 'old StatefulSet gone', at: r.goneAt })),
   ]);
-  const lastGone = story.timeline.latest('leader gone', 'workers gone', 'old StatefulSet gone');
+  const lastGone = timeline.latest('leader gone', 'workers gone', 'old StatefulSet gone');
   return lastGone === undefined ? undefined : Date.parse(lastGone) - Date.parse(started);
 }
 
 /**
- * A pod wait, made again each time it ends on pods stuck on a dead node: those are force-deleted, by uid, and told as
- * a Warning on the timeline and on the LWS.
+ * A pod wait, made again each time it ends on pods stuck on a dead node: those are force-deleted, by uid, and recorded
+ * as a Warning on the timeline and on the LWS.
  */
-function goneOrForceDeleted(story: TeardownStory, forceDeleted: ForceDeletedPod[]) {
+function goneOrForceDeleted(timeline: TeardownTimeline, forceDeleted: ForceDeletedPod[]) {
   return async <R extends object>(waitOnce: () => Promise<R | StuckResult>): Promise<R> => {
     for (;;) {
       const result = await waitOnce();
       if (!isStuck(result)) return result;
       const { at, deleted } = await kube.forceDeletePods({ pods: result.stuck });
       forceDeleted.push(...deleted.map(({ pod, node, signal }) => ({ pod: pod.name, node, signal })));
-      await story.tell(
+      await timeline.record(
         ...deleted.map(({ pod, node, signal }): Step => ({
           step: 'pod force-deleted',
           at,
@@ -223,7 +226,7 @@ const isStuck = <R extends object>(result: R | StuckResult): result is StuckResu
  * deleted meanwhile, and then no replacement ever comes. Resolves with the recovery's length, if one came.
  */
 async function replacementReady(
-  story: TeardownStory,
+  timeline: TeardownTimeline,
   { ref, groupIndex, leader }: TeardownGroupInput,
   lws: LwsFacts,
   started: string,
@@ -241,13 +244,13 @@ async function replacementReady(
       }),
     );
     if ('notWanted' in replacement) {
-      story.note(`no replacement group: ${replacement.notWanted}`);
+      timeline.skipped(`no replacement group: ${replacement.notWanted}`);
       return undefined;
     }
     // creationTimestamp has whole seconds; the new leader (same name) cannot predate the old one's removal.
-    const newLeaderAt = latestOf([replacement.leaderCreatedAt, story.timeline.at('leader gone')]);
+    const newLeaderAt = latestOf([replacement.leaderCreatedAt, timeline.at('leader gone')]);
     const recoveryMs = Date.parse(replacement.readyAt) - Date.parse(started);
-    await story.tell(
+    await timeline.record(
       { step: 'new leader', at: newLeaderAt, detail: replacement.leader.uid },
       {
         step: 'new group ready',
@@ -258,7 +261,7 @@ async function replacementReady(
     return recoveryMs;
   } catch (err) {
     if (!isCancellation(err)) throw err;
-    story.note(`no replacement group within ${replacementTimeout}`);
+    timeline.skipped(`no replacement group within ${replacementTimeout}`);
     return undefined;
   }
 }

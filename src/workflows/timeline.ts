@@ -1,4 +1,4 @@
-// What happened to a group, in order, with times: the story a platform engineer reads in the Web UI.
+// What happened to a group, in order, with times: what a platform engineer reads in the Web UI.
 import { defineQuery, setHandler, setCurrentDetails } from '@temporalio/workflow';
 import { latestOf } from '../shared/instants.js';
 

@@ -9,6 +9,7 @@ import {
   FOREGROUND_DELETION_FINALIZER,
   inForegroundDeletion,
   isDeleting,
+  isLiveIncarnation,
   isoTime,
   isPodReady,
   isStatefulSetReady,
@@ -185,6 +186,15 @@ describe('model/objects', () => {
       assert.equal(isDeleting(podFacts(typed)!), true);
       assert.equal(isDeleting(podFacts(base)!), false);
       assert.deepEqual(podFacts({ metadata: { namespace: 'n', name: 'x', uid: 'u' } })?.labels, {});
+    });
+
+    it('a live incarnation: that uid, not terminating; none of the name, another uid or a terminating one is not', () => {
+      const pod = podFacts(base)!;
+      const identity = { namespace: 'default', name: 'demo-0-1', uid: 'p1' };
+      assert.equal(isLiveIncarnation(pod, identity), true);
+      assert.equal(isLiveIncarnation(null, identity), false);
+      assert.equal(isLiveIncarnation(pod, { ...identity, uid: 'p2' }), false);
+      assert.equal(isLiveIncarnation(podFacts(typed)!, identity), false);
     });
 
     // deletionTimestamp is when the grace period ends; a typed list gives a Date, a watch event the RFC 3339 string.

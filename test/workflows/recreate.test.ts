@@ -54,7 +54,7 @@ describe('recreateGroup (time-skipping, fake cluster)', function () {
           reason: 'container worker of demo-0-2 restarted',
           groupHadStarted: c.groupHadStarted,
         },
-        c.outcome === 'recreated' && c.restartPolicy === undefined ? 'recreateGroup-lws-facts-recreated' : undefined,
+        c.outcome === 'recreated' && c.restartPolicy === undefined ? 'recreateGroup-recreated' : undefined,
       );
 
       assert.equal(result.outcome, c.outcome);

@@ -97,7 +97,7 @@ async function terminatingGroup(
   return { t0, leader, sts, pods, input };
 }
 
-/** The Event each step of a teardown's timeline is told as. */
+/** The Event each step of a teardown's timeline is recorded as. */
 const EVENT_BY_STEP: Partial<Record<TimelineEvent, string>> = {
   'leader terminating': 'GroupLeaderTerminating',
   'workers terminating': 'GroupWorkersTerminating',
@@ -179,7 +179,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
         hint: c.policy,
         lifecycle: 'rebuild',
       });
-      const result = await teardown(fake, input, `teardownGroup-lws-facts-rebuild-${c.policy}`);
+      const result = await teardown(fake, input, `teardownGroup-rebuild-${c.policy}`);
 
       assert.equal(result.policy, c.policy);
       assert.equal(result.lifecycle, 'rebuild');
@@ -209,7 +209,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
         fake.completed('reportTeardown').map((c) => c.args[0]),
         [{ policy: c.policy, lifecycle: 'rebuild', teardownMs: result.teardownMs, recoveryMs: result.recoveryMs }],
       );
-      // The story is told on the LWS too (kubectl describe lws): each step once, the replacement's two in one call.
+      // The steps are Events on the LWS too (kubectl describe lws): each step once, the replacement's two in one call.
       assert.deepEqual(fake.events.map((e) => e.reason).sort(), c.order.map((step) => EVENT_BY_STEP[step]).sort());
       assert.ok(fake.events.every((e) => e.lws.uid === 'lws-uid-1'));
       const last = fake.callsOf('recordEvents').at(-1)?.args[0] as { reason: string }[];
@@ -227,7 +227,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       statefulSet: identityOf(sts),
       pods: pods.map(identityOf),
     };
-    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-lws-facts-parallel-first-round');
+    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-parallel-first-round');
 
     const [first] = fake.callsOf('beginTeardown');
     assert.equal(fake.callsOf('beginTeardown').length, 1);
@@ -252,16 +252,16 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       fake.callsOf('recordEvent').every((c) => inBatch(c.seq)),
       'no Event of its own after the first round',
     );
-    const toldByWaits = fake.calls
+    const recordedByWaits = fake.calls
       .filter((c) => c.name.startsWith('waitFor') && c.name.endsWith('Gone'))
       .flatMap((c) => ((c.args[0] as { tell?: { reason: string }[] }).tell ?? []).map((e) => e.reason));
-    assert.deepEqual(toldByWaits.sort(), ['GroupLeaderGone', 'GroupOldStatefulSetGone', 'GroupWorkersGone']);
+    assert.deepEqual(recordedByWaits.sort(), ['GroupLeaderGone', 'GroupOldStatefulSetGone', 'GroupWorkersGone']);
     assert.deepEqual(
       fake.events
         .map((e) => e.reason)
         .slice(2)
         .sort(),
-      toldByWaits,
+      recordedByWaits,
       'recorded as the waits ended',
     );
     assert.deepEqual(
@@ -296,7 +296,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     const leaderWaits = fake.callsOf('waitForPodGone');
     assert.deepEqual(
       leaderWaits.map((c) => {
-        const { tell: _told, ...target } = c.args[0] as Record<string, unknown>;
+        const { tell: _events, ...target } = c.args[0] as Record<string, unknown>;
         return target;
       }),
       [{ namespace: 'default', name: 'demo-0', uid: leader.uid }],
@@ -315,7 +315,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     const fake = t.fake({ graceMs: GRACE });
     const { t0, leader, sts, pods, input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
     const workers = { statefulSet: identityOf(sts), pods: pods.map(identityOf) };
-    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-lws-facts-parallel-seen-workers');
+    const result = await teardown(fake, { ...input, workers }, 'teardownGroup-parallel-seen-workers');
 
     const [del] = fake.callsOf('deleteSeenWorkers');
     assert.ok(del && inFirstRound(fake, del.seq), 'the delete goes out in the first round of calls');
@@ -496,7 +496,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       lws: 'created-again',
       policy: 'Parallel',
       source: 'annotation',
-      keep: 'teardownGroup-lws-facts-lws-created-again',
+      keep: 'teardownGroup-lws-created-again',
     },
     {
       name: 'LWS created again with Parallel, annotation Sequential',
@@ -581,7 +581,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       { group: 2, leaderReplicas: 3 },
       true,
       'rebuild',
-      'teardownGroup-lws-facts-surge-group-rebuilt',
+      'teardownGroup-surge-group-rebuilt',
     ],
     [
       'a surge group the rollout released a moment before: a scale-down',
@@ -596,7 +596,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
       { replicas: 0 },
       true,
       'scale-down',
-      'teardownGroup-lws-facts-lifecycle-judged-again',
+      'teardownGroup-lifecycle-judged-again',
     ],
     ['a template change the trigger had not seen: a rolling update', 'rebuild', {}, false, 'rolling-update'],
     ['scaled down and up again: a rebuild, its replacement waited for', 'scale-down', {}, true, 'rebuild'],
@@ -807,7 +807,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
           assert.ok('goneAt' in (waits[1]!.result as object), `${waitName} then saw them gone`);
           assert.ok(waits[0]!.endSeq! < force.seq && force.endSeq! < waits[1]!.seq, `${waitName}, delete, again`);
         }
-        // Told as Warnings, naming pod, node and signal, besides the result; the rest of the story as ever.
+        // Recorded as Warnings, naming pod, node and signal, besides the result; the other steps as ever.
         const expected = stranded.map((p) => ({ pod: p.name, node: 'node-x', signal: c.signal }));
         assert.deepEqual(result.forceDeleted, expected);
         // (Each call's Events are recorded at once: their order within it is any.)

@@ -1,9 +1,9 @@
-// A teardown's story, told twice: as the timeline (the `timeline` query and the Web UI's current details) and as
+// A teardown's steps, recorded twice: on its timeline (the `timeline` query and the Web UI's current details) and as
 // Events on the LWS (`kubectl describe lws`).
 import { EVENT_REASONS, type Lifecycle, type ObjectKey, type PodTerminationPolicy } from '../model/index.js';
 import type { KubernetesEvent } from '../activities/types.js';
 import { kube } from './activities.js';
-import { Timeline, type TimelineEvent } from './timeline.js';
+import { Timeline, type TimelineEntry, type TimelineEvent } from './timeline.js';
 
 export type TeardownStep = Extract<
   TimelineEvent,
@@ -37,9 +37,9 @@ export interface Step {
   detail?: string;
 }
 
-export class TeardownStory {
-  readonly timeline: Timeline;
-  private about?: { lifecycle: Lifecycle; policy: PodTerminationPolicy; lwsUid?: string };
+export class TeardownTimeline {
+  private readonly timeline: Timeline;
+  private judgement?: { lifecycle: Lifecycle; policy: PodTerminationPolicy; lwsUid?: string };
 
   constructor(
     private readonly ref: ObjectKey,
@@ -49,38 +49,51 @@ export class TeardownStory {
     this.timeline = new Timeline(this.title(lifecycle));
   }
 
-  /** Once judged: what the title and the Events say; no LWS uid, no Events (it is gone, or not the group's). */
-  judged(about: { lifecycle: Lifecycle; policy: PodTerminationPolicy; lwsUid?: string }): void {
-    this.about = about;
-    this.timeline.title = this.title(about.lifecycle);
+  get entries(): TimelineEntry[] {
+    return this.timeline.entries;
   }
 
-  /** Steps that happened together, told in one call. */
-  async tell(...steps: Step[]): Promise<void> {
-    this.told(...steps);
-    if (!this.about?.lwsUid || steps.length === 0) return;
+  at(step: TeardownStep): string | undefined {
+    return this.timeline.at(step);
+  }
+
+  /** The latest of these steps' times, or undefined if none happened. */
+  latest(...steps: TeardownStep[]): string | undefined {
+    return this.timeline.latest(...steps);
+  }
+
+  /** Once judged: what the title and the Events say; no LWS uid, no Events (it is gone, or not the group's). */
+  setJudgement(judgement: { lifecycle: Lifecycle; policy: PodTerminationPolicy; lwsUid?: string }): void {
+    this.judgement = judgement;
+    this.timeline.title = this.title(judgement.lifecycle);
+  }
+
+  /** Steps that happened together: on the timeline, and as Events on the LWS in one call. */
+  async record(...steps: Step[]): Promise<void> {
+    this.add(...steps);
+    if (!this.judgement?.lwsUid || steps.length === 0) return;
     const events = steps.map((s) => this.eventOf(s));
     if (events.length === 1) await kube.recordEvent(events[0]!);
     else await kube.recordEvents(events);
   }
 
-  /** For a wait to record as it ends, the Events of the steps its end makes; none when the story tells no Events. */
-  toldBy(...steps: Step[]): { tell?: KubernetesEvent[] } {
-    return this.about?.lwsUid && steps.length > 0 ? { tell: steps.map((s) => this.eventOf(s)) } : {};
+  /** The Events of the steps a wait's end makes, for the wait to record as it ends; none when the LWS gets none. */
+  eventsForWait(...steps: Step[]): { tell?: KubernetesEvent[] } {
+    return this.judgement?.lwsUid && steps.length > 0 ? { tell: steps.map((s) => this.eventOf(s)) } : {};
   }
 
-  /** Steps whose Events the wait that saw them recorded (toldBy): the timeline only. */
-  told(...steps: Step[]): void {
+  /** On the timeline only: steps whose Events the wait that saw them recorded (eventsForWait). */
+  add(...steps: Step[]): void {
     for (const { step, at, detail } of steps) this.timeline.add(step, at, detail);
   }
 
-  /** Told on the timeline only: nothing to report on the LWS. */
-  note(detail: string): void {
+  /** What did not happen, and why: on the timeline only, nothing to report on the LWS. */
+  skipped(detail: string): void {
     this.timeline.add('skipped', undefined, detail);
   }
 
   private eventOf({ step, detail }: Step): KubernetesEvent {
-    const { lifecycle, policy, lwsUid } = this.about!;
+    const { lifecycle, policy, lwsUid } = this.judgement!;
     return {
       lws: { ...this.ref, uid: lwsUid ?? '' },
       type: WARNINGS.has(step) ? 'Warning' : 'Normal',
