@@ -3,14 +3,13 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { WorkerMetrics } from '../observability/metrics.js';
 import { makeClients, type KubeClients } from './clients.js';
-import { ensureControllerRevision, pruneControllerRevisions } from './controller-revisions.js';
+import { pruneControllerRevisions } from './controller-revisions.js';
 import { reportTeardown } from './report.js';
 import { deletePod, deleteSeenWorkers, deleteWorkerStatefulSet, releaseForegroundDeletion } from './deletes.js';
 import { recordEvent, recordEvents, tellWhenDone } from './events.js';
 import { waitForPodsGone, waitForReplacementGroupReady } from './group-waits.js';
 import { readGroupRestarts, writeGroupRestarts } from './group-restarts.js';
 import { annotateLeaderPods, markGroupFailed, markGroupRecreated, markWorkersRefused } from './leader-pods.js';
-import { ensureLeaderStatefulSet } from './leader-statefulset.js';
 import { getLeaderWorkerSet, getNodeLabel, getPod, getStatefulSet, listGroupPods, listGroups } from './reads.js';
 import {
   ensureControllerRevisionOf,
@@ -18,7 +17,6 @@ import {
   ensureLeaderStatefulSetOf,
   ensureWorkerStatefulSetOf,
 } from './lws-target.js';
-import { ensureHeadlessService } from './services.js';
 import { updateLeaderWorkerSetStatus } from './status.js';
 import type { AllActivities, StuckResult } from './types.js';
 import {
@@ -31,7 +29,6 @@ import {
 } from './waits.js';
 import { beginTeardown } from './teardown-start.js';
 import { forceDeletePods } from './dead-nodes.js';
-import { ensureWorkerStatefulSet } from './worker-statefulset.js';
 
 export function createActivities(
   kc: k8s.KubeConfig,
@@ -45,16 +42,12 @@ export function createActivities(
     getPod: (key) => getPod(c, key),
     getStatefulSet: (key) => getStatefulSet(c, key),
     listGroups: (ref) => listGroups(c, ref),
-    ensureControllerRevision: (lws) => ensureControllerRevision(c, lws),
     ensureControllerRevisionOf: (target) => ensureControllerRevisionOf(c, target),
     pruneControllerRevisions: (input) => pruneControllerRevisions(c, input),
     listGroupPods: (input) => listGroupPods(c, input),
     getNodeLabel: (input) => getNodeLabel(c, input),
-    ensureHeadlessService: (lws) => ensureHeadlessService(c, lws),
     ensureHeadlessServiceOf: (target) => ensureHeadlessServiceOf(c, target),
-    ensureLeaderStatefulSet: (lws, options, from) => ensureLeaderStatefulSet(c, lws, options, from),
     ensureLeaderStatefulSetOf: (target, options, from) => ensureLeaderStatefulSetOf(c, target, options, from),
-    ensureWorkerStatefulSet: (input) => ensureWorkerStatefulSet(c, input),
     ensureWorkerStatefulSetOf: (input) => ensureWorkerStatefulSetOf(c, input),
     deleteWorkerStatefulSet: (input) => deleteWorkerStatefulSet(c, input),
     deletePod: (input) => deletePod(c, input),
@@ -88,5 +81,4 @@ export function createActivities(
 const isGone = <R extends object>(result: R | StuckResult): boolean => !('stuck' in result);
 
 export type * from './types.js';
-export { KUBERNETES_API_ERROR, TransientKubernetesError, isConflict, isNotFound } from './kube-errors.js';
 export { HEARTBEAT_INTERVAL_MS } from './wait-support.js';

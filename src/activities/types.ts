@@ -10,7 +10,6 @@ import type {
   WorkerSetFacts,
   LeaderStatefulSetOptions,
   LeaderStatefulSetStep,
-  LeaderWorkerSet,
   LeaderWorkerSetStatus,
   LwsFacts,
   LwsTarget,
@@ -36,12 +35,11 @@ export type EnsureRevisionOutcome = 'created' | 'unchanged' | 'reused';
 /** The LWS there is no longer the one decided on (model/lws-facts.ts, LwsTarget): nothing done; read it again. */
 export type Stale = 'stale';
 
-/** What the reconcile reads of an LWS's groups each pass. */
 /** A reconcile pass's look at the groups: only what its decisions read (leaderFactsOf, workerSetFactsOf). */
 export interface Groups {
   leaders: LeaderFacts[];
   workerStatefulSets: WorkerSetFacts[];
-  /** Absent before it is created (and in results recorded before it was read). */
+  /** Absent before it is created. */
   leaderStatefulSet?: LeaderStatefulSetFacts;
 }
 
@@ -138,7 +136,7 @@ export interface TeardownStart extends TeardownReads {
   deleted?: DeleteOutcome;
 }
 
-/** `lws`: the target the activity reads the LWS by; the whole object in the calls histories recorded before it. */
+/** `lws`: the target the activity reads the LWS by; the LWS it read, in the functions behind the activity. */
 export interface WorkerStatefulSetInput<L> {
   lws: L;
   groupIndex: number;
@@ -160,8 +158,8 @@ export interface WorkerStatefulSetInput<L> {
 }
 
 /**
- * No call returns a whole LWS (its templates, env values, managedFields): the reads give its facts. The calls that take
- * one serve the histories recorded before issue 28, which passed it (src/workflows/lws-io.ts).
+ * No call takes or returns a whole LWS (its templates, env values, managedFields): the reads give its facts, and the
+ * writes that build from its templates take its target and read it themselves.
  */
 export interface LwsActivities {
   /** What the workflows decide on (model/lws-facts.ts); null when there is no LWS of that name. */
@@ -172,30 +170,18 @@ export interface LwsActivities {
   listGroups(ref: ObjectKey): Promise<Groups>;
   /** The revision of the LWS's current spec (model/controller-revisions.ts). */
   ensureControllerRevisionOf(target: LwsTarget): Promise<EnsureRevisionOutcome | Stale>;
-  /** As recorded before issue 28: the whole object. */
-  ensureControllerRevision(lws: LeaderWorkerSet): Promise<EnsureRevisionOutcome>;
   /** Deletes the revisions no group uses: all but `current` and `inUse`. Returns how many went. */
   pruneControllerRevisions(input: { ref: ObjectKey; uid: string; current: string; inUse: string[] }): Promise<number>;
 
   ensureHeadlessServiceOf(target: LwsTarget): Promise<EnsureOutcome | Stale>;
-  /** As recorded before issue 28: the whole object. */
-  ensureHeadlessService(lws: LeaderWorkerSet): Promise<EnsureOutcome>;
   /** `options` (replicas with surge, partition, revision hash) default to the spec's; `from`: the step last written. */
   ensureLeaderStatefulSetOf(
     target: LwsTarget,
     options?: LeaderStatefulSetOptions,
     from?: LeaderStatefulSetStep,
   ): Promise<EnsureLeaderStatefulSetResult | Stale>;
-  /** As recorded before issue 28: the whole object. */
-  ensureLeaderStatefulSet(
-    lws: LeaderWorkerSet,
-    options?: LeaderStatefulSetOptions,
-    from?: LeaderStatefulSetStep,
-  ): Promise<EnsureLeaderStatefulSetResult>;
   /** Patches the leader first; a StatefulSet owned by anyone else, or being deleted, is `blocked`, left untouched. */
   ensureWorkerStatefulSetOf(input: WorkerStatefulSetInput<LwsTarget>): Promise<EnsureWorkerStatefulSetResult | Stale>;
-  /** As recorded before issue 28: the whole object. */
-  ensureWorkerStatefulSet(input: WorkerStatefulSetInput<LeaderWorkerSet>): Promise<EnsureWorkerStatefulSetResult>;
   /** null when the node, or that label on it, does not exist. */
   getNodeLabel(input: { node: string; label: string }): Promise<string | null>;
 

@@ -27,4 +27,3 @@ export * from './name-conflicts.js';
 export * from './refusals.js';
 export * from './restart-budget.js';
 export * from './recreate-backoff.js';
-export * from './legacy-reconcile-v1.js';

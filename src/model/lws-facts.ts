@@ -98,11 +98,6 @@ export function workersWaitForLeader(lws: LwsFacts): boolean {
   return lws.spec.startupPolicy === 'LeaderReady' || lws.exclusiveTopologyKey !== undefined;
 }
 
-/** A history recorded before issue 28 holds the whole LWS where the reads now return its facts. */
-export function isLwsFacts(read: LwsFacts | LeaderWorkerSet): read is LwsFacts {
-  return 'revision' in read;
-}
-
 /**
  * The LWS a decision was made on, for an activity that builds from its templates: it reads the LWS again and acts
  * only on that one, at that generation. Any other (deleted, created again, changed since) is `stale`: the workflow

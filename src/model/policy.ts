@@ -11,6 +11,13 @@ export function isPodTerminationPolicyValue(value: unknown): value is PodTermina
   return typeof value === 'string' && (POD_TERMINATION_POLICY_VALUES as readonly string[]).includes(value);
 }
 
+/** The field as written, else its default (`Default`): the value the leader pods are annotated with. */
+export function podTerminationPolicyOf(spec: {
+  podTerminationPolicy?: PodTerminationPolicyValue;
+}): PodTerminationPolicyValue {
+  return spec.podTerminationPolicy ?? DEFAULT_POD_TERMINATION_POLICY;
+}
+
 /** What a teardown does for a value of the field: only Parallel deletes the workers with their leader. */
 export function terminationOrderOf(value: PodTerminationPolicyValue): PodTerminationPolicy {
   return value === 'Parallel' ? 'Parallel' : 'Sequential';

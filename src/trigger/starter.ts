@@ -45,7 +45,7 @@ export interface StarterOptions {
 /** A reconcile workflow with a signal in flight. */
 interface SignalState {
   /** Another change came meanwhile: one more signal is due. */
-  again: boolean;
+  changedMeanwhile: boolean;
   /** The latest of those: its kind counts (an LWS created again after a deletion's plain signal needs a start). */
   latest?: StartAction;
   /** One of those changes made a group Ready during a rollout. */
@@ -70,7 +70,7 @@ export class WorkflowStarter {
     if (action.kind !== 'start') {
       const pending = this.inFlightSignals.get(action.workflowId);
       if (pending) {
-        pending.again = true;
+        pending.changedMeanwhile = true;
         pending.latest = action;
         if (action.change?.groupReady) {
           pending.groupReady = true;
@@ -78,7 +78,7 @@ export class WorkflowStarter {
         }
         return;
       }
-      this.inFlightSignals.set(action.workflowId, { again: false, groupReady: false });
+      this.inFlightSignals.set(action.workflowId, { changedMeanwhile: false, groupReady: false });
       void this.signalLoop(action, observedAt);
       return;
     }
@@ -96,7 +96,7 @@ export class WorkflowStarter {
       for (;;) {
         await this.withRetry(action, () => this.signal(action, observedAt));
         const state = this.inFlightSignals.get(action.workflowId);
-        if (!state?.again) break;
+        if (!state?.changedMeanwhile) break;
         // Changes that arrived meanwhile go out as one more signal, at most twice a second per workflow: the
         // workflow batches them anyway, and a signal storm makes the server refuse work ("Workflow is busy"). A group
         // turned Ready during a rollout goes at once (once per group): the rollout's next step waits for it.
@@ -112,7 +112,7 @@ export class WorkflowStarter {
         }
         action = state.latest ?? action;
         action = state.groupReady ? { ...action, change: { groupReady: true } } : { ...action, change: undefined };
-        state.again = false;
+        state.changedMeanwhile = false;
         state.latest = undefined;
         state.groupReady = false;
         observedAt = Date.now();

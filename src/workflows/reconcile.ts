@@ -2,20 +2,24 @@
 // and the status as groups come and go. The trigger signals it on every change of the LWS, its pods and its
 // StatefulSets. It also steers a rolling update as upstream does, one step per pass as groups become Ready
 // (model/rollout.ts, planLeaderRollout), and prunes the revisions no group uses once it is done. It decides on the
-// LWS's facts, and its writes read the templates themselves (lws-io.ts).
-import { continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+// LWS's facts; its writes read the templates themselves (lws-io.ts).
+import { continueAsNew } from '@temporalio/workflow';
 import {
   computeStatus,
   conditionEvent,
   EVENT_REASONS,
   groupStates,
+  groupsFailedOf,
   LABEL_TEMPLATE_REVISION_HASH,
+  leaderRefusal,
+  leaderStatefulSetName,
+  nameConflictMessage,
   planLeaderRollout,
+  podTerminationPolicyOf,
   refusalTold,
   sameStatus,
   statusCounts,
   workersRefusedOf,
-  groupsFailedOf,
   type LeaderRollout,
   type LeaderStatefulSetFacts,
   type LwsFacts,
@@ -23,31 +27,54 @@ import {
   type Refusal,
   type StatusCounts,
 } from '../model/index.js';
-import { isNamespaceTerminating, isNotFound } from '../shared/failures.js';
+import type { Groups, KubernetesEvent } from '../activities/types.js';
+import { apiRefusal, isNamespaceTerminating, isNotFoundFailure } from '../shared/failures.js';
 import { kube } from './activities.js';
-import { ensureControllerRevision, readLws, type LwsRead } from './lws-io.js';
-import {
-  applyLeaderObjects,
-  Changes,
-  eventOf,
-  refusedAsInvalid,
-  takeRolloutStep,
-  whoseLws,
-  type Groups,
-  type ReconcileInput,
-  type ReconcileResult,
-} from './reconcile-parts.js';
-import { reconcileV1 } from './reconcile-v1.js';
+import { shouldContinueAsNew } from './continue-as-new.js';
+import { ensureControllerRevision, ensureHeadlessService, ensureLeaderStatefulSet, readLws } from './lws-io.js';
+import { waitForOldObjectsGone } from './old-objects-gone.js';
+import { ChangeSignals } from './reconcile-signals.js';
 
-export { changedSignal, type Change, type ReconcileInput, type ReconcileResult } from './reconcile-parts.js';
+export { changedSignal, type Change } from './reconcile-signals.js';
 
-/** Upstream's rollout sizing, status and ControllerRevisions (issue 26); runs started before it keep reconcile-v1. */
-export const UPSTREAM_SEMANTICS_PATCH = 'upstream-semantics';
+export interface ReconcileInput {
+  ref: ObjectKey;
+  generation: number;
+}
+
+/** Why a run ended: its LWS is gone, a newer generation's run took over, or the spec is one the API would refuse. */
+export type ReconcileResult = 'deleted' | 'superseded' | 'invalid';
+
+/** What a pass read of its LWS: still the one this run keeps applied, or why the run ends. */
+type LwsCheck =
+  | { kind: 'current'; lws: LwsFacts }
+  | { kind: 'deleted' }
+  /** A newer generation: its own run keeps it applied. */
+  | { kind: 'superseded' }
+  /** Deleted and created again under the name, at this generation: another LWS, which a fresh run takes over. */
+  | { kind: 'created-again' };
+
+/** What a pass's writes came to. */
+type PassOutcome =
+  /** The generation's objects, or the rollout step, are as planned. */
+  | { kind: 'applied' }
+  /** A spec the API server's schema would refuse: told, and the run ends. */
+  | { kind: 'invalid' }
+  /**
+   * What the pass decided on no longer holds (the LWS changed under it, an older incarnation held the names, the
+   * leader StatefulSet was deleted mid-rollout): the next pass reads again at once and applies the generation anew.
+   */
+  | { kind: 'start-over' }
+  /** Another LWS's StatefulSet has the leader StatefulSet's name. */
+  | { kind: 'name-conflict'; message: string }
+  /** The API server refuses this generation's leader StatefulSet. */
+  | { kind: 'refused'; refusal: Refusal };
 
 /** What this run has done so far. */
 interface Run {
   /** The uid of the LWS this run keeps applied: the first it read. */
   uid?: string;
+  /** The generation's objects are applied: the next passes only take rollout steps. */
   applied: boolean;
   /** The rollout step last written to the leader StatefulSet. */
   step?: LeaderRollout;
@@ -57,7 +84,7 @@ interface Run {
 
 export async function reconcileLeaderWorkerSet(input: ReconcileInput): Promise<ReconcileResult> {
   try {
-    return patched(UPSTREAM_SEMANTICS_PATCH) ? await reconcile(input) : await reconcileV1(input);
+    return await reconcile(input);
   } catch (err) {
     // Deleting a namespace deletes its LWS: nothing is left to keep applied.
     if (isNamespaceTerminating(err)) return 'deleted';
@@ -66,57 +93,214 @@ export async function reconcileLeaderWorkerSet(input: ReconcileInput): Promise<R
 }
 
 async function reconcile({ ref, generation }: ReconcileInput): Promise<ReconcileResult> {
-  const changes = new Changes();
+  const changes = new ChangeSignals();
   const run: Run = { applied: false, pruned: false };
   for (;;) {
-    await changes.gathered(run.applied, run.step?.rolling ?? false);
-    const [lws, groups] = await Promise.all([readLws(ref), kube.listGroups(ref)]);
-    const live = whoseLws(lws, generation, run.uid);
-    if (live === 'created-again') return continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
-    if (typeof live === 'string') return live;
-    run.uid = live.metadata.uid;
+    await changes.nextPass({ applied: run.applied, rolling: run.step?.rolling ?? false });
 
-    const groupsNow = groupStates(live, groups.leaders, groups.workerStatefulSets);
-    const plan = planLeaderRollout(live.spec, groupsNow, leaderStatefulSetOf(live, groups), live.revision);
+    // Read the LWS with its groups, and end the run once the LWS is no longer its own.
+    const [read, groups] = await Promise.all([readLws(ref), kube.listGroups(ref)]);
+    const checked = checkLws(read, generation, run.uid);
+    switch (checked.kind) {
+      case 'deleted':
+      case 'superseded':
+        return checked.kind;
+      case 'created-again':
+        return continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
+      case 'current':
+        break;
+    }
+    const { lws } = checked;
+    run.uid = lws.metadata.uid;
+
+    // Plan the rollout from the groups, then write: the whole generation first, one rollout step per pass after.
+    const groupsNow = groupStates(lws, groups.leaders, groups.workerStatefulSets);
+    const plan = planLeaderRollout(lws.spec, groupsNow, leaderStatefulSetOf(lws, groups), lws.revision);
     const outcome = run.applied
-      ? await takeRolloutStep(ref, live, plan, run.step)
-      : await applyGeneration(ref, live, generation, plan);
-    if (outcome === 'invalid') return 'invalid';
-    // Stale: the LWS changed under the pass (a new generation, say); read again, it tells what to do.
-    if (outcome === 'names held' || outcome === 'leaders lost' || outcome === 'stale') {
-      run.applied = false;
-      changes.again();
-      continue;
-    }
-    const counts = statusCounts(live, groupsNow);
-    if (typeof outcome === 'object' && 'refused' in outcome) {
-      // The API server refuses this generation's leader StatefulSet: told until a new generation (or a resync that
-      // finds it accepted) ends it; the run waits for that instead of failing.
-      if (!refusalTold(live.status, outcome.refused)) {
-        await kube.recordEvent(eventOf(ref, live, outcome.refused.reason, outcome.refused.message, 'Warning'));
-      }
-      if ((await writeStatus(ref, live, groups, counts, undefined, outcome.refused)) === 'gone') return 'deleted';
-      continue;
-    }
-    if (typeof outcome === 'object') {
-      // Another LWS's StatefulSet has the name: told on the status until it is gone (looked at again at each resync).
-      if ((await writeStatus(ref, live, groups, counts, outcome.nameConflict)) === 'gone') return 'deleted';
-      continue;
+      ? await takeRolloutStep(ref, lws, plan, run.step)
+      : await applyGeneration(ref, lws, generation, plan);
+
+    // Write the status, which also tells what kept the generation from being applied.
+    const counts = statusCounts(lws, groupsNow);
+    switch (outcome.kind) {
+      case 'invalid':
+        return 'invalid';
+      case 'start-over':
+        run.applied = false;
+        changes.passNow();
+        continue;
+      case 'refused':
+        // Told until a new generation (or a resync that finds it accepted) ends it; the run waits instead of failing.
+        if (!refusalTold(lws.status, outcome.refusal)) {
+          const { reason, message } = outcome.refusal;
+          await kube.recordEvent(lwsEvent(ref, lws, reason, message, 'Warning'));
+        }
+        if ((await writeStatus(ref, lws, groups, counts, { leaderRefused: outcome.refusal })) === 'gone') {
+          return 'deleted';
+        }
+        continue;
+      case 'name-conflict':
+        // Told until the other StatefulSet is gone, which each resync looks for.
+        if ((await writeStatus(ref, lws, groups, counts, { nameConflict: outcome.message })) === 'gone') {
+          return 'deleted';
+        }
+        continue;
+      case 'applied':
+        break;
     }
     run.applied = true;
     run.step = plan;
-    if ((await writeStatus(ref, live, groups, counts)) === 'gone') return 'deleted';
+    if ((await writeStatus(ref, lws, groups, counts)) === 'gone') return 'deleted';
+
+    // Once the rollout is done, no group is built from the older revisions any more.
     if (counts.updateDone && !run.pruned) {
       const inUse = revisionsInUse(groups);
-      await kube.pruneControllerRevisions({ ref, uid: run.uid, current: live.revision, inUse });
+      await kube.pruneControllerRevisions({ ref, uid: run.uid, current: lws.revision, inUse });
       run.pruned = true;
     }
 
     // Keep the history short for an LWS that lives for months.
-    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 2000) {
-      await continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
+    if (shouldContinueAsNew()) await continueAsNew<typeof reconcileLeaderWorkerSet>({ ref, generation });
+  }
+}
+
+/**
+ * An LWS deleted and created again under the name (another uid) is another LWS: at this generation the trigger's
+ * signals still come to this workflow ID, so a fresh run takes it over; at another they go to that generation's run.
+ */
+function checkLws(lws: LwsFacts | null, generation: number, keptUid: string | undefined): LwsCheck {
+  if (lws === null || lws.metadata.deletionTimestamp) return { kind: 'deleted' };
+  if (keptUid !== undefined && lws.metadata.uid !== keptUid) {
+    return lws.metadata.generation === generation ? { kind: 'created-again' } : { kind: 'deleted' };
+  }
+  return lws.metadata.generation > generation ? { kind: 'superseded' } : { kind: 'current', lws };
+}
+
+/** The generation's objects: its revision, the headless Service, the leader StatefulSet, the policy on each leader. */
+async function applyGeneration(
+  ref: ObjectKey,
+  lws: LwsFacts,
+  generation: number,
+  plan: LeaderRollout,
+): Promise<PassOutcome> {
+  if (lws.invalid !== undefined) {
+    // The API server's schema normally stops these; objects written around it end here, loudly.
+    await kube.recordEvent(lwsEvent(ref, lws, EVENT_REASONS.invalidSpec, lws.invalid.join('; '), 'Warning'));
+    return { kind: 'invalid' };
+  }
+  // Before any leader of this revision exists: its workers are built from it.
+  const revision = await ensureControllerRevision(lws);
+  if (revision === 'stale') return { kind: 'start-over' };
+  if (revision !== 'unchanged') {
+    const verb = revision === 'created' ? 'created' : 'current again';
+    const message = `revision ${lws.revision} ${verb} for generation ${generation}`;
+    await kube.recordEvent(lwsEvent(ref, lws, EVENT_REASONS.creatingRevision, message));
+  }
+  if ((await ensureHeadlessService(lws)) === 'stale') return { kind: 'start-over' };
+  const leaders = await applyLeaderStatefulSet(ref, lws, generation, plan);
+  if (leaders.kind !== 'applied') return leaders;
+  // The policy lives on each leader pod, so a switch applies to the next teardown without rolling any group.
+  await kube.annotateLeaderPods({ ref, podTerminationPolicy: podTerminationPolicyOf(lws.spec) });
+  return { kind: 'applied' };
+}
+
+/** The leader StatefulSet at the plan's step, told in an Event when it was created or changed. */
+async function applyLeaderStatefulSet(
+  ref: ObjectKey,
+  lws: LwsFacts,
+  generation: number,
+  plan: LeaderRollout,
+): Promise<PassOutcome> {
+  let leaders: Awaited<ReturnType<typeof ensureLeaderStatefulSet>>;
+  try {
+    leaders = await ensureLeaderStatefulSet(lws, stepOf(plan));
+  } catch (err) {
+    const refusal = apiRefusal(err);
+    if (refusal === undefined) throw err;
+    const statefulSet = `${ref.namespace}/${leaderStatefulSetName(ref.name)}`;
+    return { kind: 'refused', refusal: leaderRefusal(statefulSet, refusal) };
+  }
+  if (leaders === 'stale') return { kind: 'start-over' };
+  if (typeof leaders === 'object') {
+    switch (leaders.outcome) {
+      case 'name-taken': {
+        const message = nameConflictMessage(`${ref.namespace}/${ref.name}`, leaders.holder);
+        await kube.recordEvent(lwsEvent(ref, lws, EVENT_REASONS.nameConflict, message, 'Warning'));
+        return { kind: 'name-conflict', message };
+      }
+      case 'blocked':
+        // An older incarnation of this LWS still holds the names. A StatefulSet created over its pods would get its
+        // own only after a backoff that grows to minutes: wait for them instead.
+        await waitForOldObjectsGone(leaders);
+        return { kind: 'start-over' };
     }
   }
+  if (leaders !== 'unchanged') {
+    const reason =
+      leaders === 'created' ? EVENT_REASONS.leaderStatefulSetCreated : EVENT_REASONS.leaderStatefulSetUpdated;
+    const step = plan.rolling ? `; ${describeStep(lws.spec.replicas, plan)}` : '';
+    const message = `leader StatefulSet ${ref.name} ${leaders} for generation ${generation}${step}`;
+    await kube.recordEvent(lwsEvent(ref, lws, reason, message));
+  }
+  return { kind: 'applied' };
+}
+
+/**
+ * The StatefulSet cannot roll groups by itself (it sees leaders, not workers, and never adds surge pods): each pass
+ * plans the step from the groups. From the step before, while the StatefulSet is still as written then, one patch
+ * moves it on.
+ */
+async function takeRolloutStep(
+  ref: ObjectKey,
+  lws: LwsFacts,
+  plan: LeaderRollout,
+  written: LeaderRollout | undefined,
+): Promise<PassOutcome> {
+  if (plan.replicas === written?.replicas && plan.partition === written.partition) return { kind: 'applied' };
+  const step = await ensureLeaderStatefulSet(lws, stepOf(plan), written && stepOf(written));
+  // Changed or deleted under the rollout: applied again, as at the start.
+  if (step === 'stale' || typeof step === 'object') return { kind: 'start-over' };
+  await kube.recordEvent(lwsEvent(ref, lws, EVENT_REASONS.rollingUpdateStep, describeStep(lws.spec.replicas, plan)));
+  return { kind: 'applied' };
+}
+
+/** What the status tells of the leader StatefulSet beyond the groups: its name taken, or the API server's refusal. */
+interface LeaderProblem {
+  nameConflict?: string;
+  leaderRefused?: Refusal;
+}
+
+/**
+ * As upstream: the status, and an Event when the pass's first condition turns True. Ours too: a name taken, a
+ * StatefulSet the API server refused (the leader's, else the workers' of a group as its provisioning wrote it), and
+ * groups whose restart budget is spent (as their recreate wrote it on their leaders).
+ * `gone`: the LWS was deleted since the pass read it (its status answered 404).
+ */
+async function writeStatus(
+  ref: ObjectKey,
+  lws: LwsFacts,
+  groups: Groups,
+  counts: StatusCounts,
+  { nameConflict, leaderRefused }: LeaderProblem = {},
+): Promise<'written' | 'unchanged' | 'gone'> {
+  const now = new Date().toISOString();
+  const owners = new Set(
+    groups.workerStatefulSets.filter((s) => s.deletionTimestamp === undefined).map((s) => s.ownerUid),
+  );
+  const formed = (leader: { uid: string }) => owners.has(leader.uid);
+  const refusal = leaderRefused ?? workersRefusedOf(groups.leaders, formed);
+  const failed = groupsFailedOf(groups.leaders);
+  const status = computeStatus(lws, counts, leaderStatefulSetOf(lws, groups), now, nameConflict, refusal, failed);
+  if (sameStatus(lws.status, status)) return 'unchanged';
+  try {
+    await kube.updateLeaderWorkerSetStatus({ ref, status });
+  } catch (err) {
+    if (isNotFoundFailure(err)) return 'gone';
+    throw err;
+  }
+  const told = conditionEvent(lws, counts);
+  if (told !== undefined) await kube.recordEvent(lwsEvent(ref, lws, told.reason, told.message));
+  return 'written';
 }
 
 /** The leader StatefulSet the plan steers: this LWS's own, not one of another incarnation or another LWS. */
@@ -133,61 +317,22 @@ function revisionsInUse(groups: Groups): string[] {
   return [...new Set(hashes.filter((h): h is string => h !== undefined))];
 }
 
-/** The generation's objects: its revision, the headless Service, the leader StatefulSet, the policy on each leader. */
-async function applyGeneration(
-  ref: ObjectKey,
-  lws: LwsRead,
-  generation: number,
-  plan: LeaderRollout,
-): Promise<'applied' | 'invalid' | 'names held' | 'stale' | { nameConflict: string } | { refused: Refusal }> {
-  if (await refusedAsInvalid(ref, lws)) return 'invalid';
-  // Before any leader of this revision exists: its workers are built from it.
-  const revision = await ensureControllerRevision(lws);
-  if (revision === 'stale') return revision;
-  if (revision !== 'unchanged') {
-    const verb = revision === 'created' ? 'created' : 'current again';
-    await kube.recordEvent(
-      eventOf(
-        ref,
-        lws,
-        EVENT_REASONS.creatingRevision,
-        `revision ${lws.revision} ${verb} for generation ${generation}`,
-      ),
-    );
-  }
-  return applyLeaderObjects(ref, lws, generation, plan, true);
+const stepOf = (plan: LeaderRollout) => ({ replicas: plan.replicas, partition: plan.partition });
+
+/** A rollout step for people: "rolling update: 4 groups (1 surge), the new template from group 2 up". */
+function describeStep(replicas: number, plan: LeaderRollout): string {
+  const surge = plan.replicas - replicas;
+  const from = `the new template from group ${plan.partition} up`;
+  if (!plan.rolling) return `rolling update done: ${plan.replicas} groups, ${from}`;
+  return `rolling update: ${surge > 0 ? `${plan.replicas} groups (${surge} surge), ` : ''}${from}`;
 }
 
-/**
- * As upstream: the status, and an Event when the pass's first condition turns True. Ours too: a name taken, a
- * StatefulSet the API server refused (the leader's, else the workers' of a group as its provisioning wrote it), and
- * groups whose restart budget is spent (as their recreate wrote it on their leaders).
- * `gone`: the LWS was deleted since the pass read it (its status answered 404).
- */
-async function writeStatus(
+function lwsEvent(
   ref: ObjectKey,
   lws: LwsFacts,
-  groups: Groups,
-  counts: StatusCounts,
-  nameConflict?: string,
-  leaderRefused?: Refusal,
-): Promise<'gone' | undefined> {
-  const now = new Date().toISOString();
-  const owners = new Set(
-    groups.workerStatefulSets.filter((s) => s.deletionTimestamp === undefined).map((s) => s.ownerUid),
-  );
-  const formed = (leader: { uid: string }) => owners.has(leader.uid);
-  const refusal = leaderRefused ?? workersRefusedOf(groups.leaders, formed);
-  const failed = groupsFailedOf(groups.leaders);
-  const status = computeStatus(lws, counts, leaderStatefulSetOf(lws, groups), now, nameConflict, refusal, failed);
-  if (sameStatus(lws.status, status)) return undefined;
-  try {
-    await kube.updateLeaderWorkerSetStatus({ ref, status });
-  } catch (err) {
-    if (isNotFound(err)) return 'gone';
-    throw err;
-  }
-  const told = conditionEvent(lws, counts);
-  if (told !== undefined) await kube.recordEvent(eventOf(ref, lws, told.reason, told.message));
-  return undefined;
+  reason: string,
+  message: string,
+  type: KubernetesEvent['type'] = 'Normal',
+): KubernetesEvent {
+  return { lws: { ...ref, uid: lws.metadata.uid }, type, reason, message };
 }

@@ -1,6 +1,7 @@
 // Worker Versioning per workflow type (docs/operations.md, "Upgrades and Worker Versioning"). A lifecycle is short: it
 // runs to its end on the build that started it. The reconcile lives as long as its generation, across builds: it moves
-// to the current build at its next workflow task, so its changes go behind a patch and the replay test guards them.
+// to the current build at its next workflow task, so from the first release on its changes go behind a patch, and the
+// replay test guards them.
 import type { VersioningBehavior } from '@temporalio/common';
 import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { provisionGroup } from './provision-group.js';

@@ -11,13 +11,15 @@ import { DefaultLogger } from '@temporalio/worker';
 import { createActivities, HEARTBEAT_INTERVAL_MS } from '../../src/activities/index.js';
 
 const REPLACEMENT_CHECK_MS = 2000;
-import { makeClients } from '../../src/activities/clients.js';
+import { makeClients, type KubeClients } from '../../src/activities/clients.js';
 import { appliedHash, ensureLeaderStatefulSet } from '../../src/activities/leader-statefulset.js';
 import { ANNOTATION_APPLIED_HASH, ANNOTATION_OLD_PODS_GONE, FORCE_DELETE_MARGIN_MS } from '../../src/model/index.js';
 import { ensureWorkerStatefulSet } from '../../src/activities/worker-statefulset.js';
+import { ensureHeadlessService } from '../../src/activities/services.js';
 import { releaseForegroundDeletion } from '../../src/activities/deletes.js';
 import { waitForNamesFreed } from '../../src/activities/waits.js';
-import { classify, KUBERNETES_API_ERROR, TransientKubernetesError } from '../../src/activities/kube-errors.js';
+import { classify, KUBERNETES_API_ERROR } from '../../src/activities/kube-errors.js';
+import { TransientKubernetesError } from '../../src/kube/api-errors.js';
 import type { AllActivities, LeaderPodActivities } from '../../src/activities/types.js';
 import {
   ANNOTATION_POD_TERMINATION_POLICY,
@@ -80,6 +82,8 @@ describe('activities against the cluster', function () {
   let apps: k8s.AppsV1Api;
   let custom: k8s.CustomObjectsApi;
   let act: AllActivities & LeaderPodActivities;
+  /** For the builds from a whole LWS, which the activities make once they have read the LWS of their target. */
+  let clients: KubeClients;
   let namespace: string;
 
   before(async function () {
@@ -91,6 +95,7 @@ describe('activities against the cluster', function () {
     custom = kc.makeApiClient(k8s.CustomObjectsApi);
     // Replacement waits look every 2 s here instead of 15 s: the checks below are the same, sooner.
     act = createActivities(kc, undefined, { replacementCheckMs: REPLACEMENT_CHECK_MS });
+    clients = makeClients(kc);
     await installCrd(kc);
     namespace = await createTestNamespace(kc, 'activities-test');
   });
@@ -419,8 +424,8 @@ describe('activities against the cluster', function () {
   describe('ensureHeadlessService', () => {
     it('creates once, then confirms; under UniquePerReplica makes none and leaves one from a Shared past (as upstream)', async () => {
       const lws = await createLws('svc');
-      assert.equal(await act.ensureHeadlessService(lws), 'created');
-      assert.equal(await act.ensureHeadlessService(lws), 'unchanged');
+      assert.equal(await ensureHeadlessService(clients, lws), 'created');
+      assert.equal(await ensureHeadlessService(clients, lws), 'unchanged');
       const svc = await core.readNamespacedService({ namespace, name: 'svc' });
       assert.equal(svc.spec?.clusterIP, 'None');
       assert.equal(svc.spec?.publishNotReadyAddresses, true);
@@ -428,12 +433,12 @@ describe('activities against the cluster', function () {
       assert.equal(svc.metadata?.ownerReferences?.[0]?.uid, lws.metadata.uid);
 
       const unique = { ...lws, spec: { ...lws.spec, networkConfig: { subdomainPolicy: 'UniquePerReplica' as const } } };
-      assert.equal(await act.ensureHeadlessService(unique), 'unchanged');
+      assert.equal(await ensureHeadlessService(clients, unique), 'unchanged');
       const after = await core.readNamespacedService({ namespace, name: 'svc' });
       assert.deepEqual(after.spec?.selector, { [LABEL_NAME]: 'svc' }, 'left as it was');
 
       const fresh = await createLws('svc-unique', { networkConfig: { subdomainPolicy: 'UniquePerReplica' } });
-      assert.equal(await act.ensureHeadlessService(fresh), 'unchanged');
+      assert.equal(await ensureHeadlessService(clients, fresh), 'unchanged');
       const none = await core.readNamespacedService({ namespace, name: 'svc-unique' }).catch((err: unknown) => err);
       assert.equal((none as { code?: number }).code, 404, 'no shared Service under UniquePerReplica');
     });
@@ -444,7 +449,7 @@ describe('activities against the cluster', function () {
       const lws = await createLws('lead', {
         leaderWorkerTemplate: { size: 1, workerTemplate: { spec: { containers: [container] } } },
       });
-      assert.equal(await act.ensureLeaderStatefulSet(lws), 'created');
+      assert.equal(await ensureLeaderStatefulSet(clients, lws), 'created');
       const created = await readSts('lead');
       assert.equal(created.metadata?.ownerReferences?.[0]?.uid, lws.metadata.uid);
       assert.equal(created.spec?.podManagementPolicy, 'Parallel');
@@ -456,8 +461,8 @@ describe('activities against the cluster', function () {
           timeoutMs: 30_000,
         },
       );
-      assert.equal(await act.ensureLeaderStatefulSet(lws), 'unchanged');
-      assert.equal(await act.ensureLeaderStatefulSet(lws), 'unchanged');
+      assert.equal(await ensureLeaderStatefulSet(clients, lws), 'unchanged');
+      assert.equal(await ensureLeaderStatefulSet(clients, lws), 'unchanged');
       // The leader StatefulSet's pods are leaders; the leader StatefulSet itself is no group's worker StatefulSet.
       const groups = await act.listGroups({ namespace, name: 'lead' });
       assert.deepEqual(
@@ -468,24 +473,24 @@ describe('activities against the cluster', function () {
       assert.equal((await readSts('lead')).metadata?.generation, created.metadata?.generation, 'no write happened');
 
       const scaled = { ...lws, spec: { ...lws.spec, replicas: 2 } };
-      assert.equal(await act.ensureLeaderStatefulSet(scaled), 'updated');
+      assert.equal(await ensureLeaderStatefulSet(clients, scaled), 'updated');
       assert.equal((await readSts('lead')).spec?.replicas, 2);
-      assert.equal(await act.ensureLeaderStatefulSet(scaled), 'unchanged');
+      assert.equal(await ensureLeaderStatefulSet(clients, scaled), 'unchanged');
 
       const newImage = structuredClone(scaled);
       newImage.spec.leaderWorkerTemplate.workerTemplate.spec!.containers[0]!.image = 'registry.invalid/fake:2';
-      assert.equal(await act.ensureLeaderStatefulSet(newImage), 'updated');
+      assert.equal(await ensureLeaderStatefulSet(clients, newImage), 'updated');
       const rolled = await readSts('lead');
       assert.equal(rolled.spec?.template.spec?.containers[0]?.image, 'registry.invalid/fake:2');
       assert.notEqual(
         rolled.metadata?.annotations?.[ANNOTATION_APPLIED_HASH],
         created.metadata?.annotations?.[ANNOTATION_APPLIED_HASH],
       );
-      assert.equal(await act.ensureLeaderStatefulSet(newImage), 'unchanged');
+      assert.equal(await ensureLeaderStatefulSet(clients, newImage), 'unchanged');
 
-      assert.equal(await act.ensureLeaderStatefulSet(newImage, { partition: 1 }), 'updated');
+      assert.equal(await ensureLeaderStatefulSet(clients, newImage, { partition: 1 }), 'updated');
       assert.equal((await readSts('lead')).spec?.updateStrategy?.rollingUpdate?.partition, 1);
-      assert.equal(await act.ensureLeaderStatefulSet(newImage, { partition: 1 }), 'unchanged');
+      assert.equal(await ensureLeaderStatefulSet(clients, newImage, { partition: 1 }), 'unchanged');
     });
 
     describe('a rolling update step from the one written before', () => {
@@ -521,7 +526,7 @@ describe('activities against the cluster', function () {
         },
         {
           name: 'another step was written since: the whole check',
-          meanwhile: (_, lws) => act.ensureLeaderStatefulSet(lws, { replicas: 3, partition: 2 }),
+          meanwhile: (_, lws) => ensureLeaderStatefulSet(clients, lws, { replicas: 3, partition: 2 }),
           from: { replicas: 3, partition: 3 },
           calls: ['jsonPatch', 'read', 'replace'],
         },
@@ -534,7 +539,7 @@ describe('activities against the cluster', function () {
       for (const [i, t] of cases.entries()) {
         it(t.name, async () => {
           const lws = await createLws(`step-${i}`, { replicas: 3 });
-          assert.equal(await act.ensureLeaderStatefulSet(lws, { replicas: 3, partition: 3 }), 'created');
+          assert.equal(await ensureLeaderStatefulSet(clients, lws, { replicas: 3, partition: 3 }), 'created');
           await t.meanwhile?.(`step-${i}`, lws);
           const { c, calls } = counted();
           assert.equal(await ensureLeaderStatefulSet(c, lws, { replicas: 3, partition: 1 }, t.from), 'updated');
@@ -548,7 +553,7 @@ describe('activities against the cluster', function () {
           assert.equal(sts.spec?.updateStrategy?.rollingUpdate?.partition, 1);
           assert.equal(sts.spec?.replicas, 3);
           // Exactly what the whole check writes: nothing left to change.
-          assert.equal(await act.ensureLeaderStatefulSet(lws, { replicas: 3, partition: 1 }), 'unchanged');
+          assert.equal(await ensureLeaderStatefulSet(clients, lws, { replicas: 3, partition: 1 }), 'unchanged');
         });
       }
 
@@ -565,7 +570,8 @@ describe('activities against the cluster', function () {
           [ANNOTATION_APPLIED_HASH]: appliedHash(foreign),
         };
         const held = await apps.createNamespacedStatefulSet({ namespace, body: foreign });
-        const result = await act.ensureLeaderStatefulSet(
+        const result = await ensureLeaderStatefulSet(
+          clients,
           lws,
           { replicas: 2, partition: 0 },
           {
@@ -593,7 +599,7 @@ describe('activities against the cluster', function () {
           groupKey: 'k',
         })!;
         const held = await apps.createNamespacedStatefulSet({ namespace, body: workers });
-        assert.deepEqual(await act.ensureLeaderStatefulSet(lws), {
+        assert.deepEqual(await ensureLeaderStatefulSet(clients, lws), {
           outcome: 'name-taken',
           holder: 'the worker StatefulSet of group 1 of LeaderWorkerSet clash',
         });
@@ -614,26 +620,26 @@ describe('activities against the cluster', function () {
       await core.deleteNamespacedPod({ namespace, name: 'again-0' });
       // An orphan that is not terminating is adopted by the new StatefulSet.
       await createPod('again-1', { labels: leaderLabels('again') });
-      const blocked = await act.ensureLeaderStatefulSet(lws);
+      const blocked = await ensureLeaderStatefulSet(clients, lws);
       assert.deepEqual(blocked, { outcome: 'blocked', pods: [old] });
       assert.equal(await orNullSts('again'), null, 'nothing created over the old name');
 
       const waited = Date.now();
       await act.waitForPodsGone({ namespace, pods: [old] });
       assert.ok(Date.now() - waited >= 1_000, `the wait ended ${Date.now() - waited} ms in, with the pod still there`);
-      assert.equal(await act.ensureLeaderStatefulSet(lws), 'created');
+      assert.equal(await ensureLeaderStatefulSet(clients, lws), 'created');
       await waitFor('the new leader again-0', async () => ((await readPod('again-0')) ? true : undefined), {
         timeoutMs: 30_000,
       });
       // Its own pods block nothing.
-      assert.equal(await act.ensureLeaderStatefulSet(lws), 'unchanged');
+      assert.equal(await ensureLeaderStatefulSet(clients, lws), 'unchanged');
     });
 
     it('a permanent error (an invalid pod template) is a non-retryable failure with the API message', async () => {
       const lws = await createLws('broken', {
         leaderWorkerTemplate: { workerTemplate: { spec: { containers: [{ name: 'main' }] } } },
       });
-      const err = await failureOf(act.ensureLeaderStatefulSet(lws));
+      const err = await failureOf(ensureLeaderStatefulSet(clients, lws));
       assertPermanent(err, 422, /spec\.template\.spec\.containers\[0\]\.image: Required value/);
     });
   });
@@ -649,9 +655,9 @@ describe('activities against the cluster', function () {
     });
 
     it('creates the worker StatefulSet once (created, then exists), owned by the leader, size-1 replicas from ordinal 1', async () => {
-      const first = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+      const first = await ensureWorkerStatefulSet(clients, { lws, groupIndex: 0, leader });
       assert.equal(first.outcome, 'created');
-      const again = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+      const again = await ensureWorkerStatefulSet(clients, { lws, groupIndex: 0, leader });
       assert.deepEqual(again, { outcome: 'exists', uid: (first as { uid: string }).uid });
       workersUid = (first as { uid: string }).uid;
 
@@ -747,7 +753,7 @@ describe('activities against the cluster', function () {
         },
       });
       const leader1 = await createPod('demo-1', { labels: leaderLabels('demo') });
-      const result = await act.ensureWorkerStatefulSet({ lws, groupIndex: 1, leader: leader1 });
+      const result = await ensureWorkerStatefulSet(clients, { lws, groupIndex: 1, leader: leader1 });
       assert.deepEqual(result, {
         outcome: 'blocked',
         uid: foreign.metadata?.uid,
@@ -775,7 +781,7 @@ describe('activities against the cluster', function () {
 
     it('a leader that is gone (wrong uid) gets leader-gone and nothing is created', async () => {
       await createPod('demo-3', { labels: leaderLabels('demo') });
-      const result = await act.ensureWorkerStatefulSet({
+      const result = await ensureWorkerStatefulSet(clients, {
         lws,
         groupIndex: 3,
         leader: { namespace, name: 'demo-3', uid: '00000000-0000-0000-0000-000000000000' },
@@ -797,7 +803,7 @@ describe('activities against the cluster', function () {
       await hold(['lws-temporal.test/hold']);
       await core.deleteNamespacedPod({ namespace, name: 'demo-5' });
       try {
-        const result = await act.ensureWorkerStatefulSet({ lws, groupIndex: 5, leader });
+        const result = await ensureWorkerStatefulSet(clients, { lws, groupIndex: 5, leader });
         assert.deepEqual(result, { outcome: 'leader-gone' });
         assert.equal(await act.getStatefulSet({ namespace, name: 'demo-5' }), null);
       } finally {
@@ -809,7 +815,7 @@ describe('activities against the cluster', function () {
       const single = structuredClone(lws);
       single.spec.leaderWorkerTemplate.size = 1;
       const leader4 = await createPod('demo-4', { labels: leaderLabels('demo') });
-      assert.deepEqual(await act.ensureWorkerStatefulSet({ lws: single, groupIndex: 4, leader: leader4 }), {
+      assert.deepEqual(await ensureWorkerStatefulSet(clients, { lws: single, groupIndex: 4, leader: leader4 }), {
         outcome: 'not-needed',
       });
       assert.equal(await act.getStatefulSet({ namespace, name: 'demo-4' }), null);
@@ -882,7 +888,7 @@ describe('activities against the cluster', function () {
       await new Promise((r) => setTimeout(r, 500));
       assert.equal(settled, false, 'no leader yet');
       const leader2 = await createPod('wanting-2', { labels: leaderLabels('wanting') });
-      const made = await act.ensureWorkerStatefulSet({ lws: wanting, groupIndex: 2, leader: leader2 });
+      const made = await ensureWorkerStatefulSet(clients, { lws: wanting, groupIndex: 2, leader: leader2 });
       assert.equal(made.outcome, 'created');
       const result = await waiting;
       assert.ok('leader' in result, JSON.stringify(result));
@@ -911,7 +917,7 @@ describe('activities against the cluster', function () {
     it('waitForReplacementGroupReady waits for a surge group while the leader StatefulSet keeps it, not after', async () => {
       const surging = await createLws('surging', { replicas: 1 });
       // A rolling update keeps one surge group (index 1) above the LWS's single replica.
-      assert.equal(await act.ensureLeaderStatefulSet(surging, { replicas: 2 }), 'created');
+      assert.equal(await ensureLeaderStatefulSet(clients, surging, { replicas: 2 }), 'created');
       const waiting = act.waitForReplacementGroupReady({
         namespace,
         leaderName: 'surging-1',
@@ -925,7 +931,7 @@ describe('activities against the cluster', function () {
       await new Promise((r) => setTimeout(r, REPLACEMENT_CHECK_MS + 2_000));
       assert.equal(settled, false, 'still wanted after a look: the leader StatefulSet keeps it');
       const released = Date.now();
-      assert.equal(await act.ensureLeaderStatefulSet(surging, { replicas: 1 }), 'updated');
+      assert.equal(await ensureLeaderStatefulSet(clients, surging, { replicas: 1 }), 'updated');
       assert.deepEqual(await waiting, { notWanted: notWantedAbove(1) });
       assert.ok(Date.now() - released < REPLACEMENT_CHECK_MS + 5_000, 'within one look of its release');
     });
@@ -942,7 +948,7 @@ describe('activities against the cluster', function () {
         timeoutMs: 30_000,
       });
       await core.deleteNamespacedPod({ namespace, name: 'left-0-1' });
-      const created = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+      const created = await ensureWorkerStatefulSet(clients, { lws, groupIndex: 0, leader });
       assert.ok(created.outcome === 'created', JSON.stringify(created));
       assert.deepEqual(created.oldPods, [old]);
       const successor = { namespace, name: 'left-0', uid: created.uid };
@@ -991,7 +997,7 @@ describe('activities against the cluster', function () {
     async function group(name: string, policy: 'Parallel' | 'Sequential') {
       const lws = await createLws(name, { podTerminationPolicy: policy });
       const leader = await createPod(`${name}-0`, { labels: leaderLabels(name), grace: 5 });
-      const made = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+      const made = await ensureWorkerStatefulSet(clients, { lws, groupIndex: 0, leader });
       const uid = (made as { uid: string }).uid;
       await act.waitForStatefulSetReady({ namespace, name: `${name}-0`, uid });
       return { lws, ref: { namespace, name }, groupIndex: 0, leader, stsUid: uid };
@@ -1100,7 +1106,7 @@ describe('activities against the cluster', function () {
         for (const pod of pods) await act.waitForPodGone(pod);
         assert.ok((await readSts(sts.name)).metadata?.finalizers?.includes('foregroundDeletion'), 'still held');
 
-        const created = await act.ensureWorkerStatefulSet({ lws, groupIndex: 0, leader });
+        const created = await ensureWorkerStatefulSet(clients, { lws, groupIndex: 0, leader });
         assert.deepEqual(created.outcome === 'created' && created.released, sts.uid, 'says which one it released');
         const now = await readSts(sts.name);
         assert.notEqual(now.metadata?.uid, sts.uid);
@@ -1222,7 +1228,7 @@ describe('activities against the cluster', function () {
 
     it('beginTeardown reads the leader StatefulSet for a group above the LWS replicas (scale-down or surge)', async () => {
       const lws = await createLws('above', { replicas: 1 });
-      assert.equal(await act.ensureLeaderStatefulSet(lws, { replicas: 2 }), 'created');
+      assert.equal(await ensureLeaderStatefulSet(clients, lws, { replicas: 2 }), 'created');
       const first = await act.beginTeardown({
         ref: { namespace, name: 'above' },
         groupIndex: 1,
@@ -1470,7 +1476,7 @@ describe('activities against the cluster', function () {
         assert.equal(await act.recordEvent({ ...event, lws: target }), true);
         // Any other create there fails for good, with a failure type the workflows end on instead of failing.
         const moved = { ...live, metadata: { ...live.metadata, namespace: doomed } };
-        const refused = await failureOf(act.ensureHeadlessService(moved));
+        const refused = await failureOf(ensureHeadlessService(clients, moved));
         assert.ok(refused instanceof ApplicationFailure, String(refused));
         assert.equal(refused.type, NAMESPACE_TERMINATING);
         assert.equal(refused.nonRetryable, true);

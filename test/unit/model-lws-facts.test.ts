@@ -1,11 +1,10 @@
-// lwsFacts: what the workflows decide an LWS on, and nothing of what its pods are made of (issue 28); isLwsFacts; and
-// isTarget: whether the LWS read again is the one decided on.
+// lwsFacts: what the workflows decide an LWS on, and nothing of what its pods are made of (issue 28); and isTarget:
+// whether the LWS read again is the one decided on.
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {
   ANNOTATION_EXCLUSIVE_TOPOLOGY,
   ANNOTATION_RECREATE_GROUP_AFTER_START,
-  isLwsFacts,
   isTarget,
   lwsFacts,
   targetOf,
@@ -162,13 +161,6 @@ describe('model/lws-facts lwsFacts', () => {
       revision((l) => (l.spec.podTerminationPolicy = 'Sequential')),
       base.revision,
     );
-  });
-});
-
-describe('model/lws-facts isLwsFacts', () => {
-  it('tells the facts from the whole object a history recorded before issue 28', () => {
-    assert.equal(isLwsFacts(lwsFacts(liveLws())), true);
-    assert.equal(isLwsFacts(liveLws()), false);
   });
 });
 

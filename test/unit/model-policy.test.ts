@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import {
   ANNOTATION_POD_TERMINATION_POLICY,
+  podTerminationPolicyOf,
   resolvePodTerminationPolicy,
   type ResolvedPolicy,
 } from '../../src/model/index.js';
@@ -79,4 +80,10 @@ describe('model/policy', () => {
   for (const [name, sources, expected] of resolutions) {
     it(`resolves ${name}`, () => assert.deepEqual(resolvePodTerminationPolicy(sources), expected));
   }
+
+  it('podTerminationPolicyOf: the spec as written, else Default (as the API stores it)', () => {
+    assert.equal(podTerminationPolicyOf({ podTerminationPolicy: 'Parallel' }), 'Parallel');
+    assert.equal(podTerminationPolicyOf({ podTerminationPolicy: 'Sequential' }), 'Sequential');
+    assert.equal(podTerminationPolicyOf({}), 'Default');
+  });
 });

@@ -6,11 +6,9 @@ import {
   leaderStatefulSetMaxUnavailable,
   parsePercent,
   planLeaderRollout,
-  planLeaderRolloutV1,
   rollingUpdateReplicas,
   scaleIntOrPercent,
   type GroupState,
-  type GroupStateV1,
   type IntOrString,
 } from '../../src/model/index.js';
 
@@ -74,66 +72,6 @@ describe('model/rollout', () => {
         leaderWorkerTemplate: { workerTemplate: {} },
       });
       assert.equal(leaderStatefulSetMaxUnavailable(spec), expected);
-    });
-  }
-
-  /**
-   * Groups by index, one letter each: o old template and Ready, x old and not Ready, t old and terminating, n new and
-   * Ready, u new and not Ready yet, . no leader pod.
-   */
-  const groupsOf = (letters: string): GroupStateV1[] =>
-    [...letters].flatMap((c, groupIndex) =>
-      c === '.'
-        ? []
-        : [{ groupIndex, ready: c === 'o' || c === 'n', updated: c === 'n' || c === 'u', terminating: c === 't' }],
-    );
-  // [case, replicas, maxUnavailable, maxSurge, partition, groups, rolling before, expected replicas / partition / rolling]
-  const steps: Array<[string, number, IntOrString, IntOrString, number, string, boolean, [number, number, boolean]]> = [
-    ['no old group: replicas and partition as the spec says', 3, 0, 1, 0, 'nnn', false, [3, 0, false]],
-    ['a new template: the surge first, no old group down yet', 3, 0, 1, 0, 'ooo', false, [4, 3, true]],
-    ['the surge group starting', 3, 0, 1, 0, 'ooou', true, [4, 3, true]],
-    ['the surge group Ready: the top old group goes', 3, 0, 1, 0, 'ooon', true, [4, 2, true]],
-    ['that group terminating', 3, 0, 1, 0, 'ootn', true, [4, 2, true]],
-    ['its leader gone, the next old group waits', 3, 0, 1, 0, 'oo.n', true, [4, 2, true]],
-    ['its new group Ready: the next old group goes', 3, 0, 1, 0, 'oonn', true, [4, 1, true]],
-    ['the last old group terminating', 3, 0, 1, 0, 'tnnn', true, [4, 0, true]],
-    ['no old group left, one in range not Ready: the surge group stays', 3, 0, 1, 0, 'unnn', true, [4, 0, true]],
-    ['every group in range Ready: the surge group goes', 3, 0, 1, 0, 'nnnn', true, [3, 0, false]],
-    ['maxUnavailable 1: one old group goes at once, with the surge', 4, 1, 1, 0, 'oooo', false, [5, 3, true]],
-    ['maxUnavailable 1, the surge Ready: two old groups down', 4, 1, 1, 0, 'oooon', true, [5, 2, true]],
-    ['percentages: 25% of 4 unavailable (1), 50% surge (2)', 4, '25%', '50%', 0, 'oooo', false, [6, 3, true]],
-    ['a surge of 5 is capped at replicas (2)', 2, 0, 5, 0, 'oo', false, [4, 2, true]],
-    ['the top old group Ready costs one, whatever is below', 3, 0, 1, 0, 'oxon', true, [4, 3, true]],
-    ['a user partition: groups below it keep the old template', 4, 0, 1, 2, 'oooon', true, [5, 3, true]],
-    ['a user partition, the groups above it updated: the rollout is done', 4, 0, 1, 2, 'oonnn', true, [4, 2, false]],
-    ['a new generation after the rollout does not hold on to surge groups', 3, 0, 1, 0, 'unnn', false, [3, 0, false]],
-    ['a scale-down without a template change: no surge', 2, 0, 1, 0, 'nnnn', false, [2, 0, false]],
-    ['maxSurge 0, maxUnavailable 1: one old group at a time', 3, 1, 0, 0, 'ooo', false, [3, 2, true]],
-    ['maxSurge 0: a new leader Ready before its workers holds the next group', 3, 1, 0, 0, 'oou', true, [3, 2, true]],
-    ['maxSurge 0: that group Ready, the next one goes', 3, 1, 0, 0, 'oon', true, [3, 1, true]],
-    ['maxSurge 0: every group updated, the rollout is done', 3, 1, 0, 0, 'nnn', true, [3, 0, false]],
-  ];
-  for (const [
-    name,
-    replicas,
-    mu,
-    ms,
-    partition,
-    letters,
-    rolling,
-    [wantReplicas, wantPartition, wantRolling],
-  ] of steps) {
-    it(`planLeaderRolloutV1 (runs before patch upstream-semantics): ${name} (${letters})`, () => {
-      const spec = applySpecDefaults({
-        replicas,
-        rolloutStrategy: { rollingUpdateConfiguration: { maxUnavailable: mu, maxSurge: ms, partition } },
-        leaderWorkerTemplate: { workerTemplate: {} },
-      });
-      assert.deepEqual(planLeaderRolloutV1(spec, groupsOf(letters), rolling), {
-        replicas: wantReplicas,
-        partition: wantPartition,
-        rolling: wantRolling,
-      });
     });
   }
 });

@@ -68,7 +68,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         ref: fake.ref,
         generation: 3,
       });
-      run.keepHistory(handle, 'reconcileLeaderWorkerSet-lws-facts-signals');
+      run.keepHistory(handle, 'reconcileLeaderWorkerSet-signals');
 
       // First pass: the groups (a rollout step is planned from them), apply, then status.
       await eventually('the first status write', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
@@ -181,7 +181,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         ref: fake.ref,
         generation: 5,
       });
-      run.keepHistory(handle, 'reconcileLeaderWorkerSet-lws-facts-rollout-steps');
+      run.keepHistory(handle, 'reconcileLeaderWorkerSet-rollout-steps');
       await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
       // The groups are listed before the leader StatefulSet is written, and once per pass.
       assert.deepEqual(passOrder(namesFrom(fake, 0).filter((n) => n !== 'recordEvent' && n !== 'annotateLeaderPods')), [
@@ -261,8 +261,8 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
       });
     let statuses = 0;
     // Generation 5: the plan reads the leader StatefulSet as it stands, so the surge group stays while group 0 is
-    // not Ready (nothing is carried over continue-as-new any more: a carried `rolling` is ignored).
-    const first = await run({ ref: fake.ref, generation: 5, rolling: true }, async (signal) => {
+    // not Ready.
+    const first = await run({ ref: fake.ref, generation: 5 }, async (signal) => {
       assert.deepEqual(writes(), [{ replicas: 3, partition: 0 }]);
       assert.equal(condition('Progressing'), 'True');
       statuses = fake.completed('updateLeaderWorkerSetStatus').length;
@@ -285,7 +285,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
         fake.lws!.metadata.generation = 7;
         await signal();
       },
-      'reconcileLeaderWorkerSet-lws-facts-surge-kept-across-generations',
+      'reconcileLeaderWorkerSet-surge-kept-across-generations',
     );
     assert.equal(second, 'superseded');
   });
@@ -312,7 +312,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
           ref: fake.ref,
           generation: 3,
         });
-        if (rolling && change) run.keepHistory(handle, 'reconcileLeaderWorkerSet-lws-facts-step-at-group-ready');
+        if (rolling && change) run.keepHistory(handle, 'reconcileLeaderWorkerSet-step-at-group-ready');
         await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
         const signalledAt = await fake.now();
         await (change ? handle.signal('changed', change) : handle.signal('changed'));
@@ -552,7 +552,7 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
           ref: fake.ref,
           generation: 3,
         });
-        if (c.runs === 2) run.keepHistory(handle, 'reconcileLeaderWorkerSet-lws-facts-created-again');
+        if (c.runs === 2) run.keepHistory(handle, 'reconcileLeaderWorkerSet-created-again');
         await eventually('the first pass', () => fake.completed('updateLeaderWorkerSetStatus').length === 1);
         // The garbage collector took the old one's Service and leader StatefulSet with it; its leaders terminate.
         fake.setLws({}, { uid: 'lws-uid-2', generation: c.generation });

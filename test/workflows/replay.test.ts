@@ -1,9 +1,10 @@
 // Replay compatibility: the histories in test/fixtures/histories were recorded from the workflow tests
-// (`RECORD_HISTORIES=1 npx mocha 'test/workflows/**/*.test.ts'`) and replay against the code as it is now.
+// (`RECORD_HISTORIES=1 npx mocha test/workflows/<file>`) and replay against the code as it is now.
 //
 // The lifecycle workflows are pinned to the build that started them (Worker Versioning, docs/operations.md): when
-// a change to one fails here, record its histories again. The reconcile moves to the new build while it runs: a
-// change to it that fails here needs `patched()` for the histories recorded before it.
+// a change to one fails here, record its histories again. The reconcile moves to the new build while it runs: from
+// the first release on, a change to it that fails here goes behind `patched()`, and the histories recorded before it
+// stay. Until then nothing is released, and its histories too are recorded again.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

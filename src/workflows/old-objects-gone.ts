@@ -4,7 +4,10 @@ import type { ObjectIdentity } from '../model/index.js';
 import { kube, wait } from './activities.js';
 
 /** Resolves with when the names were seen free. */
-export async function namesFreed(old: { statefulSet?: ObjectIdentity; pods: ObjectIdentity[] }): Promise<string> {
+export async function waitForOldObjectsGone(old: {
+  statefulSet?: ObjectIdentity;
+  pods: ObjectIdentity[];
+}): Promise<string> {
   const freed = await wait.waitForNamesFreed(old);
   if ('goneAt' in freed) return freed.goneAt;
   const released = await kube.releaseForegroundDeletion({ statefulSet: freed.releasable, pods: old.pods });
