@@ -1,11 +1,11 @@
 // `npm test`: every suite, in tiers, so that a broken unit or workflow test stops the run within minutes and the whole
 // run stays within CI's budget. `tsx scripts/test.ts <tier>...` runs tiers alone (the `test:*` npm scripts).
-//   fast       lint, typecheck and the unit tests side by side, then the workflow tests (time-skipping test server).
-//              Nothing but the test server is provisioned first. A failure stops the run.
+//   fast       lint, format, typecheck and the unit tests side by side, then the workflow tests (time-skipping test
+//              server). They need nothing but the test server. A failure stops the run.
 //   floor      the oldest Kubernetes supported (LWS_KUBERNETES=floor): the stack, the CRD, upstream's webhook cases,
 //              admission, install and upstream's e2e cases; then the termination suite alone (it compares teardown
-//              durations with the grace period). In `npm test` its first part starts beside the workflow tests on a
-//              cluster of its own, and is stopped if they fail.
+//              durations with the grace period). In `npm test` its first part starts beside the fast tier on a
+//              cluster of its own, and is stopped if the fast tier fails.
 //   cluster    the stack, CRD, admission, activities and install suites on the newest Kubernetes.
 //   e2e        the real worker, trigger and webhook on the newest Kubernetes.
 // In `npm test` cluster and e2e run as one tier on one cluster; the production-shaped Temporal is started once for
@@ -125,10 +125,10 @@ async function sharedTemporal(): Promise<() => Promise<void>> {
 
 /** Everything, as CI runs it. */
 async function everything(): Promise<boolean> {
-  if (!(await tier('fast tier: lint, format, typecheck, unit tests', checks))) return false;
   await provisionTestServer();
-  // The floor's cluster and first suites start beside the workflow tests: those need a core at most, the floor mostly
-  // waits on grace periods. The floor cluster is started here so that its two parts share it.
+  // The floor's cluster and first suites start beside the fast tier, and are stopped if it fails: the fast tier needs
+  // a core at most, the floor mostly waits on grace periods. The floor cluster is started here so that its two parts
+  // share it.
   let floorFirst: Run | undefined;
   let stopping = false;
   const floorStarted = provisionAll()
@@ -138,16 +138,17 @@ async function everything(): Promise<boolean> {
       floorFirst = mocha(FLOOR_FIRST, { env: FLOOR_ENV, prefix: '[floor]' });
       return floorFirst.done;
     });
-  const workflowsOk = await tier('fast tier: workflow tests (the floor tier starts beside them)', async () => {
-    return (await mocha(WORKFLOWS).done) === 0;
-  });
-  if (!workflowsOk) {
+  const stopFloor = async () => {
     stopping = true;
     floorFirst?.child.kill('SIGTERM');
-    await floorStarted;
+    await floorStarted.catch(() => 1);
     await tsx('scripts/cluster-down.ts', FLOOR_ENV);
     return false;
-  }
+  };
+  const fast =
+    (await tier('fast tier: lint, format, typecheck, unit tests (the floor tier starts beside them)', checks)) &&
+    (await tier('fast tier: workflow tests', async () => (await mocha(WORKFLOWS).done) === 0));
+  if (!fast) return stopFloor();
   const codes: Record<string, number> = { fast: 0 };
   let stopTemporal: () => Promise<void> = async () => {};
   await tier(`floor tier, Kubernetes v${versions.kubernetesFloor}: the rest of its first part`, async () => {
