@@ -112,8 +112,8 @@ export function recreateRun(f: RecreateFacts, link: string): RecreateRun {
     reason: f.result?.reason ?? f.input?.reason,
     restartCount: f.result?.restartCount,
     maxGroupRestarts: f.result?.maxGroupRestarts,
-    // A result with a reason records its wait when there was one: without one, the leader went at once.
-    backoffMs: f.result?.backoffMs ?? (deleted && f.result?.reason !== undefined ? 0 : undefined),
+    // A result records its wait when there was one: without one, a leader deleted went at once.
+    backoffMs: f.result?.backoffMs ?? (deleted ? 0 : undefined),
     lastEvent: timeline?.at(-1)?.event,
     error: f.error,
     link,
@@ -171,8 +171,8 @@ async function runFacts<Result, Input>(
 const teardownNeedsInput = (f: RunFacts): boolean =>
   !f.result && (!f.searchAttributes.lifecycle || !(f.searchAttributes.policy ?? policyFromTimeline(f.timeline)));
 
-/** A recreate's reason is in its input, for a run still going or one whose result does not carry it. */
-const recreateNeedsInput = (f: RecreateFacts): boolean => f.result?.reason === undefined;
+/** A recreate's reason is in its result, or in its input while the run is still going. */
+const recreateNeedsInput = (f: RecreateFacts): boolean => !f.result;
 
 /** The workflow's argument, from the first event of its history. */
 async function startInput<Input>(
