@@ -8,11 +8,15 @@
 //              cluster of its own, and is stopped if the fast tier fails.
 //   cluster    the stack, CRD, admission, activities and install suites on the newest Kubernetes.
 //   e2e        the real worker, trigger and webhook on the newest Kubernetes.
-// In `npm test` cluster and e2e run as one tier on one cluster; the production-shaped Temporal is started once for
-// every suite that uses it instead of once per suite. Each tier's time is printed at its end.
+// In `npm test` cluster and e2e run as one tier in two lanes, each on a cluster of its own (inLanes); the
+// production-shaped Temporal is started once for every suite that uses it instead of once per suite. Each tier's time
+// is printed at its end, and each suite's in a lane.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createLogger, formatDuration } from '../src/log.js';
+import { buildDist, distStaleReason } from '../tools/build/build.js';
+import { repoRoot } from '../tools/stack/paths.js';
 import { provision } from '../tools/stack/provision.js';
 import { readTemporalClusterState, temporalClusterDown, temporalClusterUp } from '../tools/stack/temporal-cluster.js';
 import { versions } from '../tools/stack/versions.js';
@@ -32,6 +36,24 @@ const FLOOR_FIRST = [
 const FLOOR_TIMED = ['test/e2e/termination.test.ts'];
 /** Suites `npm test` runs only on the floor: they depend on no newer API, and take long. */
 const FLOOR_ONLY = ['test/e2e/termination.test.ts', 'test/e2e/upstream-conformance.test.ts'];
+/**
+ * The main tier's suites that take a minute or more, slowest first (the per-suite times `npm test` prints): the lanes
+ * start them first so that no lane is left with a long one at the end.
+ */
+const SLOWEST_FIRST = [
+  'test/e2e/bench.test.ts',
+  'test/e2e/chaos.test.ts',
+  'test/e2e/api-faults.test.ts',
+  'test/e2e/upstream-manifests.test.ts',
+  'test/e2e/demo.test.ts',
+  'test/e2e/switch-controllers.test.ts',
+  'test/e2e/termination-with-upstream-features.test.ts',
+  'test/e2e/upgrade.test.ts',
+];
+/** Runs after both lanes: it stops the production-shaped Temporal the other suites share, and starts it again. */
+const AFTER_LANES = ['test/stack/temporal-cluster.test.ts'];
+/** The local clusters the lanes run on (LWS_LOCAL_CLUSTER; '' is the checkout's own). */
+const LANES = ['', 'b'];
 
 const log = createLogger('test');
 const started = Date.now();
@@ -64,7 +86,11 @@ function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; p
 /** Mocha options given after the tier names (`npm run test:unit -- --grep budget`). */
 let mochaOptions: string[] = [];
 const mocha = (files: string[], opts: { env?: NodeJS.ProcessEnv; prefix?: string } = {}) =>
-  run(process.execPath, ['node_modules/mocha/bin/mocha.js', ...files, ...mochaOptions], opts);
+  run(
+    process.execPath,
+    ['node_modules/mocha/bin/mocha.js', ...files, ...(opts.prefix ? ['--no-color'] : []), ...mochaOptions],
+    opts,
+  );
 const npx = (bin: string, args: string[], prefix: string) =>
   run(process.execPath, [`node_modules/${bin}`, ...args], { prefix });
 const tsx = (script: string, env: NodeJS.ProcessEnv, prefix = '[floor]') =>
@@ -123,6 +149,62 @@ async function sharedTemporal(): Promise<() => Promise<void>> {
   };
 }
 
+/**
+ * dist/ built once before the lanes: suites in both run the controller from it (`npm start`, the bench's one-process
+ * run), and each would build a stale one at the same time.
+ */
+async function buildDistIfStale(): Promise<void> {
+  const outDir = `${repoRoot}/dist`;
+  const reason = distStaleReason(outDir);
+  if (reason === undefined) return;
+  const buildLog = createLogger('build');
+  buildLog.info('building dist/ for the lanes', { reason });
+  await buildDist(outDir, (step) => buildLog.info(step));
+}
+
+/** The suite files of `dirs`, in order. */
+function suitesIn(...dirs: string[]): string[] {
+  return dirs.flatMap((dir) =>
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.test.ts'))
+      .sort()
+      .map((f) => `${dir}/${f}`),
+  );
+}
+
+/**
+ * Runs `files` in lanes, one per local cluster in LANES: each lane runs one suite at a time as a mocha process of its
+ * own, and takes the next one, slowest first, when the last ends. The suites mostly wait on grace periods and process
+ * starts, so two lanes share two cores; each has its own cluster, and the production-shaped Temporal's suites take a
+ * task queue of their own. A failed suite does not stop its lane. Resolves with the files that failed.
+ */
+async function inLanes(files: string[]): Promise<string[]> {
+  // The clusters stay up after the lanes: AFTER_LANES runs on the first one.
+  const queue = [...SLOWEST_FIRST.filter((f) => files.includes(f)), ...files.filter((f) => !SLOWEST_FIRST.includes(f))];
+  const failed: string[] = [];
+  const times: Array<[string, number]> = [];
+  const lane = async (instance: string) => {
+    const env = { ...process.env, LWS_LOCAL_CLUSTER: instance };
+    const prefix = `[lane ${instance || 'a'}]`;
+    if ((await tsx('scripts/cluster-up.ts', env, prefix)) !== 0) {
+      failed.push(`the cluster of ${prefix}`);
+      return;
+    }
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      const from = Date.now();
+      const code = await mocha([file], { env, prefix }).done;
+      times.push([file, Date.now() - from]);
+      console.log(`${prefix} ${file}: ${code === 0 ? 'passed' : 'FAILED'} in ${formatDuration(Date.now() - from)}`);
+      if (code !== 0) failed.push(file);
+    }
+  };
+  await Promise.all(LANES.map(lane));
+  console.log('\nsuites by time:');
+  for (const [file, ms] of times.sort((a, b) => b[1] - a[1]))
+    console.log(`  ${formatDuration(ms).padStart(6)}  ${file}`);
+  return failed;
+}
+
 /** Everything, as CI runs it. */
 async function everything(): Promise<boolean> {
   await provisionTestServer();
@@ -151,23 +233,31 @@ async function everything(): Promise<boolean> {
   if (!fast) return stopFloor();
   const codes: Record<string, number> = { fast: 0 };
   let stopTemporal: () => Promise<void> = async () => {};
-  await tier(`floor tier, Kubernetes v${versions.kubernetesFloor}: the rest of its first part`, async () => {
-    const [first, stop] = await Promise.all([floorStarted, sharedTemporal()]);
-    stopTemporal = stop;
-    codes['floor'] = first;
-    return first === 0;
-  });
+  await tier(
+    `floor tier, Kubernetes v${versions.kubernetesFloor}: the rest of its first part (dist/ and Temporal start beside it)`,
+    async () => {
+      const [first, stop] = await Promise.all([floorStarted, sharedTemporal(), buildDistIfStale()]);
+      stopTemporal = stop;
+      codes['floor'] = first;
+      return first === 0;
+    },
+  );
   await tier(`floor tier, Kubernetes v${versions.kubernetesFloor}: the termination suite, alone`, async () => {
     codes['floor termination'] = await mocha(FLOOR_TIMED, { env: FLOOR_ENV }).done;
     return codes['floor termination'] === 0;
   });
   await tsx('scripts/cluster-down.ts', FLOOR_ENV);
-  await tier(`cluster and e2e tiers, Kubernetes v${versions.kubernetes}`, async () => {
-    const ignore = FLOOR_ONLY.flatMap((f) => ['--ignore', f]);
-    // test/stack last: its Temporal suite ends with temporal:down, which would stop the shared server early.
-    const files = [...CLUSTER.filter((f) => !f.startsWith('test/stack/')), ...E2E, 'test/stack/**/*.test.ts'];
-    codes['cluster and e2e'] = await mocha([...files, ...ignore]).done;
-    return codes['cluster and e2e'] === 0;
+  await tier(`cluster and e2e tiers, Kubernetes v${versions.kubernetes}, in ${LANES.length} lanes`, async () => {
+    const files = suitesIn('test/cluster', 'test/deploy', 'test/e2e', 'test/stack').filter(
+      (f) => !FLOOR_ONLY.includes(f) && !AFTER_LANES.includes(f),
+    );
+    const failed = await inLanes(files);
+    codes['cluster and e2e'] = failed.length === 0 ? 0 : 1;
+    if (failed.length > 0) console.log(`failed: ${failed.join(', ')}`);
+    // On the first lane's cluster, which is still up.
+    codes['after the lanes'] = await mocha(AFTER_LANES).done;
+    for (const instance of LANES) await tsx('scripts/cluster-down.ts', { ...process.env, LWS_LOCAL_CLUSTER: instance });
+    return allZero([codes['cluster and e2e'], codes['after the lanes']]);
   });
   await stopTemporal();
   console.log(`\n=== done in ${since()}: ${JSON.stringify(codes)}`);

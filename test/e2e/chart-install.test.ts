@@ -28,6 +28,7 @@ import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { PodRecorder } from '../fixtures/pod-recorder.js';
 import { sampleLeaderWorkerSet } from '../../tools/stack/sample-lws.js';
+import { testLogDir } from '../fixtures/controller.js';
 
 const run = promisify(execFile);
 const G = 2; // terminationGracePeriodSeconds of the LWS pods
@@ -35,7 +36,7 @@ const NAME = 'chart';
 const IMAGE = 'registry.invalid/ai:1';
 const CLUSTER = 'chart-e2e';
 const workDir = join(stateDir, 'chart-install-test', String(process.pid));
-const logDir = join(stateDir, 'test-logs', 'chart-install');
+const logDir = join(testLogDir, 'chart-install');
 /** What the release creates in its namespace and cluster-wide (with admission.webhookConfiguration.create false). */
 const NAMESPACED = [
   ['ServiceAccount', ['lws-temporal-admission', 'lws-temporal-trigger', 'lws-temporal-worker']],

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/log.js';
 import { LABEL_NAME, lwsWorkflowIdPrefix, workflowId, type LeaderWorkerSet } from '../../src/model/index.js';
 import { localKubeConfig } from '../../tools/stack/cluster.js';
 import { startControllerProcess, type ControllerProcess } from '../../tools/stack/controller-processes.js';
-import { repoRoot, stateDir } from '../../tools/stack/paths.js';
+import { kubeconfigPath, localClusterPaths, repoRoot } from '../../tools/stack/paths.js';
 import { waitFor } from '../../src/dev-server/processes.js';
 import { startTemporal, type RunningTemporal } from '../../tools/stack/temporal-target.js';
 import { OTHER_CLUSTER_FAILURE } from '../../src/worker/cluster-guard.js';
@@ -17,6 +17,7 @@ import type { TeardownGroupInput } from '../../src/workflows/teardown-group.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { LwsClient } from '../fixtures/lws.js';
 import { sampleLeaderWorkerSet } from '../../tools/stack/sample-lws.js';
+import { testLogDir } from '../fixtures/controller.js';
 
 /**
  * Two clusters, one Temporal namespace: the local cluster and a second one (the floor release's, in folders of its
@@ -96,12 +97,11 @@ describe('two clusters on one Temporal namespace, the same LWS in each', functio
     temporal = await startTemporal('dev-server', createLogger('temporal'));
     connection = await Connection.connect({ address: temporal.address });
     client = new Client({ connection, namespace: temporal.namespace });
-    const logDir = join(stateDir, 'test-logs');
-    for (const [label, file] of [
-      ['local', 'kubeconfig'],
-      ['floor', 'kubeconfig-floor'],
+    const logDir = testLogDir;
+    for (const [label, kubeconfig] of [
+      ['local', kubeconfigPath],
+      ['floor', localClusterPaths({ ...process.env, LWS_KUBERNETES: 'floor' }).kubeconfigPath],
     ] as const) {
-      const kubeconfig = join(stateDir, file);
       const kc = label === 'local' ? localKubeConfig() : new k8s.KubeConfig();
       if (label === 'floor') kc.loadFromFile(kubeconfig);
       const core = kc.makeApiClient(k8s.CoreV1Api);

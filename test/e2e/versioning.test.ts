@@ -16,12 +16,12 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from '../../src/log.js';
 import { startControllerProcess, type ControllerProcess } from '../../tools/stack/controller-processes.js';
-import { stateDir } from '../../tools/stack/paths.js';
 import { waitFor } from '../../src/dev-server/processes.js';
 import { startDevServerEnvironment } from '../../tools/stack/temporal.js';
 import { deploymentOptions, setCurrentVersion, versionStatus } from '../../src/worker/versioning.js';
 import type { VersionedWorkflowType } from '../../src/workflows/versioning.js';
 import { finishSignal, nudgeSignal } from '../fixtures/versioning-workflows.js';
+import { testLogDir } from '../fixtures/controller.js';
 
 const workflowsPath = fileURLToPath(new URL('../fixtures/versioning-workflows.ts', import.meta.url));
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
@@ -236,7 +236,7 @@ describe('Worker Versioning on the dev server', function () {
     };
     let worker: ControllerProcess | undefined;
     try {
-      worker = await startControllerProcess('worker', processEnv, join(stateDir, 'test-logs'));
+      worker = await startControllerProcess('worker', processEnv, testLogDir);
       const first = running(worker);
       assert.match(first.buildId ?? '', /^0\.1\.0-[0-9a-f]{12}$/, 'the build ID of the workflow bundle');
       assert.equal(first.version, 'made-current');
@@ -247,7 +247,7 @@ describe('Worker Versioning on the dev server', function () {
       assert.equal(workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId, first.buildId);
       await worker.stop();
 
-      worker = await startControllerProcess('worker', processEnv, join(stateDir, 'test-logs'));
+      worker = await startControllerProcess('worker', processEnv, testLogDir);
       assert.deepEqual(running(worker), { ...running(worker), buildId: first.buildId, version: 'current' });
     } finally {
       await worker?.stop();

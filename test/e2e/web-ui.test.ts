@@ -8,9 +8,8 @@ import { chromium, type Browser } from 'playwright-core';
 import { serveCodec, type CodecServer } from '../../src/codec/codec-server.js';
 import { payloadCodecsFromEnv } from '../../src/config/payload-codec.js';
 import { createLogger } from '../../src/log.js';
-import { stateDir } from '../../tools/stack/paths.js';
 import { waitFor } from '../../src/dev-server/processes.js';
-import { testTemporalTargets } from '../fixtures/controller.js';
+import { testLogDir, testTemporalTargets } from '../fixtures/controller.js';
 import { useControllerSuite } from '../fixtures/controller-suite.js';
 import { LwsClient } from '../fixtures/lws.js';
 
@@ -131,7 +130,7 @@ for (const target of testTemporalTargets()) {
         { timeoutMs: 30_000 },
       );
       // Kept with the test logs (docs/web-ui-rebuild.png is one of them, copied by hand), not over a tracked file.
-      await page.screenshot({ path: join(stateDir, 'test-logs', `web-ui-rebuild-${target}.png`) });
+      await page.screenshot({ path: join(testLogDir, `web-ui-rebuild-${target}.png`) });
     });
 
     it("shows a recreation waiting in backoff: the timer in the run's history and the wait in its timeline", async () => {
@@ -186,7 +185,7 @@ for (const target of testTemporalTargets()) {
         },
         { timeoutMs: 30_000 },
       );
-      await page.screenshot({ path: join(stateDir, 'test-logs', `web-ui-backoff-${target}.png`) });
+      await page.screenshot({ path: join(testLogDir, `web-ui-backoff-${target}.png`) });
       // Not left waiting past the suite: the LWS goes with the namespace, and the run then has nothing to do.
       await handle.terminate('test over');
     });
@@ -265,6 +264,6 @@ describe('the Web UI decodes an encrypted run through the codec server (Temporal
     await page.getByText('"leader terminating"', { exact: false }).first().waitFor({ timeout: 60_000 });
     // The viewer renders only the lines in view: the first steps of the timeline.
     await page.getByText('"workers terminating"', { exact: false }).first().waitFor({ timeout: 60_000 });
-    await page.screenshot({ path: join(stateDir, 'test-logs', 'web-ui-decoded-rebuild.png') });
+    await page.screenshot({ path: join(testLogDir, 'web-ui-decoded-rebuild.png') });
   });
 });

@@ -1,13 +1,13 @@
 // The worker process's workflow task polls, read from the SDK's own metrics: the poller settings in src/worker/run.ts
 // take effect (the SDK silently ignored the option used for them before).
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { startControllerProcess, type ControllerProcess } from '../../tools/stack/controller-processes.js';
-import { kubeconfigPath, stateDir } from '../../tools/stack/paths.js';
+import { kubeconfigPath } from '../../tools/stack/paths.js';
 import { freePort, SERVER_PORTS, waitFor } from '../../src/dev-server/processes.js';
 import { startDevServerEnvironment } from '../../tools/stack/temporal.js';
 import { allSearchAttributes } from '../../src/workflows/search-attributes.js';
 import { ensureCluster } from '../fixtures/cluster.js';
+import { testLogDir } from '../fixtures/controller.js';
 
 /** The `temporal_num_pollers` gauge by poller type, from a Prometheus text page. */
 function pollers(page: string): Record<string, number> {
@@ -36,7 +36,7 @@ describe('worker process: workflow task polls', function () {
           TEMPORAL_TASK_QUEUE: 'pollers-test',
           TEMPORAL_METRICS_PORT: String(metricsPort),
         },
-        join(stateDir, 'test-logs'),
+        testLogDir,
       );
       const want = { workflow_task: 20, sticky_workflow_task: 20 };
       // The polls open within moments of the start: wait for them, then compare what was seen last.
@@ -56,7 +56,7 @@ describe('worker process: workflow task polls', function () {
         },
         { timeoutMs: 30_000 },
       ).catch(() => undefined);
-      assert.deepEqual(seen, want, 'workflow task polls by queue (see .lws-temporal/test-logs/worker.log)');
+      assert.deepEqual(seen, want, `workflow task polls by queue (see the worker.log in ${testLogDir})`);
     } finally {
       await worker?.stop();
       await env.teardown();

@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { LeaderWorkerSet } from '../../src/model/index.js';
 import { createLogger } from '../../src/log.js';
 import { startControllerProcess, type ControllerProcess } from '../../tools/stack/controller-processes.js';
-import { binPath, kubeconfigPath, stateDir } from '../../tools/stack/paths.js';
+import { binPath, kubeconfigPath } from '../../tools/stack/paths.js';
 import { isAlive, waitFor } from '../../src/dev-server/processes.js';
 import {
   postgresBinDir,
@@ -23,6 +23,7 @@ import { LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { installCrd } from '../../tools/stack/crd.js';
 import { localKubeConfig } from '../../tools/stack/cluster.js';
+import { testLogDir } from '../fixtures/controller.js';
 
 const log = createLogger('temporal-cluster-test');
 
@@ -69,7 +70,7 @@ describe('stack: the production-shaped Temporal (temporal:up, PostgreSQL, four s
       TEMPORAL_NAMESPACE: state.namespace,
       TEMPORAL_TASK_QUEUE: 'lws-temporal',
     };
-    const logDir = join(stateDir, 'test-logs');
+    const logDir = testLogDir;
     processes = await Promise.all([
       startControllerProcess('worker', env, logDir),
       startControllerProcess('trigger', env, logDir),

@@ -8,7 +8,7 @@ export { binDir, binPath, repoRoot, stateDir } from '../../src/dev-server/paths.
 
 /**
  * Which release the local cluster runs: the newest pinned one, or with LWS_KUBERNETES=floor the oldest this project
- * supports. Each has a cluster folder and kubeconfig of its own, so the two can run side by side.
+ * supports. Each has a cluster folder and kubeconfig of its own (localClusterPaths), so the two can run side by side.
  */
 export type KubernetesRelease = 'newest' | 'floor';
 export function kubernetesRelease(env: NodeJS.ProcessEnv = process.env): KubernetesRelease {
@@ -17,9 +17,30 @@ export function kubernetesRelease(env: NodeJS.ProcessEnv = process.env): Kuberne
   if (value === 'floor') return 'floor';
   throw new Error(`LWS_KUBERNETES=${value} is not a release the local cluster runs: use newest (the default) or floor`);
 }
+/**
+ * Which local cluster of that release: the checkout's own, or with LWS_LOCAL_CLUSTER=<name> one more beside it
+ * (`npm test` runs its end-to-end lanes on two at once).
+ */
+export function localClusterInstance(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env.LWS_LOCAL_CLUSTER;
+  if (value === undefined || value === '') return undefined;
+  if (/^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/.test(value)) return value;
+  throw new Error(
+    `LWS_LOCAL_CLUSTER=${value} is not a cluster name: use lowercase letters, digits and '-' (32 at most)`,
+  );
+}
+
+/** A local cluster's folder (its processes' state, logs, an upstream controller's run) and its kubeconfig. */
+export function localClusterPaths(env: NodeJS.ProcessEnv = process.env): {
+  clusterDir: string;
+  kubeconfigPath: string;
+} {
+  const instance = localClusterInstance(env);
+  const suffix = `${kubernetesRelease(env) === 'floor' ? '-floor' : ''}${instance ? `-${instance}` : ''}`;
+  return { clusterDir: join(stateDir, `cluster${suffix}`), kubeconfigPath: join(stateDir, `kubeconfig${suffix}`) };
+}
 const onFloor = kubernetesRelease() === 'floor';
-export const clusterDir = join(stateDir, onFloor ? 'cluster-floor' : 'cluster');
-export const kubeconfigPath = join(stateDir, onFloor ? 'kubeconfig-floor' : 'kubeconfig');
+export const { clusterDir, kubeconfigPath } = localClusterPaths();
 
 /**
  * Where built and downloaded server binaries are kept between checkouts, one folder per component and version.

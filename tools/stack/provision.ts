@@ -370,10 +370,13 @@ async function exists(path: string, mode = constants.F_OK): Promise<boolean> {
   );
 }
 
+/** Links by a rename over the old link, so that a process another suite starts meanwhile never misses the binary. */
 async function link(target: string, name: string): Promise<void> {
   const at = join(binDir, name);
-  await unlink(at).catch(() => undefined);
-  await symlink(target, at);
+  const next = `${at}.${process.pid}.next`;
+  await unlink(next).catch(() => undefined);
+  await symlink(target, next);
+  await rename(next, at);
 }
 
 export interface ProvisionResult {

@@ -23,7 +23,7 @@ import { admissionPolicyPath } from './admission-policy.js';
 import { localKubeConfig, readClusterState } from './cluster.js';
 import { createOrReplaceCrd, installCrd } from './crd.js';
 import { scrapeMetrics } from './metrics-scrape.js';
-import { binPath, clusterDir, kubeconfigPath, stateDir } from './paths.js';
+import { binPath, clusterDir, kubeconfigPath } from './paths.js';
 import {
   freePort,
   GiveUp,
@@ -47,8 +47,8 @@ export const UPSTREAM_WEBHOOK_CONFIGURATIONS = {
 /** Its controllers (controller-runtime names them after their kinds); each logs "Starting workers" once synced. */
 const UPSTREAM_CONTROLLERS = ['leaderworkerset', 'pod', 'disaggregatedset'];
 
-/** Where a run keeps its configuration, certificates, log and pid, under the checkout's state. */
-export const upstreamLwsDir = join(stateDir, 'upstream-lws');
+/** Where a run keeps its configuration, certificates, log and pid: in its cluster's folder, as a run is that cluster's. */
+export const upstreamLwsDir = join(clusterDir, 'upstream-lws');
 const statePath = join(upstreamLwsDir, 'state.json');
 const hint = `see ${join(upstreamLwsDir, 'controller.log')}`;
 const notProvisioned = 'run `npm run provision` (it builds upstream LeaderWorkerSet into the cache once)';
