@@ -43,17 +43,22 @@ const FLOOR_ONLY = ['test/e2e/termination.test.ts', 'test/e2e/upstream-conforman
 const SLOWEST_FIRST = [
   'test/e2e/bench.test.ts',
   'test/e2e/chaos.test.ts',
-  'test/e2e/api-faults.test.ts',
-  'test/e2e/upstream-manifests.test.ts',
   'test/e2e/demo.test.ts',
+  'test/e2e/upstream-manifests.test.ts',
+  'test/e2e/api-faults.test.ts',
   'test/e2e/switch-controllers.test.ts',
-  'test/e2e/termination-with-upstream-features.test.ts',
+  'test/e2e/cli.test.ts',
+  'test/e2e/web-ui.test.ts',
   'test/e2e/upgrade.test.ts',
+  'test/e2e/termination-with-upstream-features.test.ts',
+  'test/e2e/two-clusters.test.ts',
+  'test/e2e/provision.test.ts',
 ];
 /** Runs after both lanes: it stops the production-shaped Temporal the other suites share, and starts it again. */
 const AFTER_LANES = ['test/stack/temporal-cluster.test.ts'];
 /** The local clusters the lanes run on (LWS_LOCAL_CLUSTER; '' is the checkout's own). */
 const LANES = ['', 'b'];
+const lanePrefix = (instance: string) => `[lane ${instance || 'a'}]`;
 
 const log = createLogger('test');
 const started = Date.now();
@@ -88,7 +93,12 @@ let mochaOptions: string[] = [];
 const mocha = (files: string[], opts: { env?: NodeJS.ProcessEnv; prefix?: string } = {}) =>
   run(
     process.execPath,
-    ['node_modules/mocha/bin/mocha.js', ...files, ...(opts.prefix ? ['--no-color'] : []), ...mochaOptions],
+    [
+      'node_modules/mocha/bin/mocha.js',
+      ...files,
+      ...(opts.prefix || !process.stdout.isTTY ? ['--no-color'] : []),
+      ...mochaOptions,
+    ],
     opts,
   );
 const npx = (bin: string, args: string[], prefix: string) =>
@@ -185,7 +195,7 @@ async function inLanes(files: string[]): Promise<string[]> {
   const times: Array<[string, number]> = [];
   const lane = async (instance: string) => {
     const env = { ...process.env, LWS_LOCAL_CLUSTER: instance };
-    const prefix = `[lane ${instance || 'a'}]`;
+    const prefix = lanePrefix(instance);
     if ((await tsx('scripts/cluster-up.ts', env, prefix)) !== 0) {
       failed.push(`the cluster of ${prefix}`);
       return;
@@ -256,7 +266,9 @@ async function everything(): Promise<boolean> {
     if (failed.length > 0) console.log(`failed: ${failed.join(', ')}`);
     // On the first lane's cluster, which is still up.
     codes['after the lanes'] = await mocha(AFTER_LANES).done;
-    for (const instance of LANES) await tsx('scripts/cluster-down.ts', { ...process.env, LWS_LOCAL_CLUSTER: instance });
+    for (const instance of LANES) {
+      await tsx('scripts/cluster-down.ts', { ...process.env, LWS_LOCAL_CLUSTER: instance }, lanePrefix(instance));
+    }
     return allZero([codes['cluster and e2e'], codes['after the lanes']]);
   });
   await stopTemporal();
