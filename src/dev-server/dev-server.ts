@@ -14,6 +14,8 @@ export const devServerDbPath = join(stateDir, 'temporal', 'dev-server.sqlite');
 export interface DevServer {
   address: string;
   uiUrl: string;
+  /** Its Prometheus page, when started with `metrics`. */
+  metricsUrl?: string;
   child: ChildProcess;
   stop(): Promise<void>;
 }
@@ -35,6 +37,8 @@ type DevServerOptions = {
   uiPort?: number;
   /** The codec server the Web UI decodes encrypted payloads with. */
   uiCodecEndpoint?: string;
+  /** Serve the server's metrics (its `action` counter among them) on a free port. */
+  metrics?: boolean;
 };
 
 /**
@@ -66,6 +70,8 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     'error',
   ];
   if (opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
+  const metricsPort = opts.metrics ? await freePort(SERVER_PORTS) : undefined;
+  if (metricsPort !== undefined) args.push('--metrics-port', String(metricsPort));
   if (opts.dbFilename) {
     mkdirSync(dirname(opts.dbFilename), { recursive: true });
     args.push('--db-filename', opts.dbFilename);
@@ -92,6 +98,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   return {
     address: `127.0.0.1:${port}`,
     uiUrl: `http://127.0.0.1:${uiPort}`,
+    ...(metricsPort !== undefined && { metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` }),
     child,
     async stop() {
       if (child.exitCode !== null) return;

@@ -13,6 +13,9 @@ import { ensureCluster } from '../fixtures/cluster.js';
 describe('npm run bench -- --quick', function () {
   this.timeout(600_000);
 
+  const actionsOf = (counts: Record<string, number> | undefined) =>
+    Object.values(counts ?? {}).reduce((a, b) => a + b, 0);
+
   /** Runs `npm run bench -- --quick --grace 2 <args>` into a fresh directory; its output and that directory. */
   async function quickBench(...args: string[]): Promise<{ text: string; out: string; result: BenchResult }> {
     await ensureCluster();
@@ -57,6 +60,9 @@ describe('npm run bench -- --quick', function () {
         assert.ok(r, `no ${policy} result for ${scenario.id}`);
         assert.equal(r.samples.length, scenario.groups * scenario.rounds, `${scenario.id} ${policy} samples`);
         assert.ok(r.teardownP50Ms > 0 && r.teardownP95Ms >= r.teardownP50Ms);
+        // The dev server's action counter, read around each policy's provisioning and rounds apart.
+        assert.ok(actionsOf(r.provisionActions) > 0, `${scenario.id} ${policy}: provisioning Actions`);
+        assert.ok(actionsOf(r.actions) >= r.samples.length, `${scenario.id} ${policy}: rounds' Actions`);
         // At least one trigger start per group (its provisioning), attributed to this scenario's LWS.
         assert.ok(r.reactionsMs.length >= scenario.groups, `${scenario.id} ${policy}: ${r.reactionsMs.length} starts`);
         if (scenario.kind === 'rebuild') {
@@ -208,6 +214,8 @@ describe('npm run bench -- --quick', function () {
         `${policy}: the round rebuilt the group once`,
       );
       assert.ok(r!.reactionsMs.length > 0, `${policy}: the trigger's starts are read from the one process's log`);
+      assert.ok(actionsOf(r!.provisionActions) > 0, `${policy}: provisioning Actions`);
+      assert.equal(r!.actions, undefined, `${policy}: rounds of both policies at once are neither's Actions`);
     }
     assert.match(readFileSync(join(out, 'benchmarks.md'), 'utf8'), /ran in one process \(`node dist\/main\.js`/);
 
@@ -251,7 +259,13 @@ describe('npm run bench -- --quick', function () {
       );
       assert.ok(r!.teardownP50Ms > 0 && r!.recoveryP50Ms! >= r!.teardownP50Ms, policy);
       assert.ok(r!.reactionsMs.length > 0, `${policy}: the trigger started workflows on the cluster`);
+      // The cluster's four services' action counters, summed.
+      assert.ok(actionsOf(r!.actions) > 0 && actionsOf(r!.provisionActions) > 0, `${policy}: Actions on the cluster`);
     }
+    assert.match(
+      readFileSync(join(out, 'benchmarks.md'), 'utf8'),
+      /\| one group rebuilt \| [\d.]+ \/ [\d.]+ \| [\d.]+ \/ [\d.]+ \|/,
+    );
     // Every process of the cluster measured, PostgreSQL with the backends it forks (its own process does little).
     const names = ['history', 'matching', 'frontend', 'worker', 'ui', 'postgres'].map((n) => `temporal-${n}`);
     assert.deepEqual([...result.temporal.processes].sort(), [...names].sort());
@@ -310,6 +324,7 @@ describe('npm run bench -- --quick', function () {
       }
       const upstream = rows.find((x) => x.controller === 'upstream')!;
       assert.deepEqual(upstream.reactionsMs, [], 'upstream has no trigger');
+      assert.equal(upstream.actions, undefined, 'upstream uses no Temporal');
       const load = result.upstream?.load[scenario.id];
       assert.ok((load?.cpuSeconds['lws-upstream'] ?? 0) > 0, `${scenario.id}: upstream's CPU measured`);
       assert.equal(load?.cpuSeconds.worker, undefined, `${scenario.id}: this project's worker had stopped`);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { actionCounts, actionsBetween, actionsTable, total } from '../../tools/bench/actions.js';
+import { ActionLedger } from '../../tools/bench/action-ledger.js';
+import { actionCounts, actionsBetween, actionsTable, total, type ActionCounts } from '../../tools/bench/actions.js';
 
 // As the Temporal server 1.32 exports it (npm run temporal:up, PROMETHEUS_ENDPOINT): one series per action_type,
 // operation and service, labelled with the Temporal namespace.
@@ -52,5 +53,35 @@ describe('Temporal Actions per lifecycle (tools/bench/actions.ts)', () => {
     assert.match(table, /\| Parallel rebuild of 1 group \| 37 \| group \| x 30, y 7 \|/);
     assert.match(table, /\| provisioning \(2 groups\) \| 12 \| group \| x 12 \|/);
     assert.match(table, /1,000 Parallel rebuilds: 37,000 Actions, \$1\.85 at \$50 per million/);
+  });
+});
+
+describe('ActionLedger: the counter between two marks goes to the span the first opened', () => {
+  it('spans by name, added up over their openings; a mark without a name counts for none', async () => {
+    const scrapes: Array<Record<string, number>> = [
+      { a: 1 },
+      { a: 4, b: 1 }, // 'x' had a +3, b +1
+      { a: 5, b: 1 }, // nothing open
+      { a: 9, b: 2 }, // 'x' again: a +4, b +1
+      { a: 9, b: 2, c: 7 }, // 'y': c +7
+    ];
+    let i = 0;
+    const ledger = new ActionLedger(async (): Promise<ActionCounts> => new Map(Object.entries(scrapes[i++]!)), 0);
+    for (const span of ['x', undefined, 'x', 'y', undefined]) await ledger.mark(span);
+    assert.deepEqual(ledger.of('x'), { a: 7, b: 2 });
+    assert.deepEqual(ledger.of('y'), { c: 7 });
+    assert.equal(ledger.of('never'), undefined);
+  });
+
+  it('reads only after the delay, so that what the server has not reported yet still counts for the span', async () => {
+    let reportedAt = Infinity;
+    const ledger = new ActionLedger(
+      async (): Promise<ActionCounts> => new Map([['a', Date.now() >= reportedAt ? 2 : 1]]),
+      50,
+    );
+    await ledger.mark('x');
+    reportedAt = Date.now() + 30; // the span's last Action, reported 30 ms after the span ended
+    await ledger.mark();
+    assert.deepEqual(ledger.of('x'), { a: 1 });
   });
 });

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
-import { compareTemporal, markdown, rolloutTable, roundsTable, upstreamTables } from '../../tools/bench/report.js';
+import {
+  actionsPerLifecycleTable,
+  compareTemporal,
+  markdown,
+  rolloutTable,
+  roundsTable,
+  upstreamTables,
+} from '../../tools/bench/report.js';
 import {
   temporalCpuPerLifecycle,
   temporalCpuSeconds,
@@ -378,4 +385,38 @@ describe('bench report: where each provisioning from nothing spent its time, bes
     } as BenchResult;
     assert.doesNotMatch(upstreamTables(before)!, /leader -> first worker seen/);
   });
+});
+
+describe('bench report: Temporal Actions per group lifecycle', () => {
+  const withActions = (
+    policy: ScenarioResult['policy'],
+    provisionActions?: Record<string, number>,
+    actions?: Record<string, number>,
+  ): ScenarioResult => ({
+    ...scenario(2, policy, [
+      [0, 10_000],
+      [0, 10_000],
+    ]),
+    ...(provisionActions && { provisionActions }),
+    ...(actions && { actions }),
+  });
+  rendersRows(
+    [
+      [
+        "each policy's provisioning over its groups, its rounds over their samples, Parallel's main types per lifecycle",
+        [
+          withActions('Sequential', { a: 20, b: 3 }, { a: 60, c: 24 }),
+          withActions('Parallel', { a: 19 }, { command_StartTimer: 30, grpc_Signal: 20, a: 10, z: 4 }),
+        ],
+        ['| 2 groups rebuilt at once | 11.5 / 9.5 | 42 / 32 | command_StartTimer 15, grpc_Signal 10, a 5 |'],
+      ],
+      [
+        'the rounds of --together count for neither policy',
+        [withActions('Sequential', { a: 4 }), withActions('Parallel', { a: 4 })],
+        ['| 2 groups rebuilt at once | 2 / 2 | - / - | - |'],
+      ],
+      ['a run that read no action counter: no table', [withActions('Sequential'), withActions('Parallel')], []],
+    ],
+    (result) => actionsPerLifecycleTable(result),
+  );
 });

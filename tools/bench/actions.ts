@@ -23,7 +23,6 @@ import { installCrd } from '../stack/crd.js';
 import { kubeconfigPath, stateDir } from '../stack/paths.js';
 import { waitFor } from '../../src/dev-server/processes.js';
 import { sampleLeaderWorkerSet } from '../stack/sample-lws.js';
-import { readTemporalClusterState, temporalMetricsUrls } from '../stack/temporal-cluster.js';
 import { startTemporal } from '../stack/temporal-target.js';
 import { settle } from './settle.js';
 
@@ -42,6 +41,16 @@ export function actionCounts(page: string, namespace: string): ActionCounts {
     counts.set(type, (counts.get(type) ?? 0) + Number(m[2]));
   }
   return counts;
+}
+
+/** The `action` counter of every page in `urls` (a server's services), summed by action_type, for `namespace`. */
+export async function scrapeActions(urls: string[], namespace: string): Promise<ActionCounts> {
+  const pages = await Promise.all(urls.map(async (u) => (await fetch(u)).text()));
+  const sum: ActionCounts = new Map();
+  for (const page of pages) {
+    for (const [type, value] of actionCounts(page, namespace)) sum.set(type, (sum.get(type) ?? 0) + value);
+  }
+  return sum;
 }
 
 /** What happened between two scrapes, by action_type (only the types that moved). */
@@ -82,8 +91,7 @@ export async function measureActions(opts: ActionsOptions): Promise<{ rows: Life
   const kc = localKubeConfig();
   await installCrd(kc);
   const server = await startTemporal('cluster', createLogger('temporal'));
-  const state = await readTemporalClusterState();
-  const urls = state ? temporalMetricsUrls(state) : [];
+  const urls = server.metricsUrls;
   if (urls.length === 0) {
     throw new Error(
       'the Temporal cluster exports no metrics: it was started by an older checkout; run `npm run temporal:down` and measure again',
@@ -116,14 +124,7 @@ export async function measureActions(opts: ActionsOptions): Promise<{ rows: Life
       { timeoutMs: 30_000 },
     );
 
-    const scrape = async (): Promise<ActionCounts> => {
-      const pages = await Promise.all(urls.map(async (u) => (await fetch(u)).text()));
-      const sum: ActionCounts = new Map();
-      for (const page of pages) {
-        for (const [type, value] of actionCounts(page, server.namespace)) sum.set(type, (sum.get(type) ?? 0) + value);
-      }
-      return sum;
-    };
+    const scrape = () => scrapeActions(urls, server.namespace);
     /** The counter once it has not moved for 3 s (the last status writes and reports come after the pods). */
     const quiet = async (): Promise<ActionCounts> => {
       let last = await scrape();

@@ -69,6 +69,38 @@ export function targets(result: BenchResult): { target: string; measured: string
 const cpu = (seconds: number | undefined) => (seconds === undefined ? '-' : `${Math.round(seconds * 100) / 100}`);
 
 /**
+ * Temporal Actions per group lifecycle, each policy apart: a provisioning's over its groups, the rounds' over their
+ * samples (a group's teardown, and its return where the scenario has one), with the rounds' main types. Empty when
+ * the run read no `action` counter.
+ */
+export function actionsPerLifecycleTable(result: BenchResult): string {
+  const sum = (counts: Record<string, number> | undefined) =>
+    counts && Object.values(counts).reduce((a, b) => a + b, 0);
+  const per = (counts: Record<string, number> | undefined, n: number) => {
+    const total = sum(counts);
+    return total === undefined || n === 0 ? '-' : String(Math.round((10 * total) / n) / 10);
+  };
+  const mainTypes = (r: ScenarioResult | undefined) =>
+    Object.entries(r?.actions ?? {})
+      .slice(0, 3)
+      .map(([type, n]) => `${type} ${Math.round((10 * n) / r!.samples.length) / 10}`)
+      .join(', ') || '-';
+  const rows = ids(result).flatMap((id) => {
+    const { seq, par } = pair(result.scenarios, id);
+    if (!seq?.actions && !par?.actions && !seq?.provisionActions && !par?.provisionActions) return [];
+    const title = (seq ?? par)!.title;
+    const both = (f: (r: ScenarioResult) => string) => [seq, par].map((r) => (r ? f(r) : '-')).join(' / ');
+    return [
+      `| ${title} | ${both((r) => per(r.provisionActions, r.groups))} | ${both((r) => per(r.actions, r.samples.length))} | ${mainTypes(par)} |`,
+    ];
+  });
+  if (rows.length === 0) return '';
+  return `| scenario | provisioning, per group S / P | rounds, per group lifecycle S / P | Parallel's main types, per lifecycle |
+|---|---|---|---|
+${rows.join('\n')}`;
+}
+
+/**
  * CPU per scenario: how busy the machine was, and which process of the stack used it. Temporal is one column, all of
  * its processes together (a cluster's are split in a table of their own), so the dev server and a cluster compare;
  * and that figure over the scenario's group lifecycles.
@@ -655,7 +687,17 @@ process, the controller's among them, waited for a CPU. **temporal** is all of T
 return in a rebuild or rolling update).
 
 ${loadTable(result)}
+${
+  actionsPerLifecycleTable(result)
+    ? `
+Temporal Actions (the server's own \`action\` counter, what Temporal Cloud bills) per group lifecycle, each policy
+apart: from the start of its provisioning or of its rounds until the controller's workflows had closed after them,
+the reconciles' signals and timers included.
 
+${actionsPerLifecycleTable(result)}
+`
+    : ''
+}
 ${processLayout(result)}
 
 | process | peak RSS | CPU time |

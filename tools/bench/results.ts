@@ -93,6 +93,13 @@ export interface ScenarioResult {
   provisionLoad?: ScenarioLoad;
   /** The pod creates of that provisioning as the API server timed them. */
   provisionPodCreates?: PodCreates;
+  /**
+   * Temporal Actions (the server's `action` counter, what Temporal Cloud bills) by action_type: of that provisioning,
+   * and of this policy's rounds, each from its start until the controller's workflows had closed after it. This
+   * project's only; none for the rounds of `--together`.
+   */
+  provisionActions?: Record<string, number>;
+  actions?: Record<string, number>;
   samples: GroupSample[];
   teardownP50Ms: number;
   teardownP95Ms: number;

@@ -43,6 +43,8 @@ import {
   type ScenarioResult,
   UPSTREAM_PROCESS,
 } from './results.js';
+import { ActionLedger } from './action-ledger.js';
+import { scrapeActions } from './actions.js';
 import { cpuSnapshot, loadBetween, type CpuSnapshot } from './cpu-load.js';
 import { monotonicUs, type ProfileWindow } from './cpu-profile.js';
 import { podCreatesBetween, type PodCreates } from './pod-creates.js';
@@ -219,6 +221,8 @@ async function runScenario(
     profileWindows?: ProfileWindow[];
     /** This project's: when each teardown run started and took its first task, read after the rounds. */
     teardownStarts?(workflowIds: string[]): Promise<Map<string, TeardownStart>>;
+    /** This project's: where each provisioning's and each policy's rounds' Temporal Actions go. */
+    actions?: ActionLedger;
   },
 ): Promise<{ results: ScenarioResult[]; load: ScenarioLoad }> {
   const { contenders } = opts;
@@ -414,6 +418,7 @@ async function runScenario(
     // Each contender's groups are provisioned from nothing alone: the LWS created -> its N groups Ready.
     for (const contender of contenders) {
       await opts.settle();
+      await opts.actions?.mark(`provision ${contender}`);
       if (probes) requests.push(await probes.apiRequests());
       const metricsBefore = await apiServerMetrics();
       const cpuBefore = cpuSnapshot(pids, isTemporalProcess);
@@ -461,6 +466,8 @@ async function runScenario(
         if (Date.now() - settling >= 1000)
           progress(`  the controller's group workflows finished in ${since(settling)}`);
         cpuFrom ??= cpuSnapshot(pids, isTemporalProcess);
+        // Apart, a policy's rounds are its own span; together, neither's.
+        await opts.actions?.mark(batch.length === 1 ? `rounds ${batch[0]}` : undefined);
         const windowFrom = monotonicUs();
         await runRound(batch, round);
         opts.profileWindows?.push({
@@ -481,6 +488,11 @@ async function runScenario(
       );
     }
     cpuTo = cpuSnapshot(pids, isTemporalProcess);
+    if (opts.actions) {
+      // The last round's workflows closed, so that its last tasks are its own.
+      await opts.settle();
+      await opts.actions.mark();
+    }
     if (opts.teardownStarts && teardowns.length > 0) {
       const starts = await opts.teardownStarts(teardowns.map((t) => t.workflowId));
       for (const { workflowId: id, sample, from } of teardowns) {
@@ -541,6 +553,8 @@ async function runScenario(
     policy: policyOf(policy) ?? 'Sequential',
     ...(policy === 'upstream' && { controller: 'upstream' as const }),
     provisionMs: provisionMs[policy],
+    ...(opts.actions?.of(`provision ${policy}`) && { provisionActions: opts.actions.of(`provision ${policy}`) }),
+    ...(opts.actions?.of(`rounds ${policy}`) && { actions: opts.actions.of(`rounds ${policy}`) }),
     ...(provisionPhases[policy] && { provisionPhases: provisionPhases[policy] }),
     provisionLoad: provisionLoad[policy],
     ...(provisionPodCreates[policy] && { provisionPodCreates: provisionPodCreates[policy] }),
@@ -625,7 +639,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   // A run that died mid-way against upstream leaves its CRD and webhooks: put ours back first.
   await cleanUpUpstreamLws({ kc, log: createLogger('upstream-lws') });
   await installCrd(kc);
-  const server = await startTemporal(opts.temporal, createLogger('temporal'));
+  const server = await startTemporal(opts.temporal, createLogger('temporal'), { metrics: true });
   // Set as they start: whatever fails later, the finally below stops what did (Temporal too, if this run started it).
   let controllers: ControllerProcess[] = [];
   let connection: Connection | undefined;
@@ -696,6 +710,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         clusterName,
         scale: controllerProbes(controllers, temporal.client, processName, clusterName),
         teardownStarts: (ids) => teardownStarts(temporal.client, ids),
+        ...(server.metricsUrls.length > 0 && {
+          actions: new ActionLedger(() => scrapeActions(server.metricsUrls, server.namespace)),
+        }),
         ...(profileWindows && { profileWindows }),
       });
       results.push(...measured.results);

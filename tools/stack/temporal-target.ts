@@ -2,7 +2,12 @@
 // the production-shaped cluster of `npm run temporal:up` (four services on PostgreSQL).
 import type { Logger } from '../../src/log.js';
 import { startDevServer } from '../../src/dev-server/dev-server.js';
-import { readTemporalClusterState, temporalClusterDown, temporalClusterUp } from './temporal-cluster.js';
+import {
+  readTemporalClusterState,
+  temporalClusterDown,
+  temporalClusterUp,
+  temporalMetricsUrls,
+} from './temporal-cluster.js';
 
 export const TEMPORAL_TARGETS = ['dev-server', 'cluster'] as const;
 export type TemporalTarget = (typeof TEMPORAL_TARGETS)[number];
@@ -22,6 +27,8 @@ export interface RunningTemporal {
   uiUrl: string;
   /** The server's own processes, for CPU and memory accounting (PostgreSQL counts its backends too). */
   pids: Record<string, number>;
+  /** Its Prometheus pages (the `action` counter is summed over them): the dev server's with `metrics`, a cluster's four. */
+  metricsUrls: string[];
   /** Stops what this call started: a cluster that was already up stays up. */
   stop(): Promise<void>;
 }
@@ -30,12 +37,13 @@ export async function startTemporal(
   target: TemporalTarget,
   log: Logger,
   /** uiCodecEndpoint: the dev server's Web UI only (the cluster's UI server reads TEMPORAL_CODEC_ENDPOINT). */
-  opts: { dbFilename?: string; uiCodecEndpoint?: string } = {},
+  opts: { dbFilename?: string; uiCodecEndpoint?: string; metrics?: boolean } = {},
 ): Promise<RunningTemporal> {
   if (target === 'dev-server') {
     const server = await startDevServer({
       ...(opts.dbFilename ? { dbFilename: opts.dbFilename } : {}),
       ...(opts.uiCodecEndpoint ? { uiCodecEndpoint: opts.uiCodecEndpoint } : {}),
+      ...(opts.metrics ? { metrics: true } : {}),
     });
     return {
       target,
@@ -43,6 +51,7 @@ export async function startTemporal(
       namespace: 'default',
       uiUrl: server.uiUrl,
       pids: server.child.pid === undefined ? {} : { temporal: server.child.pid },
+      metricsUrls: server.metricsUrl ? [server.metricsUrl] : [],
       stop: () => server.stop(),
     };
   }
@@ -55,6 +64,7 @@ export async function startTemporal(
     namespace: state.namespace,
     uiUrl: state.uiUrl,
     pids: Object.fromEntries(Object.entries(state.pids).map(([name, pid]) => [`temporal-${name}`, pid])),
+    metricsUrls: temporalMetricsUrls(state),
     stop: async () => {
       if (startedHere) await temporalClusterDown(log);
     },
