@@ -602,6 +602,7 @@ function temporalLabel(result: BenchResult): string {
 export function markdown(result: BenchResult, chartFile: string): string {
   const G = result.graceSeconds * 1000;
   const cluster = temporalTarget(result) === 'cluster';
+  const actions = actionsPerLifecycleTable(result);
   const rows = ids(result).map((id) => {
     const { seq, par } = pair(result.scenarios, id);
     const ratio = seq && par ? (par.teardownP50Ms / seq.teardownP50Ms).toFixed(2) : '-';
@@ -688,13 +689,13 @@ return in a rebuild or rolling update).
 
 ${loadTable(result)}
 ${
-  actionsPerLifecycleTable(result)
+  actions
     ? `
 Temporal Actions (the server's own \`action\` counter, what Temporal Cloud bills) per group lifecycle, each policy
 apart: from the start of its provisioning or of its rounds until the controller's workflows had closed after them,
 the reconciles' signals and timers included.
 
-${actionsPerLifecycleTable(result)}
+${actions}
 `
     : ''
 }
