@@ -70,15 +70,26 @@ interface Run {
   done: Promise<number>;
 }
 
-/** A command of this checkout; with `prefix`, each line of its output carries it (it runs beside another). */
-function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; prefix?: string } = {}): Run {
+interface RunOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Each line of the output carries it (the command runs beside another). */
+  prefix?: string;
+  /** With `prefix`: the output's lines are also kept here. */
+  lines?: string[];
+}
+
+/** A command of this checkout. */
+function run(command: string, args: string[], opts: RunOptions = {}): Run {
   const child = spawn(command, args, {
     env: opts.env ?? process.env,
     stdio: opts.prefix ? ['ignore', 'pipe', 'pipe'] : 'inherit',
   });
   if (opts.prefix) {
     for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream! }).on('line', (line) => console.log(`${opts.prefix} ${line}`));
+      createInterface({ input: stream! }).on('line', (line) => {
+        console.log(`${opts.prefix} ${line}`);
+        opts.lines?.push(line);
+      });
     }
   }
   const done = new Promise<number>((resolve) => {
@@ -90,7 +101,7 @@ function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; p
 
 /** Mocha options given after the tier names (`npm run test:unit -- --grep budget`). */
 let mochaOptions: string[] = [];
-const mocha = (files: string[], opts: { env?: NodeJS.ProcessEnv; prefix?: string } = {}) =>
+const mocha = (files: string[], opts: RunOptions = {}) =>
   run(
     process.execPath,
     [
@@ -193,6 +204,8 @@ async function inLanes(files: string[]): Promise<string[]> {
   const queue = [...SLOWEST_FIRST.filter((f) => files.includes(f)), ...files.filter((f) => !SLOWEST_FIRST.includes(f))];
   const failed: string[] = [];
   const times: Array<[string, number]> = [];
+  /** What a failed suite printed from its failures on: the lanes' output interleaves it with the other lane's. */
+  const failures: string[] = [];
   const lane = async (instance: string) => {
     const env = { ...process.env, LWS_LOCAL_CLUSTER: instance };
     const prefix = lanePrefix(instance);
@@ -202,17 +215,28 @@ async function inLanes(files: string[]): Promise<string[]> {
     }
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
       const from = Date.now();
-      const code = await mocha([file], { env, prefix }).done;
+      const lines: string[] = [];
+      const code = await mocha([file], { env, prefix, lines }).done;
       times.push([file, Date.now() - from]);
       console.log(`${prefix} ${file}: ${code === 0 ? 'passed' : 'FAILED'} in ${formatDuration(Date.now() - from)}`);
-      if (code !== 0) failed.push(file);
+      if (code !== 0) {
+        failed.push(file);
+        failures.push(`\n--- ${file} (${prefix}) ---`, ...failureReport(lines));
+      }
     }
   };
   await Promise.all(LANES.map(lane));
   console.log('\nsuites by time:');
   for (const [file, ms] of times.sort((a, b) => b[1] - a[1]))
     console.log(`  ${formatDuration(ms).padStart(6)}  ${file}`);
+  if (failures.length > 0) console.log(`\nthe failed suites' failures, again:${failures.join('\n')}`);
   return failed;
+}
+
+/** A mocha run's failures (from its "N failing" line on), else, when it ended before them, its last 60 lines. */
+function failureReport(lines: string[]): string[] {
+  const from = lines.findIndex((l) => /^\s*\d+ failing/.test(l));
+  return from >= 0 ? lines.slice(from) : lines.slice(-60);
 }
 
 /** Everything, as CI runs it. */
