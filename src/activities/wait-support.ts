@@ -12,8 +12,8 @@ export function now(): string {
   return new Date().toISOString();
 }
 
+/** The first beat comes after an interval: a wait that ends sooner costs the server no heartbeat. */
 export async function withHeartbeats<R>(what: string, wait: (signal: AbortSignal) => Promise<R>): Promise<R> {
-  heartbeat(what);
   const beat = setInterval(() => heartbeat(what), HEARTBEAT_INTERVAL_MS);
   try {
     return await wait(cancellationSignal());

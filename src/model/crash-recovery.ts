@@ -25,16 +25,20 @@ export const WORKFLOW_TASK_TIMEOUTS = {
 /** A task sent to a dead worker's sticky queue goes to the shared task queue after this. */
 export const STICKY_QUEUE_TIMEOUT = '2s';
 
-/** A wait (a watch held by an activity) whose worker died is retried after this without a heartbeat. */
+/**
+ * A wait (a watch held by an activity) that work waits on, whose worker died, is retried after this without a
+ * heartbeat: a provisioning's wait for the old group's names to be free, and its leader's.
+ */
 export const WAIT_HEARTBEAT_TIMEOUT = '2500ms';
 
 /**
- * A provisioning's last wait, for its new group to be Ready: only that provisioning's end (its GroupProvisioned Event,
- * its timeline) waits on it, so a dead worker's wait is taken over after this. Each heartbeat the SDK sends is a write
- * on the Temporal server, and a 1,000-group provisioning holds a thousand such waits at once: at 2.5 s they sent 40,827
+ * A wait that only its workflow's own report waits on: a teardown following the old group out and the replacement in,
+ * a provisioning's new group turning Ready. Nothing in the cluster waits on it, so a dead worker's wait is taken over
+ * after this. Each heartbeat the SDK sends (at most one per 0.8 x this) is a write on the Temporal server and an Action
+ * on Temporal Cloud: a 1,000-group provisioning holds a thousand such waits at once, and at 2.5 s they sent 40,827
  * heartbeats against 2,065 workflow tasks; at 30 s, about 3,200.
  */
-export const READINESS_WAIT_HEARTBEAT_TIMEOUT = '30s';
+export const REPORT_WAIT_HEARTBEAT_TIMEOUT = '30s';
 
 /** The waits beat this often; the SDK sends at most one beat per 0.8 x the timeout. */
 export const WAIT_HEARTBEAT_INTERVAL_MS = 1_000;

@@ -26,7 +26,7 @@ import {
 } from '../model/index.js';
 import type { SeenWorkers } from '../activities/types.js';
 import type { ProvisionGroupInput } from '../workflows/provision-group.js';
-import type { Change, ReconcileInput } from '../workflows/reconcile.js';
+import type { ReconcileInput } from '../workflows/reconcile.js';
 import type { RecreateGroupInput } from '../workflows/recreate-group.js';
 import type { TeardownGroupInput } from '../workflows/teardown-group.js';
 
@@ -74,8 +74,11 @@ export type StartAction = WorkflowStart & {
   lifecycle?: Lifecycle | 'provision' | 'reconcile' | 'recreate';
   /** A teardown's policy as the trigger knows it: set as its search attribute at the start. */
   policy?: PodTerminationPolicy;
-  /** A reconcile signal's argument; `groupReady` also sends it at once, past the usual spacing of signals. */
-  change?: Change;
+  /**
+   * A reconcile signal for a change of the LWS's pods or StatefulSets: it goes with the rest of its burst, after the
+   * batch window (trigger/starter.ts). Any other signal goes at once.
+   */
+  batch?: boolean;
   /** Why, for the decision log. */
   reason: string;
 };
@@ -135,12 +138,38 @@ function reconcileOf(
 }
 
 /**
- * A group became Ready (its leader and every worker, for the first time since this leader was created). While the
- * LWS's status says a rolling update is under way, the reconcile's next step waits for exactly this: it is told so.
+ * A change of the LWS's pods or StatefulSets, batched with the rest of its burst. A group that became Ready while the
+ * LWS's status says a rolling update is under way goes at once: the rollout's next step waits for exactly that.
  */
-export function groupReadyAction(cluster: string, lws: LeaderWorkerSet, reason: string): StartAction | undefined {
+export function groupChangeAction(
+  cluster: string,
+  lws: LeaderWorkerSet,
+  reason: string,
+  groupReady: boolean,
+): StartAction | undefined {
   const action = reconcileAction(cluster, lws, reason);
-  return action && rolloutUnderWay(lws) ? { ...action, change: { groupReady: true } } : action;
+  return action && { ...action, batch: !(groupReady && rolloutUnderWay(lws)) };
+}
+
+/**
+ * Whether a change of the LWS is one its reconcile acts on: not a write of its status alone (the reconcile's own,
+ * mostly), which would only set off one more pass.
+ */
+export function lwsChangeMatters(before: LeaderWorkerSet | undefined, after: LeaderWorkerSet): boolean {
+  if (before === undefined) return true;
+  const [b, a] = [before.metadata, after.metadata];
+  return (
+    b.uid !== a.uid ||
+    b.generation !== a.generation ||
+    Boolean(b.deletionTimestamp) !== Boolean(a.deletionTimestamp) ||
+    !sameStrings(b.annotations, a.annotations) ||
+    !sameStrings(b.labels, a.labels)
+  );
+}
+
+function sameStrings(a: Record<string, string> = {}, b: Record<string, string> = {}): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }
 
 /**

@@ -1,6 +1,6 @@
 // Turns decisions into workflow starts and signals on Temporal. Starts are deduplicated by workflow ID on the server
 // (a second start of the same ID is rejected); signals to the same reconcile workflow (with start, or plain for a run
-// that is to end) are coalesced while one is in flight. Failures are retried with backoff and never crash the
+// that is to end) are coalesced while one is due or in flight. Failures are retried with backoff and never crash the
 // trigger; the periodic resync retries anything lost.
 import {
   WorkflowExecutionAlreadyStartedError,
@@ -42,25 +42,29 @@ export interface StarterOptions {
   eagerStart?: boolean;
 }
 
-/** A reconcile workflow with a signal in flight. */
+/** A reconcile workflow with a signal due or in flight. */
 interface SignalState {
-  /** Another change came meanwhile: one more signal is due. */
-  changedMeanwhile: boolean;
-  /** The latest of those: its kind counts (an LWS created again after a deletion's plain signal needs a start). */
-  latest?: StartAction;
-  /** One of those changes made a group Ready during a rollout. */
-  groupReady: boolean;
-  /** Ends the spacing between two signals early. */
+  /** The change due to go next: the latest one's kind counts (an LWS created again after a deletion's plain signal
+   * needs a start). */
+  next?: StartAction;
+  /** The next signal goes at once: a change that is not a pod or StatefulSet burst's (see StartAction.batch). */
+  urgent: boolean;
+  /** Ends the batch window early. */
   wake?: () => void;
 }
 
 const maxAttempts = 6;
-const signalInterval = 500;
+/**
+ * A change of an LWS's pods or StatefulSets is a burst of events (a group's pods all change at once): they go as one
+ * signal this long after the first. Every signal is a Temporal Action and a pass of the reconcile, and a signal storm
+ * makes the server refuse work ("Workflow is busy"); the status lags by at most this much.
+ */
+const batchWindowMs = 1_000;
 
 export class WorkflowStarter {
   /** IDs the server already has: skip them without a round trip (a cache; the server stays the authority). */
   private readonly known = new Set<string>();
-  private readonly inFlightSignals = new Map<string, SignalState>();
+  private readonly signals = new Map<string, SignalState>();
   private readonly inFlightStarts = new Set<string>();
 
   constructor(private readonly opts: StarterOptions) {}
@@ -68,18 +72,19 @@ export class WorkflowStarter {
   /** Fire and forget: the caller (a watch callback) must not wait on Temporal. */
   submit(action: StartAction, observedAt = Date.now()): void {
     if (action.kind !== 'start') {
-      const pending = this.inFlightSignals.get(action.workflowId);
-      if (pending) {
-        pending.changedMeanwhile = true;
-        pending.latest = action;
-        if (action.change?.groupReady) {
-          pending.groupReady = true;
-          pending.wake?.();
+      const urgent = !action.batch;
+      const due = this.signals.get(action.workflowId);
+      if (due) {
+        due.next = action;
+        if (urgent) {
+          due.urgent = true;
+          due.wake?.();
         }
         return;
       }
-      this.inFlightSignals.set(action.workflowId, { changedMeanwhile: false, groupReady: false });
-      void this.signalLoop(action, observedAt);
+      const state: SignalState = { next: action, urgent };
+      this.signals.set(action.workflowId, state);
+      void this.signalLoop(action.workflowId, state, observedAt);
       return;
     }
     if (this.known.has(action.workflowId) || this.inFlightStarts.has(action.workflowId)) return;
@@ -91,34 +96,29 @@ export class WorkflowStarter {
     );
   }
 
-  private async signalLoop(action: StartAction, observedAt: number): Promise<void> {
+  /** Sends what is due, one signal at a time, until nothing is: a batched change first waits out the window. */
+  private async signalLoop(workflowId: string, state: SignalState, observedAt: number): Promise<void> {
     try {
-      for (;;) {
-        await this.withRetry(action, () => this.signal(action, observedAt));
-        const state = this.inFlightSignals.get(action.workflowId);
-        if (!state?.changedMeanwhile) break;
-        // Changes that arrived meanwhile go out as one more signal, at most twice a second per workflow: the
-        // workflow batches them anyway, and a signal storm makes the server refuse work ("Workflow is busy"). A group
-        // turned Ready during a rollout goes at once (once per group): the rollout's next step waits for it.
-        if (!state.groupReady) {
+      for (let action = state.next; action !== undefined; action = state.next) {
+        if (!state.urgent) {
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, signalInterval);
+            const timer = setTimeout(resolve, batchWindowMs);
             state.wake = () => {
               clearTimeout(timer);
               resolve();
             };
           });
           state.wake = undefined;
+          action = state.next!;
         }
-        action = state.latest ?? action;
-        action = state.groupReady ? { ...action, change: { groupReady: true } } : { ...action, change: undefined };
-        state.changedMeanwhile = false;
-        state.latest = undefined;
-        state.groupReady = false;
+        state.next = undefined;
+        state.urgent = false;
+        const sending = action;
+        await this.withRetry(sending, () => this.signal(sending, observedAt));
         observedAt = Date.now();
       }
     } finally {
-      this.inFlightSignals.delete(action.workflowId);
+      this.signals.delete(workflowId);
     }
   }
 
@@ -174,9 +174,7 @@ export class WorkflowStarter {
     const { client, taskQueue, log } = this.opts;
     if (action.kind === 'signal') {
       try {
-        await client.workflow
-          .getHandle(action.workflowId)
-          .signal(changedSignal, ...(action.change ? [action.change] : []));
+        await client.workflow.getHandle(action.workflowId).signal(changedSignal);
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
         // Ended already: nothing left to tell.
@@ -189,7 +187,7 @@ export class WorkflowStarter {
         workflowId: action.workflowId,
         args: action.args,
         signal: changedSignal,
-        signalArgs: action.change ? [action.change] : [],
+        signalArgs: [],
         workflowTaskTimeout: WORKFLOW_TASK_TIMEOUTS[action.workflowType],
         staticSummary: action.summary,
         typedSearchAttributes: this.searchAttributesFor(action),

@@ -19,10 +19,18 @@ import {
   trimPod,
   trimStatefulSet,
   type LeaderWorkerSet,
+  type ObjectKey,
   type PodFacts,
 } from '../model/index.js';
 import { ClusterView } from './cluster-view.js';
-import { groupReadyAction, podActions, reconcileAction, reconcileEndAction, type StartAction } from './decide.js';
+import {
+  groupChangeAction,
+  lwsChangeMatters,
+  podActions,
+  reconcileAction,
+  reconcileEndAction,
+  type StartAction,
+} from './decide.js';
 import { WorkflowStarter } from './starter.js';
 import { watchResource, type RunningWatch } from '../kube/informer.js';
 import { leaderWorkerSetsJson, namespacesJson, podsJson, statefulSetsJson } from '../kube/kube-json.js';
@@ -86,18 +94,16 @@ export class Trigger {
     }
   }
 
-  /** `groupReady`: the change made a group Ready (see groupReadyAction). */
+  /** A change of a group's pods or StatefulSet; `groupReady`: it made the group Ready (see groupChangeAction). */
   private reconcileFor(
     namespace: string,
     lwsName: string | undefined,
     reason: string,
-    groupReady = false,
+    groupReady: boolean,
   ): StartAction | undefined {
     const lws = lwsName ? this.view.lws({ namespace, name: lwsName }) : undefined;
     if (!lws) return undefined;
-    return groupReady
-      ? groupReadyAction(this.opts.cluster, lws, `${reason}: a group is Ready`)
-      : reconcileAction(this.opts.cluster, lws, reason);
+    return groupChangeAction(this.opts.cluster, lws, groupReady ? `${reason}: a group is Ready` : reason, groupReady);
   }
 
   /** Whether the group of this leader uid is Ready now (false without a uid). */
@@ -120,7 +126,9 @@ export class Trigger {
       this.submit([reconcileEndAction(this.opts.cluster, lws, 'LeaderWorkerSet deleted')], now);
       return;
     }
+    const before = lws.metadata.namespace && lws.metadata.name ? this.view.lws(lws.metadata as ObjectKey) : undefined;
     this.view.setLws(lws);
+    if (!lwsChangeMatters(before, lws)) return;
     const deleting = Boolean(lws.metadata.deletionTimestamp);
     this.submit(
       [

@@ -2,7 +2,7 @@
 // with backoff; the activities raise permanent ones (400, 403, 422) as non-retryable failures.
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { AllActivities } from '../activities/types.js';
-import { READINESS_WAIT_HEARTBEAT_TIMEOUT, WAIT_HEARTBEAT_TIMEOUT } from '../model/crash-recovery.js';
+import { REPORT_WAIT_HEARTBEAT_TIMEOUT, WAIT_HEARTBEAT_TIMEOUT } from '../model/crash-recovery.js';
 
 const retry = { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s' };
 
@@ -25,17 +25,15 @@ const waitOptions = {
 };
 export const wait = proxyActivities<AllActivities>(waitOptions);
 
-/** A provisioning's wait for its group to be Ready, on which nothing but the provisioning's own end depends. */
-export const readinessWait = proxyActivities<AllActivities>({
-  ...waitOptions,
-  heartbeatTimeout: READINESS_WAIT_HEARTBEAT_TIMEOUT,
-});
+/** The waits only the workflow's own report waits on: a dead worker's are taken over later, for fewer heartbeats. */
+const reportWaitOptions = { ...waitOptions, heartbeatTimeout: REPORT_WAIT_HEARTBEAT_TIMEOUT };
+export const reportWait = proxyActivities<AllActivities>(reportWaitOptions);
 
 /**
- * The same waits, for one the workflow may cancel and then end: it goes on once the wait has ended, so no wait
- * outlives its workflow (the time-skipping test server would keep the time lock of such a wait forever).
+ * The same, for one the workflow may cancel and then end: it goes on once the wait has ended, so no wait outlives its
+ * workflow (the time-skipping test server would keep the time lock of such a wait forever).
  */
-export const cancellableWait = proxyActivities<AllActivities>({
-  ...waitOptions,
+export const cancellableReportWait = proxyActivities<AllActivities>({
+  ...reportWaitOptions,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });

@@ -21,7 +21,7 @@ import {
 } from '../model/index.js';
 import type { EnsureWorkerStatefulSetResult } from '../activities/types.js';
 import { apiRefusal, isNamespaceTerminating } from '../shared/failures.js';
-import { kube, readinessWait, wait } from './activities.js';
+import { kube, reportWait, wait } from './activities.js';
 import { ensureWorkerStatefulSet, readLws } from './lws-io.js';
 import { waitForOldObjectsGone } from './old-objects-gone.js';
 import { shouldContinueAsNew } from './continue-as-new.js';
@@ -360,7 +360,7 @@ async function workersReadyOrMadeAgain(
   timeline: Timeline,
 ): Promise<Skipped | undefined> {
   for (let made = workers, again = 0; made !== undefined; again++) {
-    const ready = await readinessWait.waitForStatefulSetReady(made);
+    const ready = await reportWait.waitForStatefulSetReady(made);
     if ('readyAt' in ready) {
       timeline.add('new group ready', ready.readyAt);
       return undefined;

@@ -1,45 +1,40 @@
-// The trigger's `changed` signals to a reconcile run, and when its next pass is due. A change to a group is a burst of
-// pod events: the signals that come within the batch window make one pass.
+// The trigger's `changed` signals to a reconcile run, and when its next pass is due. The trigger batches a burst of
+// pod events into one signal (trigger/starter.ts), so a signal makes a pass at once.
 import { condition, defineSignal, setHandler, sleep } from '@temporalio/workflow';
 
-/** What the trigger says of a change, beyond that there was one. */
-export interface Change {
-  /** A group became Ready while a rolling update is under way: its next step waits for exactly this. */
-  groupReady?: boolean;
-}
-
 /** Something about this LWS changed; look again. Signals coalesce: many changes, one pass. */
-export const changedSignal = defineSignal<[Change?]>('changed');
+export const changedSignal = defineSignal('changed');
 
 /** A quiet LWS is still looked at this often, in case an event was missed. */
 const resyncInterval = '5 minutes';
-/** How long changes are batched before a pass; the status lags by at most this much. */
-const batchWindow = '1 second';
 
 export class ChangeSignals {
   /** The first pass is due at once. */
   private changed = true;
-  private groupReady = false;
+  private resyncDue = false;
+  private resyncTimerRunning = false;
 
   constructor() {
-    setHandler(changedSignal, (change?: Change) => {
+    setHandler(changedSignal, () => {
       this.changed = true;
-      if (change?.groupReady) this.groupReady = true;
     });
   }
 
   /**
-   * Resolves when the next pass is due: at a change, or at the resync. Once the generation is applied, the changes of
-   * the batch window go in the same pass; while rolling, a group turned Ready ends the window early.
+   * Resolves when the next pass is due: at a change, or at the resync. One resync timer runs at a time, started after
+   * a pass that left no change waiting: each timer is a Temporal Action, and a busy LWS has many passes.
    */
-  async nextPass({ applied, rolling }: { applied: boolean; rolling: boolean }): Promise<void> {
-    const signalled = await condition(() => this.changed, resyncInterval);
-    if (signalled && applied) {
-      if (rolling) await condition(() => this.groupReady, batchWindow);
-      else await sleep(batchWindow);
+  async nextPass(): Promise<void> {
+    if (!this.changed && !this.resyncTimerRunning) {
+      this.resyncTimerRunning = true;
+      void sleep(resyncInterval).then(() => {
+        this.resyncTimerRunning = false;
+        this.resyncDue = true;
+      });
     }
+    await condition(() => this.changed || this.resyncDue);
     this.changed = false;
-    this.groupReady = false;
+    this.resyncDue = false;
   }
 
   /** The next pass comes at once, as after a change. */

@@ -1,6 +1,6 @@
 // Keeps one generation of an LWS applied: its ControllerRevision, the headless Service and the leader StatefulSet,
-// and the status as groups come and go. The trigger signals it on every change of the LWS, its pods and its
-// StatefulSets. It also steers a rolling update as upstream does, one step per pass as groups become Ready
+// and the status as groups come and go. The trigger signals it on every change of the LWS (but its status), its pods
+// and its StatefulSets. It also steers a rolling update as upstream does, one step per pass as groups become Ready
 // (model/rollout.ts, planLeaderRollout), and prunes the revisions no group uses once it is done. It decides on the
 // LWS's facts; its writes read the templates themselves (lws-io.ts).
 import { continueAsNew } from '@temporalio/workflow';
@@ -35,7 +35,7 @@ import { ensureControllerRevision, ensureHeadlessService, ensureLeaderStatefulSe
 import { waitForOldObjectsGone } from './old-objects-gone.js';
 import { ChangeSignals } from './reconcile-signals.js';
 
-export { changedSignal, type Change } from './reconcile-signals.js';
+export { changedSignal } from './reconcile-signals.js';
 
 export interface ReconcileInput {
   ref: ObjectKey;
@@ -96,7 +96,7 @@ async function reconcile({ ref, generation }: ReconcileInput): Promise<Reconcile
   const changes = new ChangeSignals();
   const run: Run = { applied: false, pruned: false };
   for (;;) {
-    await changes.nextPass({ applied: run.applied, rolling: run.step?.rolling ?? false });
+    await changes.nextPass();
 
     // Read the LWS with its groups, and end the run once the LWS is no longer its own.
     const [read, groups] = await Promise.all([readLws(ref), kube.listGroups(ref)]);

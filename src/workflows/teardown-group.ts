@@ -18,7 +18,7 @@ import {
   type TeardownJudgement,
 } from '../model/index.js';
 import type { SeenWorkers, StuckResult } from '../activities/types.js';
-import { cancellableWait, kube, wait } from './activities.js';
+import { cancellableReportWait, kube, reportWait } from './activities.js';
 import { Lifecycle as LifecycleAttribute, TerminationPolicy } from './search-attributes.js';
 import { TeardownTimeline, type Step } from './teardown-timeline.js';
 import { latestOf } from '../shared/instants.js';
@@ -169,11 +169,11 @@ async function oldGroupGone(
   let workersTerminatingAt: string | undefined;
   await Promise.all([
     untilGone(() =>
-      wait.waitForPodGone({ ...leader, ...deadNodes, ...timeline.eventsForWait({ step: 'leader gone' }) }),
+      reportWait.waitForPodGone({ ...leader, ...deadNodes, ...timeline.eventsForWait({ step: 'leader gone' }) }),
     ).then((r) => timeline.add({ step: 'leader gone', at: r.goneAt })),
     workerPods.length > 0 &&
       untilGone(async () => {
-        const r = await wait.waitForPodsGone({
+        const r = await reportWait.waitForPodsGone({
           namespace: leader.namespace,
           pods: workerPods,
           ...deadNodes,
@@ -186,7 +186,7 @@ async function oldGroupGone(
         timeline.add({ ...workersGone, at: r.goneAt });
       }),
     ownWorkers &&
-      wait
+      reportWait
         .waitForStatefulSetGone({
           ...ownWorkers.statefulSet,
           ...timeline.eventsForWait({ step: 'old StatefulSet gone' }),
@@ -234,7 +234,7 @@ async function replacementReady(
 ): Promise<number | undefined> {
   try {
     const replacement = await CancellationScope.withTimeout(replacementTimeout, () =>
-      cancellableWait.waitForReplacementGroupReady({
+      cancellableReportWait.waitForReplacementGroupReady({
         namespace: ref.namespace,
         leaderName: leaderPodName(ref.name, groupIndex),
         workerStatefulSetName: workerStatefulSetName(ref.name, groupIndex),

@@ -15,8 +15,9 @@ import {
   type PodFacts,
 } from '../../src/model/index.js';
 import {
-  groupReadyAction,
+  groupChangeAction,
   leaderDeletedAt,
+  lwsChangeMatters,
   podActions,
   reconcileAction,
   reconcileEndAction,
@@ -581,32 +582,64 @@ describe('trigger/decide', () => {
     });
   });
 
-  describe('groupReadyAction', () => {
+  describe('groupChangeAction', () => {
     const updateInProgress = (status: 'True' | 'False', reason: string): LeaderWorkerSet => ({
       ...lws,
       status: {
         conditions: [{ type: 'UpdateInProgress', status, reason, message: '', lastTransitionTime: DELETED_AT }],
       },
     });
-    // [what, lws, the signal's change (null: no action)]
-    const cases: Array<[string, LeaderWorkerSet, object | undefined | null]> = [
-      ['a rolling update under way', updateInProgress('True', 'RollingUpdate'), { groupReady: true }],
+    const rolling = updateInProgress('True', 'RollingUpdate');
+    // [what, lws, whether the change made its group Ready, whether the signal is batched (null: no action)]
+    const cases: Array<[string, LeaderWorkerSet, boolean, boolean | null]> = [
+      ['a group Ready, a rolling update under way: at once', rolling, true, false],
       [
-        'a rolling update under way (upstream reason)',
+        'a group Ready, a rolling update under way (upstream reason): at once',
         updateInProgress('True', 'GroupsUpdating'),
-        { groupReady: true },
+        true,
+        false,
       ],
-      ['no rolling update', updateInProgress('False', 'Updated'), undefined],
-      ['no status yet', lws, undefined],
-      ['being deleted while rolling', deleting(updateInProgress('True', 'RollingUpdate')), null],
+      ['any other change, a rolling update under way: batched', rolling, false, true],
+      ['a group Ready, no rolling update: batched', updateInProgress('False', 'Updated'), true, true],
+      ['a group Ready, no status yet: batched', lws, true, true],
+      ['any other change: batched', lws, false, true],
+      ['being deleted while rolling: nothing', deleting(rolling), true, null],
     ];
-    for (const [what, l, change] of cases) {
-      it(`${what}: ${change === null ? 'nothing' : JSON.stringify(change ?? 'a plain signal')}`, () => {
-        const action = groupReadyAction(C, l, 'pod demo-1 changed');
-        if (change === null) return assert.equal(action, undefined);
+    for (const [what, l, groupReady, batch] of cases) {
+      it(what, () => {
+        const action = groupChangeAction(C, l, 'pod demo-1 changed', groupReady);
+        if (batch === null) return assert.equal(action, undefined);
         assert.equal(action?.workflowId, 'lws/c1/default/demo/reconcile/3');
-        assert.deepEqual(action?.change, change);
+        assert.equal(action?.kind, 'signal-with-start');
+        assert.equal(action?.batch, batch);
       });
+    }
+  });
+
+  describe('lwsChangeMatters', () => {
+    const withStatus = (l: LeaderWorkerSet): LeaderWorkerSet => ({
+      ...withMeta(l, { resourceVersion: '99' }),
+      status: { replicas: 2, readyReplicas: 1 },
+    });
+    // [what, before, after, whether the reconcile is told]
+    const cases: Array<[string, LeaderWorkerSet | undefined, LeaderWorkerSet, boolean]> = [
+      ['first seen', undefined, lws, true],
+      ['its status written (with a new resourceVersion)', lws, withStatus(lws), false],
+      ['the same object again (a resync of the watch)', lws, lws, false],
+      ['a new generation', lws, withMeta(lws, { generation: 4 }), true],
+      ['being deleted', lws, deleting(lws), true],
+      ['created again under the name', lws, withMeta(lws, { uid: 'another' }), true],
+      ['an annotation added', lws, withMeta(lws, { annotations: { [ANNOTATION_EXCLUSIVE_TOPOLOGY]: 'zone' } }), true],
+      [
+        'an annotation changed',
+        withMeta(lws, { annotations: { a: '1' } }),
+        withMeta(lws, { annotations: { a: '2' } }),
+        true,
+      ],
+      ['a label added', lws, withMeta(lws, { labels: { team: 'a' } }), true],
+    ];
+    for (const [what, before, after, matters] of cases) {
+      it(`${what}: ${matters ? 'told' : 'not told'}`, () => assert.equal(lwsChangeMatters(before, after), matters));
     }
   });
 

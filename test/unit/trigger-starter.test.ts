@@ -270,40 +270,57 @@ describe('trigger: WorkflowStarter', () => {
     );
   });
 
-  // A group turned Ready during a rollout is sent at once, past the half-second spacing of signals, and says so.
-  // [what, the changes (ms after the first signal; whether each says groupReady), the second signal's delay bounds
-  // (ms after the first) and its arguments]
-  const spacingCases: [string, [number, boolean][], [number, number], unknown[]][] = [
-    ['plain changes: one more signal after the spacing', [[10, false]], [480, 800], []],
-    ['a group Ready while a signal is in flight: at once', [[10, true]], [0, 200], [{ groupReady: true }]],
+  // A change of an LWS's pods or StatefulSets (batch) goes with the rest of its burst after the 1 s batch window; any
+  // other change (the LWS's own, a group Ready during a rollout, a resync) at once, taking the batched ones along.
+  // [what, the changes (ms after the first; whether batched), each signal's bounds (ms after the first change)]
+  const batchCases: [string, [number, boolean][], [number, number][]][] = [
+    ['an urgent change: at once', [[0, false]], [[0, 150]]],
     [
-      'a group Ready during the spacing: ends it',
+      'a burst of batched changes: one signal after the window',
       [
-        [10, false],
-        [150, true],
+        [0, true],
+        [100, true],
+        [300, true],
       ],
-      [100, 350],
-      [{ groupReady: true }],
+      [[950, 1_400]],
+    ],
+    [
+      'an urgent change during the window: ends it, one signal for both',
+      [
+        [0, true],
+        [200, false],
+      ],
+      [[150, 500]],
+    ],
+    [
+      'a batched change while an urgent signal is in flight: one more after the window',
+      [
+        [0, false],
+        [10, true],
+      ],
+      [
+        [0, 150],
+        [1_000, 1_500],
+      ],
     ],
   ];
-  for (const [what, changes, [min, max], args] of spacingCases) {
-    it(`signal spacing: ${what}`, async () => {
+  for (const [what, changes, bounds] of batchCases) {
+    it(`signal batching: ${what}`, async () => {
       const { client, calls } = fakeClient(() => 'ok', 30);
       const starter = starterWith(client, []);
-      const first = action('wf-s', 'signal-with-start');
-      starter.submit(first);
-      let elapsed = 0;
-      for (const [at, groupReady] of changes) {
-        await new Promise((r) => setTimeout(r, at - elapsed));
-        elapsed = at;
-        starter.submit(groupReady ? { ...first, change: { groupReady: true } } : first);
+      const first = Date.now();
+      for (const [at, batch] of changes) {
+        await new Promise((r) => setTimeout(r, at - (Date.now() - first)));
+        starter.submit({ ...action('wf-s', 'signal-with-start'), batch });
       }
-      await settle(900);
-      assert.equal(calls.length, 2, JSON.stringify(calls));
-      assert.deepEqual(calls[0]!.signalArgs, []);
-      const delay = calls[1]!.at! - calls[0]!.at!;
-      assert.ok(delay >= min && delay <= max, `the second signal ${delay} ms after the first (${min}-${max})`);
-      assert.deepEqual(calls[1]!.signalArgs, args);
+      await settle(1_800);
+      assert.equal(calls.length, bounds.length, JSON.stringify(calls));
+      calls.forEach((call, n) => {
+        const [min, max] = bounds[n]!;
+        const at = call.at! - first;
+        assert.ok(at >= min && at <= max, `signal ${n + 1} at ${at} ms (${min}-${max})`);
+        assert.deepEqual(call.signalArgs, [], 'the signal carries nothing');
+      });
     });
   }
 });

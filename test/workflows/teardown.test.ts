@@ -220,6 +220,29 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     });
   }
 
+  it('its waits, on which only its own report waits, beat at a 30 s heartbeat timeout', async () => {
+    const fake = t.fake({ graceMs: GRACE, podReadyAfterMs: READY, leaderController: true, provisioner: true });
+    const { input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel', lifecycle: 'rebuild' });
+    const timeouts = await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof teardownGroup>('teardownGroup', input);
+      await handle.result();
+      const events = (await handle.fetchHistory()).events ?? [];
+      return events.flatMap((e) => {
+        const scheduled = e.activityTaskScheduledEventAttributes;
+        const timeout = scheduled?.heartbeatTimeout;
+        const ms = Number(timeout?.seconds ?? 0) * 1000 + (timeout?.nanos ?? 0) / 1e6;
+        return scheduled ? [[scheduled.activityType?.name, ms]] : [];
+      });
+    });
+    // Each heartbeat is a write on the Temporal server and an Action on Temporal Cloud (model/crash-recovery.ts).
+    assert.deepEqual(timeouts.sort(), [
+      ['waitForPodGone', 30_000],
+      ['waitForPodsGone', 30_000],
+      ['waitForReplacementGroupReady', 30_000],
+      ['waitForStatefulSetGone', 30_000],
+    ]);
+  });
+
   it('the first round is one local activity and its two Events one more; each wait records its own Events (each result is a turn of the workflow thread)', async () => {
     const fake = t.fake({ graceMs: GRACE });
     const { pods, sts, input } = await terminatingGroup(fake, { spec: 'Parallel', hint: 'Parallel' });
