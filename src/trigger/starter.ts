@@ -66,6 +66,8 @@ export class WorkflowStarter {
   private readonly known = new Set<string>();
   private readonly signals = new Map<string, SignalState>();
   private readonly inFlightStarts = new Set<string>();
+  /** When each workflow's last signal landed (ms): a run told lately is open and looks again by itself. */
+  private readonly signalledAt = new Map<string, number>();
 
   constructor(private readonly opts: StarterOptions) {}
 
@@ -114,12 +116,24 @@ export class WorkflowStarter {
         state.next = undefined;
         state.urgent = false;
         const sending = action;
-        await this.withRetry(sending, () => this.signal(sending, observedAt));
+        // Given up: the next resync tells the run again.
+        if (!(await this.withRetry(sending, () => this.signal(sending, observedAt))))
+          this.signalledAt.delete(workflowId);
         observedAt = Date.now();
       }
     } finally {
       this.signals.delete(workflowId);
     }
+  }
+
+  /** Whether a signal to this workflow landed at `sinceMs` or later. */
+  signalledSince(workflowId: string, sinceMs: number): boolean {
+    return (this.signalledAt.get(workflowId) ?? -Infinity) >= sinceMs;
+  }
+
+  /** Forgets the signals that landed before `ms`: the map holds only runs told lately. */
+  forgetSignalsBefore(ms: number): void {
+    for (const [id, at] of this.signalledAt) if (at < ms) this.signalledAt.delete(id);
   }
 
   private searchAttributesFor(action: StartAction): SearchAttributePair[] | undefined {
@@ -179,6 +193,7 @@ export class WorkflowStarter {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
         // Ended already: nothing left to tell.
         log.debug('no open workflow to signal', { workflowId: action.workflowId, reason: action.reason });
+        this.signalledAt.delete(action.workflowId);
         return;
       }
     } else {
@@ -193,6 +208,7 @@ export class WorkflowStarter {
         typedSearchAttributes: this.searchAttributesFor(action),
       });
     }
+    this.signalledAt.set(action.workflowId, Date.now());
     const latencyMs = Date.now() - observedAt;
     log.debug('workflow signalled', { workflowId: action.workflowId, reason: action.reason, latencyMs });
     this.opts.onStarted?.(action, 'signalled', latencyMs);
@@ -204,11 +220,12 @@ export class WorkflowStarter {
     if (this.known.size > 50_000) this.known.delete(this.known.values().next().value as string);
   }
 
-  private async withRetry(action: StartAction, fn: () => Promise<void>): Promise<void> {
+  /** Resolves with whether `fn` landed, or false once it gave up. */
+  private async withRetry(action: StartAction, fn: () => Promise<void>): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       try {
         await fn();
-        return;
+        return true;
       } catch (err) {
         if (attempt >= maxAttempts) {
           this.opts.log.error('giving up on a workflow start until the next resync', {
@@ -217,7 +234,7 @@ export class WorkflowStarter {
             hint: 'check that Temporal is reachable (TEMPORAL_ADDRESS) and a worker serves the task queue',
           });
           this.opts.onError?.(action, err);
-          return;
+          return false;
         }
         this.opts.log.warn('workflow start failed; retrying', {
           workflowId: action.workflowId,

@@ -23,6 +23,7 @@ import {
   type PodFacts,
 } from '../model/index.js';
 import { ClusterView } from './cluster-view.js';
+import { RECONCILE_RESYNC_MS } from '../workflows/reconcile.js';
 import {
   groupChangeAction,
   lwsChangeMatters,
@@ -174,10 +175,18 @@ export class Trigger {
     }
   }
 
-  /** Decide again on everything known; repeats are deduplicated by workflow ID. */
+  /**
+   * Decide again on everything known; repeats are deduplicated by workflow ID. A reconcile told within its own resync
+   * interval is left alone: its run is open and looks again by itself, and each signal is a Temporal Action.
+   */
   resync(): void {
     const now = Date.now();
-    for (const lws of this.view.allLws()) this.submit([reconcileAction(this.opts.cluster, lws, 'resync')], now);
+    const toldSince = now - RECONCILE_RESYNC_MS;
+    this.starter.forgetSignalsBefore(toldSince);
+    for (const lws of this.view.allLws()) {
+      const action = reconcileAction(this.opts.cluster, lws, 'resync');
+      if (action && !this.starter.signalledSince(action.workflowId, toldSince)) this.submit([action], now);
+    }
     for (const pod of this.view.allPods())
       this.submit(podActions(this.opts.cluster, pod, this.view, this.opts.searchAttributes, now), now);
   }

@@ -6,7 +6,7 @@ import { condition, defineSignal, setHandler, sleep } from '@temporalio/workflow
 export const changedSignal = defineSignal('changed');
 
 /** A quiet LWS is still looked at this often, in case an event was missed. */
-const resyncInterval = '5 minutes';
+export const RECONCILE_RESYNC_MS = 5 * 60_000;
 
 export class ChangeSignals {
   /** The first pass is due at once. */
@@ -27,7 +27,7 @@ export class ChangeSignals {
   async nextPass(): Promise<void> {
     if (!this.changed && !this.resyncTimerRunning) {
       this.resyncTimerRunning = true;
-      void sleep(resyncInterval).then(() => {
+      void sleep(RECONCILE_RESYNC_MS).then(() => {
         this.resyncTimerRunning = false;
         this.resyncDue = true;
       });

@@ -35,7 +35,7 @@ import { ensureControllerRevision, ensureHeadlessService, ensureLeaderStatefulSe
 import { waitForOldObjectsGone } from './old-objects-gone.js';
 import { ChangeSignals } from './reconcile-signals.js';
 
-export { changedSignal } from './reconcile-signals.js';
+export { changedSignal, RECONCILE_RESYNC_MS } from './reconcile-signals.js';
 
 export interface ReconcileInput {
   ref: ObjectKey;

@@ -270,6 +270,26 @@ describe('trigger: WorkflowStarter', () => {
     );
   });
 
+  // What the resync asks before it tells a reconcile again: [what, the server's answer, whether it counts as told]
+  const toldCases: [string, 'ok' | 'gone' | 'fail', boolean][] = [
+    ['a signal landed', 'ok', true],
+    ['the run had ended (a plain signal)', 'gone', false],
+    ['given up after its retries', 'fail', false],
+  ];
+  for (const [what, answer, told] of toldCases) {
+    it(`signalledSince: ${what}: ${told ? 'told' : 'not told'}, and forgotten once older than asked`, async () => {
+      const { client } = fakeClient(() => answer, 5);
+      const starter = starterWith(client, []);
+      const before = Date.now();
+      starter.submit(action('wf-t', answer === 'gone' ? 'signal' : 'signal-with-start'));
+      await settle(600);
+      assert.equal(starter.signalledSince('wf-t', before), told);
+      assert.equal(starter.signalledSince('wf-other', before), false);
+      starter.forgetSignalsBefore(Date.now() + 1);
+      assert.equal(starter.signalledSince('wf-t', 0), false);
+    });
+  }
+
   // A change of an LWS's pods or StatefulSets (batch) goes with the rest of its burst after the 1 s batch window; any
   // other change (the LWS's own, a group Ready during a rollout, a resync) at once, taking the batched ones along.
   // [what, the changes (ms after the first; whether batched), each signal's bounds (ms after the first change)]
