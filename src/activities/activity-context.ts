@@ -21,6 +21,11 @@ export function log(level: 'warn' | 'info' | 'debug', message: string, meta: Rec
   else if (level === 'warn') console.warn(JSON.stringify({ level, msg: message, ...meta }));
 }
 
+/** The activity's heartbeat timeout; undefined outside an activity or without one. */
+export function heartbeatTimeoutMs(): number | undefined {
+  return current()?.info.heartbeatTimeoutMs;
+}
+
 export function cancellationSignal(): AbortSignal {
   return current()?.cancellationSignal ?? new AbortController().signal;
 }

@@ -1,7 +1,7 @@
 // What every wait shares: heartbeats while it runs, a cancellable pause, the watch paths, the timestamp format.
-import { cancellationSignal, heartbeat } from './activity-context.js';
+import { cancellationSignal, heartbeat, heartbeatTimeoutMs } from './activity-context.js';
 
-import { WAIT_HEARTBEAT_INTERVAL_MS } from '../model/crash-recovery.js';
+import { WAIT_HEARTBEAT_INTERVAL_MS, waitHeartbeatIntervalMs } from '../model/crash-recovery.js';
 
 export const HEARTBEAT_INTERVAL_MS = WAIT_HEARTBEAT_INTERVAL_MS;
 /** Pause before a new GET after a failed watch, so that a failing API server is not hammered. */
@@ -14,7 +14,7 @@ export function now(): string {
 
 /** The first beat comes after an interval: a wait that ends sooner costs the server no heartbeat. */
 export async function withHeartbeats<R>(what: string, wait: (signal: AbortSignal) => Promise<R>): Promise<R> {
-  const beat = setInterval(() => heartbeat(what), HEARTBEAT_INTERVAL_MS);
+  const beat = setInterval(() => heartbeat(what), waitHeartbeatIntervalMs(heartbeatTimeoutMs()));
   try {
     return await wait(cancellationSignal());
   } finally {

@@ -40,5 +40,13 @@ export const WAIT_HEARTBEAT_TIMEOUT = '2500ms';
  */
 export const REPORT_WAIT_HEARTBEAT_TIMEOUT = '30s';
 
-/** The waits beat this often; the SDK sends at most one beat per 0.8 x the timeout. */
+/** The waits beat at least this often apart; the SDK sends at most one beat per 0.8 x the timeout. */
 export const WAIT_HEARTBEAT_INTERVAL_MS = 1_000;
+
+/**
+ * A wait beats every third of its heartbeat timeout: a 30 s one beats every 10 s, so a wait that ends sooner costs the
+ * server no heartbeat, and two beats may still be lost before the timeout.
+ */
+export function waitHeartbeatIntervalMs(heartbeatTimeoutMs: number | undefined): number {
+  return Math.max(WAIT_HEARTBEAT_INTERVAL_MS, (heartbeatTimeoutMs ?? 0) / 3);
+}

@@ -1320,6 +1320,19 @@ describe('activities against the cluster', function () {
       assert.ok(Math.abs(Date.parse(result.terminatingAt) - started) < 1500, `terminatingAt ${result.terminatingAt}`);
     });
 
+    it('beats every third of its heartbeat timeout: none in the first seconds of a wait at 30 s', async function () {
+      this.timeout(30_000);
+      const pod = await createPod('watched-quietly');
+      const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 });
+      const beats: number[] = [];
+      env.on('heartbeat', () => beats.push(Date.now()));
+      const waiting = env.run(act.waitForPodGone, pod);
+      await new Promise((r) => setTimeout(r, 2 * HEARTBEAT_INTERVAL_MS + 600));
+      assert.equal(beats.length, 0, 'no heartbeat before 10 s');
+      env.cancel();
+      assert.ok((await failureOf(waiting)) instanceof CancelledFailure);
+    });
+
     it('heartbeats every HEARTBEAT_INTERVAL_MS inside an activity, none at its start, and stops at once when cancelled', async function () {
       this.timeout(30_000);
       const pod = await createPod('watched-forever');
