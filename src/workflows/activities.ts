@@ -1,6 +1,6 @@
 // Activity stubs with the retry behaviour each kind needs. Transient API errors (429, 5xx, network) are retried
 // with backoff; the activities raise permanent ones (400, 403, 422) as non-retryable failures.
-import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { AllActivities } from '../activities/types.js';
 import { REPORT_WAIT_HEARTBEAT_TIMEOUT, WAIT_HEARTBEAT_TIMEOUT } from '../model/crash-recovery.js';
 
@@ -29,11 +29,14 @@ export const wait = proxyActivities<AllActivities>(waitOptions);
 const reportWaitOptions = { ...waitOptions, heartbeatTimeout: REPORT_WAIT_HEARTBEAT_TIMEOUT };
 export const reportWait = proxyActivities<AllActivities>(reportWaitOptions);
 
+/** How long a rebuild waits for its replacement group before it reports without one. */
+export const REPLACEMENT_TIMEOUT = '30 minutes';
+
 /**
- * The same, for one the workflow may cancel and then end: it goes on once the wait has ended, so no wait outlives its
- * workflow (the time-skipping test server would keep the time lock of such a wait forever).
+ * A rebuild's wait for its replacement, bounded by the server: its timeout costs no Action, where a workflow timer
+ * costs one. The LWS may be scaled down or deleted meanwhile, and then no replacement ever comes.
  */
-export const cancellableReportWait = proxyActivities<AllActivities>({
+export const replacementWait = proxyActivities<AllActivities>({
   ...reportWaitOptions,
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  scheduleToCloseTimeout: REPLACEMENT_TIMEOUT,
 });

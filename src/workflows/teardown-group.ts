@@ -5,7 +5,7 @@
 // Then it follows the group until its pods are gone and, for a rebuild, until the replacement group is ready. A pod
 // stuck Terminating on a dead node is force-deleted once its grace period is over (model/dead-node.ts).
 import type { SearchAttributePair } from '@temporalio/common';
-import { CancellationScope, isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, TimeoutFailure, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
   judgeTeardown,
   leaderPodName,
@@ -18,7 +18,7 @@ import {
   type TeardownJudgement,
 } from '../model/index.js';
 import type { SeenWorkers, StuckResult } from '../activities/types.js';
-import { cancellableReportWait, kube, reportWait } from './activities.js';
+import { kube, REPLACEMENT_TIMEOUT, replacementWait, reportWait } from './activities.js';
 import { Lifecycle as LifecycleAttribute, TerminationPolicy } from './search-attributes.js';
 import { TeardownTimeline, type Step } from './teardown-timeline.js';
 import { latestOf } from '../shared/instants.js';
@@ -59,9 +59,6 @@ export interface ForceDeletedPod {
   /** `node gone`, `node tainted out-of-service` or `node NotReady for N s (...)`. */
   signal: string;
 }
-
-/** How long a rebuild waits for its replacement group before it reports without one. */
-const replacementTimeout = '30 minutes';
 
 export async function teardownGroup(input: TeardownGroupInput): Promise<TeardownGroupResult> {
   const { ref, groupIndex, leader } = input;
@@ -233,16 +230,14 @@ async function replacementReady(
   teardownMs: number | undefined,
 ): Promise<number | undefined> {
   try {
-    const replacement = await CancellationScope.withTimeout(replacementTimeout, () =>
-      cancellableReportWait.waitForReplacementGroupReady({
-        namespace: ref.namespace,
-        leaderName: leaderPodName(ref.name, groupIndex),
-        workerStatefulSetName: workerStatefulSetName(ref.name, groupIndex),
-        previousLeaderUid: leader.uid,
-        size: lws.spec.leaderWorkerTemplate.size,
-        group: { lwsName: ref.name, groupIndex },
-      }),
-    );
+    const replacement = await replacementWait.waitForReplacementGroupReady({
+      namespace: ref.namespace,
+      leaderName: leaderPodName(ref.name, groupIndex),
+      workerStatefulSetName: workerStatefulSetName(ref.name, groupIndex),
+      previousLeaderUid: leader.uid,
+      size: lws.spec.leaderWorkerTemplate.size,
+      group: { lwsName: ref.name, groupIndex },
+    });
     if ('notWanted' in replacement) {
       timeline.skipped(`no replacement group: ${replacement.notWanted}`);
       return undefined;
@@ -260,8 +255,13 @@ async function replacementReady(
     );
     return recoveryMs;
   } catch (err) {
-    if (!isCancellation(err)) throw err;
-    timeline.skipped(`no replacement group within ${replacementTimeout}`);
+    if (!outOfTime(err)) throw err;
+    timeline.skipped(`no replacement group within ${REPLACEMENT_TIMEOUT}`);
     return undefined;
   }
 }
+
+const outOfTime = (err: unknown) =>
+  err instanceof ActivityFailure &&
+  err.cause instanceof TimeoutFailure &&
+  err.cause.timeoutType === 'SCHEDULE_TO_CLOSE';
