@@ -66,7 +66,8 @@ export function createActivities(
     waitForNamesFreed: (input) => waitForNamesFreed(c, input),
     waitForPodReady: (input) => waitForPodReady(c, input),
     waitForPodScheduled: (input) => waitForPodScheduled(c, input),
-    waitForStatefulSetReady: (input) => waitForStatefulSetReady(c, input),
+    waitForStatefulSetReady: ({ tell, ...target }) =>
+      tellWhenDone(c, waitForStatefulSetReady(c, target), tell, (r) => 'readyAt' in r),
     waitForPodsGone: ({ tell, ...input }) => tellWhenDone(c, waitForPodsGone(c, input), tell, isGone),
     waitForReplacementGroupReady: (input) => waitForReplacementGroupReady(c, input),
     updateLeaderWorkerSetStatus: (input) => updateLeaderWorkerSetStatus(c, input),

@@ -228,7 +228,8 @@ export interface LwsActivities {
   /** Resolves once the pod of this uid has a node, or is gone. */
   waitForPodScheduled(input: ObjectIdentity): Promise<ScheduledResult>;
   /** Resolves once the StatefulSet of this uid has `readyReplicas >= replicas`, or is gone. */
-  waitForStatefulSetReady(input: ObjectIdentity): Promise<ReadyResult>;
+  /** Its Events are told only when the StatefulSet is ready. */
+  waitForStatefulSetReady(input: ObjectIdentity & TellsWhenDone): Promise<ReadyResult>;
 
   updateLeaderWorkerSetStatus(input: { ref: ObjectKey; status: LeaderWorkerSetStatus }): Promise<void>;
   /** false: refused for good (the namespace is being deleted, say), logged and dropped. */

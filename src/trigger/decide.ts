@@ -22,6 +22,7 @@ import {
   type ObjectKey,
   type PodFacts,
   type PodTerminationPolicy,
+  type StatefulSetFacts,
   type WorkflowOp,
 } from '../model/index.js';
 import type { SeenWorkers } from '../activities/types.js';
@@ -164,6 +165,21 @@ export function lwsChangeMatters(before: LeaderWorkerSet | undefined, after: Lea
     Boolean(b.deletionTimestamp) !== Boolean(a.deletionTimestamp) ||
     !sameStrings(b.annotations, a.annotations) ||
     !sameStrings(b.labels, a.labels)
+  );
+}
+
+/**
+ * Whether a change of a StatefulSet of the LWS's is one the reconcile's status reads: its readiness as upstream judges
+ * it (ready, available and rolled-out replicas), or its deletion.
+ */
+export function statefulSetChangeMatters(before: StatefulSetFacts | undefined, after: StatefulSetFacts): boolean {
+  return (
+    before === undefined ||
+    before.replicas !== after.replicas ||
+    before.readyReplicas !== after.readyReplicas ||
+    before.availableReplicas !== after.availableReplicas ||
+    before.rolledOut !== after.rolledOut ||
+    isDeleting(before) !== isDeleting(after)
   );
 }
 

@@ -28,6 +28,7 @@ import {
   groupChangeAction,
   lwsChangeMatters,
   podActions,
+  statefulSetChangeMatters,
   reconcileAction,
   reconcileEndAction,
   type StartAction,
@@ -169,7 +170,7 @@ export class Trigger {
     const wasReady = this.groupReadyNow(view.ownerUid);
     const before = removed ? this.view.deleteStatefulSet(view.uid) : this.view.setStatefulSet(view);
     const groupReady = before !== undefined && !wasReady && this.groupReadyNow(view.ownerUid);
-    if (removed || !before || before.readyReplicas !== view.readyReplicas) {
+    if (removed || statefulSetChangeMatters(before, view)) {
       const reason = `StatefulSet ${view.name} changed`;
       this.submit([this.reconcileFor(view.namespace, view.labels[LABEL_NAME], reason, groupReady)], now);
     }

@@ -19,7 +19,7 @@ import {
   type ObjectKey,
   type PodFacts,
 } from '../model/index.js';
-import type { EnsureWorkerStatefulSetResult } from '../activities/types.js';
+import type { EnsureWorkerStatefulSetResult, KubernetesEvent } from '../activities/types.js';
 import { apiRefusal, isNamespaceTerminating } from '../shared/failures.js';
 import { kube, reportWait, wait } from './activities.js';
 import { ensureWorkerStatefulSet, readLws } from './lws-io.js';
@@ -84,15 +84,16 @@ export async function provisionGroup(input: ProvisionGroupInput): Promise<Provis
     const made = await createWorkers(input, lws, topology, timeline, waited ? undefined : leaderNow);
     if (made.kind === 'skipped') return skip(made);
     if (made.workers && made.oldPods) await oldPodsGone(made.workers, made.oldPods, timeline);
-    const ended = await workersReadyOrMadeAgain(input, made.lws, topology, made.workers, timeline);
-    if (ended) return skip(ended);
-
-    await kube.recordEvent({
+    const provisioned: KubernetesEvent = {
       lws: { ...ref, uid: made.lws.metadata.uid },
       type: 'Normal',
       reason: EVENT_REASONS.groupProvisioned,
       message: `group ${groupIndex}: leader ${leader.name} (${leader.uid}) with ${spec.leaderWorkerTemplate.size - 1} workers`,
-    });
+    };
+    const ended = await workersReadyOrMadeAgain(input, made.lws, topology, made.workers, timeline, provisioned);
+    if (ended?.kind === 'skipped') return skip(ended);
+    // The readiness wait told it as the group turned Ready: the task its end starts makes no call.
+    if (ended?.kind !== 'told') await kube.recordEvent(provisioned);
     return { outcome: 'provisioned', timeline: timeline.entries };
   } catch (err) {
     // Deleting a namespace deletes its LWS: the group is going, not failing.
@@ -347,10 +348,11 @@ async function oldPodsGone(workers: ObjectIdentity, oldPods: ObjectIdentity[], t
 }
 
 /**
- * Until the group is Ready (each worker has its worker-index label from its creation: the admission webhook). A new
- * StatefulSet gone while its leader lives is made again, three times at most: one can be deleted right after its
- * create in a Parallel rebuild on Kubernetes 1.32, which would leave the group without workers. A leader gone or going
- * ends it: its teardown decides. Resolves with an end only when a build made again ends the provisioning.
+ * Until the group is Ready (each worker has its worker-index label from its creation: the admission webhook), when the
+ * wait tells `provisioned`. A new StatefulSet gone while its leader lives is made again, three times at most: one can
+ * be deleted right after its create in a Parallel rebuild on Kubernetes 1.32, which would leave the group without
+ * workers. A leader gone or going ends it: its teardown decides. Resolves with an end only when a build made again
+ * ends the provisioning.
  */
 async function workersReadyOrMadeAgain(
   input: ProvisionGroupInput,
@@ -358,12 +360,13 @@ async function workersReadyOrMadeAgain(
   topology: Topology | undefined,
   workers: ObjectIdentity | undefined,
   timeline: Timeline,
-): Promise<Skipped | undefined> {
+  provisioned: KubernetesEvent,
+): Promise<Skipped | { kind: 'told' } | undefined> {
   for (let made = workers, again = 0; made !== undefined; again++) {
-    const ready = await reportWait.waitForStatefulSetReady(made);
+    const ready = await reportWait.waitForStatefulSetReady({ ...made, tell: [provisioned] });
     if ('readyAt' in ready) {
       timeline.add('new group ready', ready.readyAt);
-      return undefined;
+      return { kind: 'told' };
     }
     if (again === 3) return undefined;
     const leader = await kube.getPod(input.leader);

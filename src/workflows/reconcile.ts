@@ -58,6 +58,11 @@ type LwsCheck =
 type PassOutcome =
   /** The generation's objects, or the rollout step, are as planned. */
   | { kind: 'applied' }
+  /**
+   * As planned, and the leader StatefulSet written mid-rollout: the next pass plans from that write at once, as no
+   * signal tells of the reconcile's own writes.
+   */
+  | { kind: 'stepped' }
   /** A spec the API server's schema would refuse: told, and the run ends. */
   | { kind: 'invalid' }
   /**
@@ -145,6 +150,9 @@ async function reconcile({ ref, generation }: ReconcileInput): Promise<Reconcile
           return 'deleted';
         }
         continue;
+      case 'stepped':
+        changes.passNow();
+        break;
       case 'applied':
         break;
     }
@@ -198,10 +206,10 @@ async function applyGeneration(
   }
   if ((await ensureHeadlessService(lws)) === 'stale') return { kind: 'start-over' };
   const leaders = await applyLeaderStatefulSet(ref, lws, generation, plan);
-  if (leaders.kind !== 'applied') return leaders;
+  if (leaders.kind !== 'applied' && leaders.kind !== 'stepped') return leaders;
   // The policy lives on each leader pod, so a switch applies to the next teardown without rolling any group.
   await kube.annotateLeaderPods({ ref, podTerminationPolicy: podTerminationPolicyOf(lws.spec) });
-  return { kind: 'applied' };
+  return leaders;
 }
 
 /** The leader StatefulSet at the plan's step, told in an Event when it was created or changed. */
@@ -241,6 +249,7 @@ async function applyLeaderStatefulSet(
     const step = plan.rolling ? `; ${describeStep(lws.spec.replicas, plan)}` : '';
     const message = `leader StatefulSet ${ref.name} ${leaders} for generation ${generation}${step}`;
     await kube.recordEvent(lwsEvent(ref, lws, reason, message));
+    if (plan.rolling) return { kind: 'stepped' };
   }
   return { kind: 'applied' };
 }
@@ -261,7 +270,7 @@ async function takeRolloutStep(
   // Changed or deleted under the rollout: applied again, as at the start.
   if (step === 'stale' || typeof step === 'object') return { kind: 'start-over' };
   await kube.recordEvent(lwsEvent(ref, lws, EVENT_REASONS.rollingUpdateStep, describeStep(lws.spec.replicas, plan)));
-  return { kind: 'applied' };
+  return { kind: plan.rolling ? 'stepped' : 'applied' };
 }
 
 /** What the status tells of the leader StatefulSet beyond the groups: its name taken, or the API server's refusal. */

@@ -13,11 +13,13 @@ import {
   type LeaderWorkerSet,
   type ObjectKey,
   type PodFacts,
+  type StatefulSetFacts,
 } from '../../src/model/index.js';
 import {
   groupChangeAction,
   leaderDeletedAt,
   lwsChangeMatters,
+  statefulSetChangeMatters,
   podActions,
   reconcileAction,
   reconcileEndAction,
@@ -640,6 +642,36 @@ describe('trigger/decide', () => {
     ];
     for (const [what, before, after, matters] of cases) {
       it(`${what}: ${matters ? 'told' : 'not told'}`, () => assert.equal(lwsChangeMatters(before, after), matters));
+    }
+  });
+
+  describe('statefulSetChangeMatters', () => {
+    const workers: StatefulSetFacts = {
+      namespace: 'default',
+      name: 'demo-0',
+      uid: 'sts-0',
+      labels: {},
+      ownerUid: 'leader-0',
+      replicas: 3,
+      readyReplicas: 3,
+      availableReplicas: 3,
+      rolledOut: true,
+    };
+    // [what, the change, whether the reconcile is told]
+    const cases: Array<[string, Partial<StatefulSetFacts> | undefined, boolean]> = [
+      ['first seen', undefined, true],
+      ['nothing the status reads (a label)', { labels: { other: 'x' } }, false],
+      ['a replica no longer ready', { readyReplicas: 2 }, true],
+      ['a replica no longer available (ready as before)', { availableReplicas: 2 }, true],
+      ['a pod left on an older revision', { rolledOut: false }, true],
+      ['scaled', { replicas: 4 }, true],
+      ['being deleted', { deletionTimestamp: DELETED_AT }, true],
+    ];
+    for (const [what, change, matters] of cases) {
+      it(`${what}: ${matters ? 'told' : 'not told'}`, () => {
+        const [before, after] = change === undefined ? [undefined, workers] : [workers, { ...workers, ...change }];
+        assert.equal(statefulSetChangeMatters(before, after), matters);
+      });
     }
   });
 

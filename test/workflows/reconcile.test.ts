@@ -237,6 +237,40 @@ describe('reconcileLeaderWorkerSet (time-skipping, fake cluster)', function () {
     assert.equal(result, 'superseded');
   });
 
+  it("a template change takes its first step right after the generation's write, with no signal: none tells of the reconcile's own writes", async () => {
+    const fake = t.fake();
+    fake.setLws({ replicas: 2 }, { generation: 5 });
+    const now = await fake.now();
+    for (const groupIndex of [0, 1]) {
+      const leader = fake.addLeader({ groupIndex, at: now - 60_000, readyAt: now - 60_000 });
+      leader.labels[LABEL_TEMPLATE_REVISION_HASH] = 'old-revision';
+      fake.addWorkers({ groupIndex, ownerUid: leader.uid, at: now - 60_000 });
+    }
+    leaderStatefulSetAt(fake, 'old-revision');
+    const writes = () => fake.callsOf('ensureLeaderStatefulSetOf').map((c) => c.args[1]);
+    const result = await t.withWorker(fake, async (run) => {
+      const handle = await run.start<typeof reconcileLeaderWorkerSet>('reconcileLeaderWorkerSet', {
+        ref: fake.ref,
+        generation: 5,
+      });
+      await eventually('the first step', () => writes().length === 2);
+      // The new revision written with every group kept on its template, then group 1 may go (maxUnavailable 1).
+      assert.deepEqual(writes(), [
+        { replicas: 2, partition: 2 },
+        { replicas: 2, partition: 1 },
+      ]);
+      // Then it waits for the groups: the step's own write sets off one more look, and nothing more.
+      await eventually('the look after the step', () => fake.completed('listGroups').length === 3);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(fake.completed('listGroups').length, 3, 'no pass without a change');
+      assert.equal(writes().length, 2);
+      fake.lws!.metadata.generation = 6;
+      await handle.signal('changed');
+      return handle.result();
+    });
+    assert.equal(result, 'superseded');
+  });
+
   it('a new generation while surge groups are kept after the last old group keeps them until the groups are Ready', async () => {
     const fake = t.fake();
     fake.setLws(surgeSpec, { generation: 5 });
