@@ -44,8 +44,10 @@ export interface StarterOptions {
 
 /** A reconcile workflow with a signal due or in flight. */
 interface SignalState {
-  /** The change due to go next: the latest one's kind counts (an LWS created again after a deletion's plain signal
-   * needs a start). */
+  /**
+   * The change due to go next: the latest one's kind counts (an LWS created again after a deletion's plain signal needs
+   * a start).
+   */
   next?: StartAction;
   /** The next signal goes at once: a change that is not a pod or StatefulSet burst's (see StartAction.batch). */
   urgent: boolean;
@@ -116,9 +118,9 @@ export class WorkflowStarter {
         state.next = undefined;
         state.urgent = false;
         const sending = action;
+        const landed = await this.withRetry(sending, () => this.signal(sending, observedAt));
         // Given up: the next resync tells the run again.
-        if (!(await this.withRetry(sending, () => this.signal(sending, observedAt))))
-          this.signalledAt.delete(workflowId);
+        if (!landed) this.signalledAt.delete(workflowId);
         observedAt = Date.now();
       }
     } finally {
