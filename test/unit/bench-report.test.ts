@@ -251,6 +251,12 @@ describe("bench report: Temporal's CPU, all of its processes together", () => {
     assert.equal(temporalCpuPerLifecycle(cluster, 'rebuild-1'), undefined);
   });
 
+  it("per group lifecycle with --against upstream: upstream's samples are not Temporal's lifecycles", () => {
+    const upstream = { ...scenario(10, 'Sequential', [[0, 20_000]]), controller: 'upstream' as const };
+    const withUpstream = { ...dev, scenarios: [...dev.scenarios, upstream] };
+    assert.equal(temporalCpuPerLifecycle(withUpstream, 'rebuild-10'), 8 / 20);
+  });
+
   it("the report's CPU table has one Temporal column, and the cluster's processes apart", () => {
     const md = markdown(cluster, 'chart.svg');
     assert.match(md, /\| kube-apiserver \| temporal \| worker \| temporal per group lifecycle \|/);

@@ -238,6 +238,16 @@ export async function eventually<T>(what: string, probe: () => T | undefined | f
 }
 
 /** Time (ms) of the one timeline entry of that event; fails if it is missing or repeated. */
+/** Each activity a history scheduled, with its heartbeat timeout in ms: [activity type, ms]. */
+export function heartbeatTimeouts(events: temporal.api.history.v1.IHistoryEvent[]): [string, number][] {
+  return events.flatMap((e) => {
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (!scheduled) return [];
+    const timeout = scheduled.heartbeatTimeout;
+    return [[scheduled.activityType?.name ?? '', Number(timeout?.seconds ?? 0) * 1000 + (timeout?.nanos ?? 0) / 1e6]];
+  });
+}
+
 export function at(timeline: TimelineEntry[], event: TimelineEvent): number {
   const found = timeline.filter((e) => e.event === event);
   if (found.length !== 1) {

@@ -5,7 +5,7 @@ import type { LwsTarget } from '../../src/model/index.js';
 import { seenAtStart } from '../../src/trigger/decide.js';
 import type { ProvisionGroupInput, provisionGroup } from '../../src/workflows/provision-group.js';
 import { identityOf, type FakeCluster, type FakePod } from '../fixtures/fake-activities.js';
-import { useWorkflowTestEnv, at } from './harness.js';
+import { useWorkflowTestEnv, at, heartbeatTimeouts } from './harness.js';
 
 const GRACE = 60_000;
 
@@ -120,13 +120,7 @@ describe('provisionGroup (time-skipping, fake cluster)', function () {
     const timeouts = await t.withWorker(fake, async (run) => {
       const handle = await run.start<typeof provisionGroup>('provisionGroup', inputFor(fake, leader));
       assert.equal((await handle.result()).outcome, 'provisioned');
-      const events = (await handle.fetchHistory()).events ?? [];
-      return events.flatMap((e) => {
-        const scheduled = e.activityTaskScheduledEventAttributes;
-        const timeout = scheduled?.heartbeatTimeout;
-        const ms = Number(timeout?.seconds ?? 0) * 1000 + (timeout?.nanos ?? 0) / 1e6;
-        return scheduled ? [[scheduled.activityType?.name, ms]] : [];
-      });
+      return heartbeatTimeouts((await handle.fetchHistory()).events ?? []);
     });
     // A thousand readiness waits at once beat a thousand times per 2 s at 2.5 s (docs/architecture.md, "Design
     // rationale").

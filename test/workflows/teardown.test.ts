@@ -16,7 +16,7 @@ import { Lifecycle, TerminationPolicy } from '../../src/workflows/search-attribu
 import type { TeardownGroupInput, teardownGroup } from '../../src/workflows/teardown-group.js';
 import type { TimelineEntry, TimelineEvent } from '../../src/workflows/timeline.js';
 import { identityOf, type ActivityName, type FakeCluster } from '../fixtures/fake-activities.js';
-import { useWorkflowTestEnv, at, describeTimeline, eventually } from './harness.js';
+import { useWorkflowTestEnv, at, describeTimeline, eventually, heartbeatTimeouts } from './harness.js';
 
 /** Pod grace period: long, as in the AI/ML workloads the policy is for. */
 const GRACE = 60_000;
@@ -226,13 +226,7 @@ describe('teardownGroup (time-skipping, fake cluster)', function () {
     const timeouts = await t.withWorker(fake, async (run) => {
       const handle = await run.start<typeof teardownGroup>('teardownGroup', input);
       await handle.result();
-      const events = (await handle.fetchHistory()).events ?? [];
-      return events.flatMap((e) => {
-        const scheduled = e.activityTaskScheduledEventAttributes;
-        const timeout = scheduled?.heartbeatTimeout;
-        const ms = Number(timeout?.seconds ?? 0) * 1000 + (timeout?.nanos ?? 0) / 1e6;
-        return scheduled ? [[scheduled.activityType?.name, ms]] : [];
-      });
+      return heartbeatTimeouts((await handle.fetchHistory()).events ?? []);
     });
     // Each heartbeat is a write on the Temporal server and an Action on Temporal Cloud (model/crash-recovery.ts).
     assert.deepEqual(timeouts.sort(), [

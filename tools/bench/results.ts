@@ -214,11 +214,15 @@ export function temporalCpuSeconds(load: ScenarioLoad): number | undefined {
 
 /**
  * Temporal's CPU seconds per group lifecycle of a scenario: its CPU while the rounds ran, over the groups' samples of
- * both policies (each one group's teardown, and its rebuild where the scenario has one), which the same window holds.
+ * both policies (each one group's teardown, and its rebuild where the scenario has one), which the same window holds;
+ * not upstream's.
  */
 export function temporalCpuPerLifecycle(result: BenchResult, id: string): number | undefined {
   const load = result.load[id];
   const cpu = load && temporalCpuSeconds(load);
-  const lifecycles = result.scenarios.filter((r) => r.id === id).reduce((n, r) => n + r.samples.length, 0);
+  // Upstream's rounds (`--against upstream`) ran in a window of their own, with no Temporal work.
+  const lifecycles = result.scenarios
+    .filter((r) => r.id === id && r.controller !== 'upstream')
+    .reduce((n, r) => n + r.samples.length, 0);
   return cpu === undefined || lifecycles === 0 ? undefined : cpu / lifecycles;
 }
