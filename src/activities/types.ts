@@ -227,8 +227,7 @@ export interface LwsActivities {
   waitForPodReady(input: ObjectIdentity): Promise<ReadyResult>;
   /** Resolves once the pod of this uid has a node, or is gone. */
   waitForPodScheduled(input: ObjectIdentity): Promise<ScheduledResult>;
-  /** Resolves once the StatefulSet of this uid has `readyReplicas >= replicas`, or is gone. */
-  /** Its Events are told only when the StatefulSet is ready. */
+  /** Resolves once the StatefulSet of this uid is ready, or is gone; its Events are told only when it is ready. */
   waitForStatefulSetReady(input: ObjectIdentity & TellsWhenDone): Promise<ReadyResult>;
 
   updateLeaderWorkerSetStatus(input: { ref: ObjectKey; status: LeaderWorkerSetStatus }): Promise<void>;

@@ -28,9 +28,9 @@ import {
   groupChangeAction,
   lwsChangeMatters,
   podActions,
-  statefulSetChangeMatters,
   reconcileAction,
   reconcileEndAction,
+  statefulSetChangeMatters,
   type StartAction,
 } from './decide.js';
 import { WorkflowStarter } from './starter.js';
