@@ -149,3 +149,38 @@ describe("bench report: this project's share of a Parallel teardown, split", () 
     it(what, () => assert.deepEqual(rowsOf(scenarios), rows));
   }
 });
+
+describe('bench report: the CPU during the share', () => {
+  const load = (seconds: number, busy: number, cpuSeconds: Record<string, number>) => ({
+    seconds,
+    machineBusyPercent: busy,
+    cpuSeconds,
+  });
+  const tableOf = (scenarios: ScenarioResult[]) => {
+    const text = shareSplitTable({ scenarios, machine: { cpus: 2, model: 'x', memoryGiB: 1 } } as BenchResult) ?? '';
+    const at = text.indexOf('CPU during that share');
+    if (at < 0) return undefined;
+    return text
+      .slice(at)
+      .split('\n')
+      .filter((l) => l.startsWith('| '));
+  };
+
+  it('the mean of the rounds, each process a column, in the order first seen', () =>
+    assert.deepEqual(
+      tableOf([
+        parallel(2, [[2, 100, 300, 350, 600]], {
+          shareLoads: [
+            load(2, 100, { 'kube-apiserver': 1.5, worker: 0.5 }),
+            load(3, 90, { 'kube-apiserver': 2.5, worker: 0.3, temporal: 0.4 }),
+          ],
+        }),
+      ]),
+      [
+        '| scenario | rounds | window | machine busy (2 cores) | kube-apiserver | worker | temporal |',
+        '| 2 groups rebuilt at once | 2 | 2.5 s | 95 % | 2.00 | 0.40 | 0.20 |',
+      ],
+    ));
+
+  it('no rounds measured: no table', () => assert.equal(tableOf([parallel(2, [[2, 100, 300, 350, 600]])]), undefined));
+});

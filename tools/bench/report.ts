@@ -185,6 +185,10 @@ export function shareSplitTable(result: BenchResult): string | undefined {
       });
     });
   if (rows.length === 0) return undefined;
+  return [splitText(rows), shareLoadTable(result)].filter((x) => x !== undefined).join('\n\n');
+}
+
+function splitText(rows: string[]): string {
   return `This project's share of a Parallel teardown, split (p50 / p95, each counted from the round's deletions): the
 API server answered the leader's delete; the trigger's start of the teardown reached Temporal (the history's first
 event); a worker took its first workflow task; the workers were terminating (the bench's watch).
@@ -192,6 +196,28 @@ event); a worker took its first workflow task; the workers were terminating (the
 | groups x size | rebuilt at once | samples | leader delete answered | teardown run started | its first task taken | workers terminating |
 |---|---|---|---|---|---|---|
 ${rows.join('\n')}`;
+}
+
+/**
+ * The CPU while the share ran (each Parallel round's deletions -> every group's workers terminating), mean over the
+ * rounds: whether the controller's processes had the CPU they wanted then, and who else had it.
+ */
+function shareLoadTable(result: BenchResult): string | undefined {
+  const rows = result.scenarios.filter((r) => r.policy === 'Parallel' && !r.controller && r.shareLoads?.length);
+  if (rows.length === 0) return undefined;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const names = [...new Set(rows.flatMap((r) => r.shareLoads!.flatMap((l) => Object.keys(l.cpuSeconds))))];
+  const lines = rows.map((r) => {
+    const loads = r.shareLoads!;
+    const cpu = names.map((n) => mean(loads.map((l) => l.cpuSeconds[n] ?? 0)).toFixed(2));
+    return `| ${r.title} | ${loads.length} | ${mean(loads.map((l) => l.seconds)).toFixed(1)} s | ${Math.round(mean(loads.map((l) => l.machineBusyPercent)))} % | ${cpu.join(' | ')} |`;
+  });
+  return `CPU during that share, mean over the rounds: from the round's deletions until every group had a worker
+terminating, in CPU seconds per process (a window of w seconds offers ${result.machine.cpus} x w).
+
+| scenario | rounds | window | machine busy (${result.machine.cpus} cores) | ${names.join(' | ')} |
+|---|---|---|---|${names.map(() => '---').join('|')}|
+${lines.join('\n')}`;
 }
 
 /**

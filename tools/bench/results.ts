@@ -101,6 +101,11 @@ export interface ScenarioResult {
   provisionActions?: Record<string, number>;
   actions?: Record<string, number>;
   samples: GroupSample[];
+  /**
+   * Parallel rebuilds: the machine's and each process's CPU during each round's share, from the deletions until every
+   * group of the round had a worker terminating.
+   */
+  shareLoads?: ScenarioLoad[];
   teardownP50Ms: number;
   teardownP95Ms: number;
   recoveryP50Ms?: number;

@@ -249,6 +249,7 @@ async function runScenario(
     string
   >;
   const samples = Object.fromEntries(contenders.map((c) => [c, []])) as unknown as Record<Contender, GroupSample[]>;
+  const shareLoads = Object.fromEntries(contenders.map((c) => [c, []])) as unknown as Record<Contender, ScenarioLoad[]>;
   /** Each sample's teardown run, by workflow ID, and the time its sample counts from. */
   const teardowns: { workflowId: string; sample: GroupSample; from: number }[] = [];
   const rollouts = Object.fromEntries(contenders.map((c) => [c, []])) as unknown as Record<Contender, RolloutRound[]>;
@@ -284,7 +285,25 @@ async function runScenario(
     const old = Object.fromEntries(
       batch.map((p) => [p, indices.map((i) => tracker.groupUids(names[p], i))]),
     ) as Partial<Record<Contender, string[][]>>;
+    // Parallel rebuilds: the CPU of the share itself, from the deletions until every group's workers terminate.
+    const shareFrom =
+      scenario.kind === 'rebuild' && batch.length === 1 && batch[0] !== 'upstream' && batch[0] === 'Parallel'
+        ? cpuSnapshot(pids, isTemporalProcess)
+        : undefined;
     const t0 = Date.now();
+    const shareOver =
+      shareFrom &&
+      tracker
+        .until(
+          () =>
+            old[batch[0]!]!.every((uids) => tracker.terminatingAt(uids.slice(1)) !== undefined)
+              ? tracker.now()
+              : undefined,
+          timeout,
+          'every group of the round terminating',
+        )
+        .then(() => shareLoads[batch[0]!].push(loadBetween(shareFrom, cpuSnapshot(pids, isTemporalProcess))));
+    shareOver?.catch(() => undefined);
     const leaderDeletedAt = new Map<string, number>();
     const rollingOut = batch.map((p) => watchRollout(p, old[p]!));
     // Awaited after the groups' samples; a failure of those must not leave this one unhandled meanwhile.
@@ -374,6 +393,7 @@ async function runScenario(
         }),
       ),
     );
+    await shareOver;
     for (const [i, p] of batch.entries()) {
       const rollout = await rollingOut[i];
       if (rollout) rollouts[p].push({ durationMs: rollout.doneAt - t0, fewestReadyGroups: rollout.fewestReadyGroups });
@@ -559,6 +579,7 @@ async function runScenario(
     provisionLoad: provisionLoad[policy],
     ...(provisionPodCreates[policy] && { provisionPodCreates: provisionPodCreates[policy] }),
     samples: samples[policy],
+    ...(shareLoads[policy].length > 0 && { shareLoads: shareLoads[policy] }),
     reactionsMs:
       trigger && opts.clusterName !== undefined
         ? reactionTimes(trigger, lwsWorkflowIdPrefix(opts.clusterName, { namespace, name: names[policy] }))
