@@ -45,12 +45,13 @@ export function ownerRefusal(
  * the get), the pod is admitted as before and the garbage collector remains the safety net.
  */
 export function ownerCheck(lookup: StatefulSetLookup, log: Logger) {
+  const read = sharedWhileInFlight(lookup);
   return async (namespace: string, pod: V1Pod): Promise<string | undefined> => {
     const owner = statefulSetOwner(pod);
     if (owner === undefined) return undefined;
     let live: LiveStatefulSet | null;
     try {
-      live = await lookup(namespace, owner.name);
+      live = await read(namespace, owner.name);
     } catch (err) {
       log.warn("could not read the pod's StatefulSet; admitting the pod unchecked", {
         namespace,
@@ -64,3 +65,22 @@ export function ownerCheck(lookup: StatefulSetLookup, log: Logger) {
 }
 
 export type OwnerCheck = ReturnType<typeof ownerCheck>;
+
+/**
+ * Lookups of one StatefulSet while a read of it is on its way share that read. The StatefulSet controller creates a
+ * set's pods in concurrent batches (a thousand leaders of one leader StatefulSet at once): one read each doubled the
+ * API server's requests for them. A shared read started at most one round trip before the pod's review, where the
+ * check guards against a controller cache that is seconds behind.
+ */
+export function sharedWhileInFlight(lookup: StatefulSetLookup): StatefulSetLookup {
+  const inFlight = new Map<string, Promise<LiveStatefulSet | null>>();
+  return (namespace, name) => {
+    const key = `${namespace}/${name}`;
+    let read = inFlight.get(key);
+    if (read === undefined) {
+      read = lookup(namespace, name).finally(() => inFlight.delete(key));
+      inFlight.set(key, read);
+    }
+    return read;
+  };
+}

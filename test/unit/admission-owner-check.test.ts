@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createServingBundle } from '../../src/admission/certificates.js';
-import { ownerCheck, type LiveStatefulSet } from '../../src/admission/owner-check.js';
+import { ownerCheck, sharedWhileInFlight, type LiveStatefulSet } from '../../src/admission/owner-check.js';
 import { createAdmissionServer, type AdmissionReview } from '../../src/admission/server.js';
 import { silentLogger } from '../../src/log.js';
 
@@ -122,5 +122,77 @@ describe('admission owner check: no pod of a StatefulSet that is gone or being d
     } finally {
       await admission.close();
     }
+  });
+});
+
+describe('admission: lookups of one StatefulSet while its read is on its way share it', () => {
+  /** A lookup whose reads answer when the test says, counting them by key. */
+  function slowLookup() {
+    const reads: string[] = [];
+    const answers: (() => void)[] = [];
+    const lookup = (namespace: string, name: string) =>
+      new Promise<LiveStatefulSet | null>((resolve, reject) => {
+        reads.push(`${namespace}/${name}`);
+        answers.push(() => (name === 'broken' ? reject(new Error('HTTP 500')) : resolve({ uid: `${name}-uid` })));
+      });
+    return { reads, lookup, answerAll: () => answers.splice(0).forEach((a) => a()) };
+  }
+
+  it('three lookups of one set at once: one read, the same answer for each', async () => {
+    const { reads, lookup, answerAll } = slowLookup();
+    const shared = sharedWhileInFlight(lookup);
+    const pending = [shared('team-a', 'demo-0'), shared('team-a', 'demo-0'), shared('team-a', 'demo-0')];
+    answerAll();
+    assert.deepEqual(await Promise.all(pending), [{ uid: 'demo-0-uid' }, { uid: 'demo-0-uid' }, { uid: 'demo-0-uid' }]);
+    assert.deepEqual(reads, ['team-a/demo-0']);
+  });
+
+  it('another set, or the same name in another namespace: a read each', async () => {
+    const { reads, lookup, answerAll } = slowLookup();
+    const shared = sharedWhileInFlight(lookup);
+    const pending = [shared('team-a', 'demo-0'), shared('team-a', 'demo-1'), shared('team-b', 'demo-0')];
+    answerAll();
+    await Promise.all(pending);
+    assert.deepEqual(reads, ['team-a/demo-0', 'team-a/demo-1', 'team-b/demo-0']);
+  });
+
+  it('a lookup after the read has answered: a fresh read, never a remembered answer', async () => {
+    const { reads, lookup, answerAll } = slowLookup();
+    const shared = sharedWhileInFlight(lookup);
+    const first = shared('team-a', 'demo-0');
+    answerAll();
+    await first;
+    const second = shared('team-a', 'demo-0');
+    answerAll();
+    await second;
+    assert.deepEqual(reads, ['team-a/demo-0', 'team-a/demo-0']);
+  });
+
+  it('a failed read fails each lookup that shared it, and the next lookup reads again', async () => {
+    const { reads, lookup, answerAll } = slowLookup();
+    const shared = sharedWhileInFlight(lookup);
+    const pending = [shared('team-a', 'broken'), shared('team-a', 'broken')].map((p) =>
+      p.then(
+        () => 'ok',
+        () => 'failed',
+      ),
+    );
+    answerAll();
+    assert.deepEqual(await Promise.all(pending), ['failed', 'failed']);
+    const again = shared('team-a', 'broken').catch(() => 'failed');
+    answerAll();
+    await again;
+    assert.deepEqual(reads, ['team-a/broken', 'team-a/broken']);
+  });
+
+  it('through the check: pods of one set reviewed at once cost one read, each pod judged on it', async () => {
+    const { reads, lookup, answerAll } = slowLookup();
+    const check = ownerCheck(lookup, silentLogger);
+    const pending = [check('team-a', worker([stsRef('demo-0-uid')])), check('team-a', worker([stsRef('old-uid')]))];
+    answerAll();
+    const [current, stale] = await Promise.all(pending);
+    assert.equal(current, undefined);
+    assert.match(stale ?? '', /no longer exists/);
+    assert.deepEqual(reads, ['team-a/demo-0']);
   });
 });
