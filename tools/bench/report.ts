@@ -203,7 +203,8 @@ ${rows.join('\n')}`;
  * rounds: whether the controller's processes had the CPU they wanted then, and who else had it.
  */
 function shareLoadTable(result: BenchResult): string | undefined {
-  const rows = result.scenarios.filter((r) => r.policy === 'Parallel' && !r.controller && r.shareLoads?.length);
+  // Only this project's Parallel rounds have them (run.ts).
+  const rows = result.scenarios.filter((r) => r.shareLoads?.length);
   if (rows.length === 0) return undefined;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const names = [...new Set(rows.flatMap((r) => r.shareLoads!.flatMap((l) => Object.keys(l.cpuSeconds))))];

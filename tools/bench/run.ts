@@ -287,7 +287,7 @@ async function runScenario(
     ) as Partial<Record<Contender, string[][]>>;
     // Parallel rebuilds: the CPU of the share itself, from the deletions until every group's workers terminate.
     const shareFrom =
-      scenario.kind === 'rebuild' && batch.length === 1 && batch[0] !== 'upstream' && batch[0] === 'Parallel'
+      scenario.kind === 'rebuild' && batch.length === 1 && batch[0] === 'Parallel'
         ? cpuSnapshot(pids, isTemporalProcess)
         : undefined;
     const t0 = Date.now();
