@@ -23,7 +23,7 @@ import {
 import { versions } from '../../tools/stack/versions.js';
 import { ensureCluster } from '../fixtures/cluster.js';
 import { startController, type Controller } from '../fixtures/controller.js';
-import { LwsClient } from '../fixtures/lws.js';
+import { isReady, LwsClient } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 
 /**
@@ -314,13 +314,19 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     changed.leaderWorkerTemplate.workerTemplate.spec!.containers[0]!.image = 'registry.invalid/ai:2';
     changed.leaderWorkerTemplate.leaderTemplate!.spec!.containers[0]!.image = 'registry.invalid/ai:2';
     await lws.patchSpec('claims', { leaderWorkerTemplate: changed.leaderWorkerTemplate });
+    // The status alone can still be the one from before the change, so every pod must carry the new key too.
     const key = await waitFor(
       'claims rolled onto a revision of ours',
       async () => {
-        const [now, sts] = await Promise.all([lws.get('claims'), lws.statefulSet('claims')]);
+        const [now, sts, pods] = await Promise.all([lws.get('claims'), lws.statefulSet('claims'), lws.pods('claims')]);
         const current = sts?.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH];
+        if (!current || current === keys['claims']) return undefined;
+        const live = pods.filter((p) => !p.metadata?.deletionTimestamp);
+        const rolled =
+          live.length === 4 &&
+          live.every((p) => p.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH] === current && isReady(p));
         const done = now?.status?.updatedReplicas === 2 && now.status.readyReplicas === 2;
-        return done && current !== keys['claims'] ? current : undefined;
+        return rolled && done ? current : undefined;
       },
       { timeoutMs: 120_000 },
     );
