@@ -16,6 +16,7 @@ import {
   workflowId,
   type PodTerminationPolicy,
 } from '../../src/model/index.js';
+import { distStaleReason } from '../build/build.js';
 import { isClusterRunning, localKubeConfig, startCluster, stopCluster } from '../stack/cluster.js';
 import { startControllerProcess, type ControllerProcess, type ControllerRole } from '../stack/controller-processes.js';
 import { installCrd } from '../stack/crd.js';
@@ -687,8 +688,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       ...(server.target === 'cluster' && { TEMPORAL_TASK_QUEUE: `lws-bench-${Date.now().toString(36)}` }),
       LOG_FORMAT: 'json',
     };
-    if (opts.compiled) {
-      opts.progress('building dist/ and the workflow bundle (npm run build)');
+    // Built only when stale: in `npm test` another lane may be running the controller from this dist/.
+    const stale = opts.compiled ? distStaleReason(join(repoRoot, 'dist')) : undefined;
+    if (stale !== undefined) {
+      opts.progress(`building dist/ and the workflow bundle (npm run build): ${stale}`);
       // Without the caller's NODE_OPTIONS: those are for the processes measured (a small heap would fail tsc).
       const { NODE_OPTIONS: _measured, ...buildEnv } = process.env;
       execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore', env: buildEnv });
