@@ -6,7 +6,9 @@ import {
   ANNOTATION_ADOPTED_REVISION,
   ANNOTATION_APPLIED_HASH,
   CRD_NAME,
+  LABEL_GROUP_INDEX,
   LABEL_NAME,
+  LABEL_WORKER_INDEX,
   LABEL_TEMPLATE_REVISION_HASH,
   type LeaderWorkerSet,
 } from '../../src/model/index.js';
@@ -30,7 +32,8 @@ import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.
  * A switch between upstream's controller and this one, both ways, as docs/coming-from-upstream.md makes it: upstream
  * (out of cluster, with its own CRD and webhooks) runs five LWSes, this project takes them over, rebuilds one group
  * under Parallel, and upstream takes them back. At neither switch may a pod or a StatefulSet be made again: each would
- * restart a model server. Only one controller runs at a time, so every change seen is that controller's doing.
+ * restart a model server. Only one controller runs at a time, so every change seen is that controller's doing. A sixth
+ * LWS is mid-rollout at each switch, so pods are made while the webhooks change hands.
  */
 const G = 2; // terminationGracePeriodSeconds
 const TOPOLOGY = 'kubernetes.io/hostname';
@@ -85,6 +88,12 @@ const KINDS: Kind[] = [
   lwsOf('unique', 2, 2, (l) => (l.spec.networkConfig = { subdomainPolicy: 'UniquePerReplica' })),
 ];
 
+/**
+ * Rolled at each switch, in a namespace of its own: the StatefulSet controller keeps making its pods while neither
+ * controller runs, and the next one must finish the rollout.
+ */
+const ROLLING = lwsOf('rolling', 3, 2);
+
 /** Every pod and StatefulSet of the LWSes, by name: its uid. */
 type Snapshot = Record<string, string>;
 
@@ -95,6 +104,8 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
   let kc: k8s.KubeConfig;
   let namespace: string;
   let lws: LwsClient;
+  let rollingNamespace: string;
+  let rolling: LwsClient;
   let upstream: UpstreamLws | undefined;
   let controller: Controller | undefined;
   let seen: Snapshot;
@@ -106,6 +117,8 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     kc = localKubeConfig();
     namespace = await createTestNamespace(kc, 'e2e-switch');
     lws = new LwsClient(kc, namespace);
+    rollingNamespace = await createTestNamespace(kc, 'e2e-switch-rolling');
+    rolling = new LwsClient(kc, rollingNamespace);
   });
 
   after(async function () {
@@ -115,7 +128,53 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     await upstream?.stop().catch(() => undefined);
     await cleanUpUpstreamLws({ kc });
     await deleteTestNamespace(kc, namespace);
+    await deleteTestNamespace(kc, rollingNamespace);
   });
+
+  /** A new image for ROLLING's templates; resolves once the first pod of it exists, the rollout under way. */
+  async function startRollout(image: string): Promise<void> {
+    const spec = structuredClone(ROLLING.lws.spec);
+    spec.leaderWorkerTemplate.leaderTemplate!.spec!.containers[0]!.image = image;
+    spec.leaderWorkerTemplate.workerTemplate.spec!.containers[0]!.image = image;
+    await rolling.patchSpec('rolling', { leaderWorkerTemplate: spec.leaderWorkerTemplate });
+    await waitFor(
+      `the first pod of rolling on ${image}`,
+      async () =>
+        (await rolling.pods('rolling')).some((p) => p.spec?.containers[0]?.image === image) ? true : undefined,
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
+  }
+
+  /**
+   * ROLLING's rollout onto `image` finished: every group on it and Ready, each pod with its group and worker index
+   * (upstream's reconcile stops at a pod without them), counted as updated in the status.
+   */
+  async function rolloutFinished(image: string): Promise<void> {
+    const { replicas, size } = ROLLING;
+    await waitFor(
+      `rolling on ${image}, every group Ready`,
+      async () => {
+        const pods = (await rolling.pods('rolling')).filter((p) => !p.metadata?.deletionTimestamp);
+        const status = (await rolling.get('rolling'))?.status;
+        const done =
+          pods.length === replicas * size &&
+          pods.every((p) => p.spec?.containers[0]?.image === image && isReady(p)) &&
+          status?.updatedReplicas === replicas &&
+          status.readyReplicas === replicas;
+        return done ? true : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    for (const pod of await rolling.pods('rolling')) {
+      const [, group, worker] = /^rolling-(\d+)(?:-(\d+))?$/.exec(pod.metadata!.name!)!;
+      assert.equal(pod.metadata?.labels?.[LABEL_GROUP_INDEX], group, `${pod.metadata?.name}: its group index`);
+      assert.equal(
+        pod.metadata?.labels?.[LABEL_WORKER_INDEX],
+        worker ?? '0',
+        `${pod.metadata?.name}: its worker index`,
+      );
+    }
+  }
 
   async function snapshot(): Promise<Snapshot> {
     const [pods, sets] = await Promise.all([
@@ -221,7 +280,9 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     await lws.create(first!.lws);
     await lws.waitForGroups(first!.lws.metadata.name!, first!.replicas, first!.size, 120_000);
     for (const k of rest) await lws.create(k.lws);
+    await rolling.create(ROLLING.lws);
     await allReady();
+    await rolling.waitForGroups('rolling', ROLLING.replicas, ROLLING.size, 120_000);
     seen = await snapshot();
     keys = {};
     for (const k of KINDS) {
@@ -271,7 +332,8 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     await rebuild('plain', 1);
   });
 
-  it("this controller takes over: it keeps upstream's revision keys and recreates no pod or StatefulSet", async () => {
+  it("this controller takes over: it keeps upstream's revision keys, recreates no pod or StatefulSet and finishes upstream's rollout", async () => {
+    await startRollout('registry.invalid/ai:2');
     await upstream!.stop({ keepLws: true });
     upstream = undefined;
     controller = await startController();
@@ -293,6 +355,7 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
       assert.match(now?.metadata.annotations?.[ANNOTATION_ADOPTED_REVISION] ?? '', new RegExp(`:${keys[name]}$`));
       assert.equal(now?.status?.updatedReplicas, k.replicas, `${name}: every group counts as up to date`);
     }
+    await rolloutFinished('registry.invalid/ai:2');
   });
 
   it('a Parallel rebuild under this controller rebuilds only its own group', async () => {
@@ -344,7 +407,8 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
     seen = await snapshot();
   });
 
-  it('upstream takes back over: it accepts the revisions written here and recreates no pod or StatefulSet', async () => {
+  it('upstream takes back over: it accepts the revisions written here, recreates no pod or StatefulSet and finishes our rollout', async () => {
+    await startRollout('registry.invalid/ai:3');
     await controller!.stop();
     controller = undefined;
     upstream = await startUpstreamLws({ kc, keepLws: true });
@@ -378,6 +442,7 @@ describe(`switching between upstream LeaderWorkerSet v${versions.lwsUpstream} an
       const sts = await lws.statefulSet(name);
       assert.equal(sts?.metadata?.labels?.[LABEL_TEMPLATE_REVISION_HASH], keys[name], `${name}: upstream kept the key`);
     }
+    await rolloutFinished('registry.invalid/ai:3');
   });
 
   it('upstream stops and leaves our CRD, our webhooks and no upstream process behind', async () => {

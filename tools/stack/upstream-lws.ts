@@ -4,9 +4,11 @@
 // (a self-signed CA and a serving certificate for 127.0.0.1 here instead), webhooks called by URL.
 //
 // Its CRD has the name of ours, and both controllers would act on every LWS: so it runs alone. Starting it deletes
-// every LWS object (unless it is a switch, keepLws), takes our webhook configuration and admission policy away and
-// replaces the CRD in place with upstream's; stopping it puts ours back the same way. A run that died half-way is undone by cleanUpUpstreamLws, which
-// the next start calls first.
+// every LWS object (unless it is a switch, keepLws), takes our admission policy away, replaces the CRD in place with
+// upstream's and its webhook configurations take over from ours; stopping it puts ours back the same way. At no moment
+// of a switch is an LWS pod admitted with no LWS webhook configured: the StatefulSet controller keeps making pods
+// (a rollout, a leader gone), and one made without its group-index label stops upstream's reconcile of its LWS for
+// good. A run that died half-way is undone by cleanUpUpstreamLws, which the next start calls first.
 import { constants } from 'node:fs';
 import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
@@ -97,7 +99,8 @@ export interface UpstreamLws {
   /**
    * Deletes every LWS (their pods go while upstream's webhooks still answer), its webhook configurations, then the
    * process (SIGTERM), its DisaggregatedSet CRD; puts our CRD, admission policy and webhooks back. Idempotent.
-   * `keepLws`: a switch back to ours, which leaves the LWS objects and their groups as they are.
+   * `keepLws`: a switch back to ours, which leaves the LWS objects and their groups as they are; upstream's webhook
+   * configurations then go only once ours are in place.
    */
   stop(opts?: { keepLws?: boolean }): Promise<UpstreamLwsStopped>;
 }
@@ -283,8 +286,11 @@ async function deleteOurAdmissionPolicies(kc: k8s.KubeConfig): Promise<void> {
   }
 }
 
-/** Our webhooks' configuration (pods and LWS objects), for the running local cluster's admission process (cluster.ts). */
-async function restoreOurWebhooks(kc: k8s.KubeConfig): Promise<void> {
+/**
+ * Our webhooks' configuration (pods and LWS objects), for the running local cluster's admission process (cluster.ts);
+ * `waitForPodMutation` then tells when the API server calls it.
+ */
+async function applyOurWebhooks(kc: k8s.KubeConfig): Promise<void> {
   const state = await readClusterState();
   if (!state?.pids.admission || !isAlive(state.pids.admission)) {
     throw new Error(
@@ -298,14 +304,15 @@ async function restoreOurWebhooks(kc: k8s.KubeConfig): Promise<void> {
     ca,
     origin: `https://127.0.0.1:${state.ports.admission}`,
   });
-  await waitForPodMutation(kc, `see ${join(clusterDir, 'logs', 'admission.log')}`);
 }
 
 /**
  * Puts the cluster back as this project runs on it after an upstream run, whether it ended cleanly or not: stops a
  * recorded upstream process, deletes its webhook configurations (with failurePolicy Fail they would refuse every LWS
  * and LWS pod once it is gone), and, if upstream's CRD is installed, deletes every LWS and installs ours again; then
- * our webhooks and admission policy. Resolves with whether anything was left to undo.
+ * our webhooks and admission policy. In a switch (`keepLws`) upstream's webhook configurations go only once ours are
+ * in place: in between the API server refuses LWS pods, which the StatefulSet controller makes again later, rather
+ * than admit one without its labels. Resolves with whether anything was left to undo.
  */
 export async function cleanUpUpstreamLws(
   opts: { kc?: k8s.KubeConfig; log?: Logger; keepLws?: boolean } = {},
@@ -325,17 +332,22 @@ export async function cleanUpUpstreamLws(
     await orAbsent(admission.readValidatingWebhookConfiguration({ name: UPSTREAM_WEBHOOK_CONFIGURATIONS.validating })),
   ];
   if (webhooks.some((w) => w !== undefined)) undone = true;
+  const switching = opts.keepLws === true;
   // Nobody answers them: at once, or they refuse the updates of the pods that go.
-  if (!alive) await deleteUpstreamWebhookConfigurations(kc);
+  if (!alive && !switching) await deleteUpstreamWebhookConfigurations(kc);
   const upstreamCrd = await upstreamCrdInstalled(ext);
   // While its process still runs, so that its webhooks answer for the pods that go.
-  if (upstreamCrd && !opts.keepLws) await deleteAllLws(kc, log, { pods: alive });
+  if (upstreamCrd && !switching) await deleteAllLws(kc, log, { pods: alive });
   if (alive) {
-    await deleteUpstreamWebhookConfigurations(kc);
+    if (!switching) await deleteUpstreamWebhookConfigurations(kc);
     log.info('stopping upstream LeaderWorkerSet', { pid: run.pid });
     await stopProcessGroup(run.pid, 10_000);
     undone = true;
   }
+  // Ours before upstream's go; the CRD after, as its served check is a dry-run LWS that upstream's would refuse.
+  const restoring = !(await orAbsent(admission.readMutatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME })));
+  if (restoring) await applyOurWebhooks(kc);
+  await deleteUpstreamWebhookConfigurations(kc);
   if (upstreamCrd) {
     log.info('installing our CRD in place of upstream LeaderWorkerSet', { crd: CRD_NAME });
     await installCrd(kc);
@@ -351,8 +363,8 @@ export async function cleanUpUpstreamLws(
       { timeoutMs: 30_000 },
     );
   }
-  if (!(await orAbsent(admission.readMutatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME })))) {
-    await restoreOurWebhooks(kc);
+  if (restoring) {
+    await waitForPodMutation(kc, `see ${join(clusterDir, 'logs', 'admission.log')}`);
     undone = true;
   }
   // installCrd puts the policies back with the CRD; a run that died before the CRD swap had already taken them away.
@@ -430,7 +442,7 @@ export async function startUpstreamLws(opts: UpstreamLwsOptions = {}): Promise<U
   await mkdir(upstreamLwsDir, { recursive: true });
   await writeFile(statePath, JSON.stringify({ pid: 0, startedAt: new Date().toISOString() } satisfies RunState));
   if (!opts.keepLws) await deleteAllLws(kc, log, { pods: false });
-  await admission.deleteMutatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME }).catch(ignore404);
+  // Our webhook configuration stays until upstream's are called, so that every LWS pod made meanwhile gets its labels.
   await deleteOurAdmissionPolicies(kc);
   for (const crd of files.crds) await createOrReplaceCrd(ext, crd);
   const probe = {
@@ -531,6 +543,8 @@ export async function startUpstreamLws(opts: UpstreamLwsOptions = {}): Promise<U
     await wait("the API server to call upstream's LWS webhook (a dry-run LWS comes back defaulted)", async () =>
       (await dryRunLws()).spec?.networkConfig?.subdomainPolicy ? true : undefined,
     );
+    // Both pod webhooks gave a pod the same labels and env until now; from here on upstream's alone.
+    await admission.deleteMutatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME }).catch(ignore404);
     await wait(
       "the API server to call upstream's pod webhook (a dry-run leader pod gets LWS_LEADER_ADDRESS)",
       async () => {
@@ -590,8 +604,9 @@ export async function startUpstreamLws(opts: UpstreamLwsOptions = {}): Promise<U
       if (!keepLws) await deleteAllLws(kc, log, { pods: true });
       const stats = isAlive(pid) ? processStats(pid) : { peakRssMb: 0, cpuSeconds: 0 };
       const ranMs = Date.now() - processStarted;
-      // Before the process: with failurePolicy Fail, configurations nobody answers refuse every LWS and LWS pod.
-      await deleteUpstreamWebhookConfigurations(kc);
+      // Before the process: with failurePolicy Fail, configurations nobody answers refuse every LWS and LWS pod. In a
+      // switch that is what they are kept for, until ours are in place (cleanUpUpstreamLws).
+      if (!keepLws) await deleteUpstreamWebhookConfigurations(kc);
       await stopProcessGroup(pid, 10_000);
       process.off('exit', killOnExit);
       await cleanUpUpstreamLws({ kc, log, keepLws });
