@@ -1,8 +1,10 @@
 // List + watch of one resource through client-node's informer, restarted after any error: the trigger's watches, the
 // pod finisher's and the benchmark's. The informer re-lists when it (re)starts and when the API answers 410 Gone, and
-// reports the difference as add / update / delete.
+// reports the difference as add / update / delete. Its watches are bounded (bounded-watch.ts): a stream that went
+// silent ends, and is restarted as a broken one is.
 import * as k8s from '@kubernetes/client-node';
 import { httpStatusOf } from './api-errors.js';
+import { BoundedWatch, DEFAULT_WATCH_BOUNDS, type WatchBounds } from './bounded-watch.js';
 import { retryAfterMs, retryReasonOf, type KubeRetryReason } from './retry-reasons.js';
 import type { Logger } from '../log.js';
 import { noteKubeRequest } from './requests.js';
@@ -41,6 +43,8 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
    * delivers, so this is also what its cache holds.
    */
   trim?: (obj: T) => void;
+  /** Default: DEFAULT_WATCH_BOUNDS. */
+  bounds?: WatchBounds;
 }): RunningWatch {
   const { log, what } = opts;
   const backoff = new RestartBackoff();
@@ -56,7 +60,8 @@ export function watchResource<T extends k8s.KubernetesObject>(opts: {
       throw err;
     }
   };
-  const informer = k8s.makeInformer<T>(opts.kc, opts.path, list, opts.labelSelector);
+  const watch = new BoundedWatch(opts.kc, opts.bounds ?? DEFAULT_WATCH_BOUNDS);
+  const informer = new k8s.ListWatch<T>(opts.path, watch, list, false, opts.labelSelector);
   let stopped = false;
   const trim = opts.trim ?? (() => undefined);
   informer.on('add', (obj) => {
