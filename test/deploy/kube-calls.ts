@@ -162,11 +162,16 @@ export const NO_REQUEST = new Set([
   // Prepares a typed call's credentials and headers (src/config/kubernetes.ts adds the User-Agent): counted at the call.
   'KubeConfig.applySecurityAuthentication',
   'RequestContext.setHeaderParam',
-  // The informer's own methods: its list and watch are counted at makeInformer.
+  // The informer's own methods: its list and watch are counted at makeInformer, or at its list function and the
+  // Watch.watch of its watch (src/kube/informer.ts builds the ListWatch itself, on a BoundedWatch).
   'Informer.on',
   'Informer.off',
   'Informer.start',
   'Informer.stop',
+  'ListWatch.on',
+  'ListWatch.off',
+  'ListWatch.start',
+  'ListWatch.stop',
 ]);
 
 /** The processes that run in the cluster, and the files their RBAC is derived from (besides what they import). */
