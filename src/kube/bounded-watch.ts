@@ -58,9 +58,8 @@ export class BoundedWatch extends k8s.Watch {
     };
     arm();
     const params = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.bounds.timeoutSeconds() };
-    let request: AbortController;
     try {
-      request = await super.watch(
+      pending.request = await super.watch(
         path,
         params,
         (phase, apiObj, watchObj) => {
@@ -75,9 +74,8 @@ export class BoundedWatch extends k8s.Watch {
       clearTimeout(timer);
       throw err;
     }
-    pending.request = request;
     // Stalled before the API server even answered.
-    if (ended) request.abort();
-    return request;
+    if (ended) pending.request.abort();
+    return pending.request;
   }
 }

@@ -347,7 +347,7 @@ export async function cleanUpUpstreamLws(
   // Ours before upstream's go; the CRD after, as its served check is a dry-run LWS that upstream's would refuse.
   const restoring = !(await orAbsent(admission.readMutatingWebhookConfiguration({ name: WEBHOOK_CONFIGURATION_NAME })));
   if (restoring) await applyOurWebhooks(kc);
-  await deleteUpstreamWebhookConfigurations(kc);
+  if (switching) await deleteUpstreamWebhookConfigurations(kc);
   if (upstreamCrd) {
     log.info('installing our CRD in place of upstream LeaderWorkerSet', { crd: CRD_NAME });
     await installCrd(kc);
