@@ -11,6 +11,10 @@ export const versions = {
    */
   kubernetesFloor: '1.32.13',
   etcd: '3.6.16',
+  /** The real nodes' container runtime (their kubelet is the Kubernetes release's): containerd, runc, CNI plugins. */
+  containerd: '2.4.2',
+  runc: '1.5.3',
+  cniPlugins: '1.10.0',
   kwok: '0.8.0',
   temporalCli: '1.9.1',
   temporalTestServer: '1.40.0',
