@@ -8,8 +8,8 @@ import { parseArgs } from 'node:util';
 import { API_FAULT_KINDS, apiCampaignMarkdown, runApiCampaign } from '../tools/chaos/api-campaign.js';
 import { kindsFlag, wholeFlag } from '../tools/chaos/flags.js';
 import { createLogger } from '../src/log.js';
-import { isProvisioned, provision } from '../tools/stack/provision.js';
-import { parseTemporalTarget } from '../tools/stack/temporal-target.js';
+import { clusterBinaries, isProvisioned, provision } from '../tools/stack/provision.js';
+import { parseTemporalTarget, temporalBinaries } from '../tools/stack/temporal-target.js';
 
 const log = createLogger('api-chaos');
 
@@ -27,12 +27,14 @@ try {
     },
   });
   const faults = kindsFlag('faults', values.faults, API_FAULT_KINDS);
-  if (!(await isProvisioned())) await provision({ log: createLogger('provision') });
+  const temporal = parseTemporalTarget(values.temporal);
+  const binaries = [...clusterBinaries(), ...temporalBinaries(temporal)];
+  if (!(await isProvisioned(binaries))) await provision({ log: createLogger('provision'), only: binaries });
   const result = await runApiCampaign({
     seed: wholeFlag('seed', values.seed, 0, 2 ** 31),
     trialsPerFault: wholeFlag('trials-per-fault', values['trials-per-fault'], 1, 1000),
     faults,
-    temporal: parseTemporalTarget(values.temporal),
+    temporal,
     graceSeconds: wholeFlag('grace', values.grace, 1, 120),
     // Two groups at least: a scale-down removes one.
     replicas: wholeFlag('replicas', values.replicas, 2, 20),

@@ -9,8 +9,8 @@ import { FAULT_KINDS } from '../tools/chaos/plan.js';
 import { campaignMarkdown } from '../tools/chaos/report.js';
 import { kindsFlag, wholeFlag } from '../tools/chaos/flags.js';
 import { createLogger } from '../src/log.js';
-import { isProvisioned, provision } from '../tools/stack/provision.js';
-import { parseTemporalTarget } from '../tools/stack/temporal-target.js';
+import { clusterBinaries, isProvisioned, provision } from '../tools/stack/provision.js';
+import { parseTemporalTarget, temporalBinaries } from '../tools/stack/temporal-target.js';
 
 const log = createLogger('chaos');
 
@@ -26,11 +26,13 @@ try {
     },
   });
   const faults = kindsFlag('faults', values.faults, FAULT_KINDS);
-  if (!(await isProvisioned())) await provision({ log: createLogger('provision') });
+  const temporal = parseTemporalTarget(values.temporal);
+  const binaries = [...clusterBinaries(), ...temporalBinaries(temporal)];
+  if (!(await isProvisioned(binaries))) await provision({ log: createLogger('provision'), only: binaries });
   const result = await runCampaign({
     seed: wholeFlag('seed', values.seed, 0, 2 ** 31),
     trials: wholeFlag('trials', values.trials, 1, 10_000),
-    temporal: parseTemporalTarget(values.temporal),
+    temporal,
     graceSeconds: wholeFlag('grace', values.grace, 1, 120),
     replicas: 3,
     size: 3,

@@ -24,9 +24,14 @@ import { sampleLeaderWorkerSet } from '../stack/sample-lws.js';
 import { scrapeMetrics } from '../stack/metrics-scrape.js';
 import { kubeconfigPath, repoRoot, stateDir } from '../stack/paths.js';
 import { waitFor } from '../../src/dev-server/processes.js';
-import { isProvisioned, provision } from '../stack/provision.js';
+import { clusterBinaries, isProvisioned, provision, upstreamLwsBinaries } from '../stack/provision.js';
 import { postgresBinDir } from '../stack/temporal-cluster.js';
-import { startTemporal, type RunningTemporal, type TemporalTarget } from '../stack/temporal-target.js';
+import {
+  startTemporal,
+  temporalBinaries,
+  type RunningTemporal,
+  type TemporalTarget,
+} from '../stack/temporal-target.js';
 import { cleanUpUpstreamLws, startUpstreamLws } from '../stack/upstream-lws.js';
 import { versions } from '../stack/versions.js';
 import { createLogger } from '../../src/log.js';
@@ -654,7 +659,12 @@ function startLines(
 
 export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const started = Date.now();
-  if (!(await isProvisioned())) await provision({ log: createLogger('provision') });
+  const binaries = [
+    ...clusterBinaries(),
+    ...temporalBinaries(opts.temporal),
+    ...(opts.against === 'upstream' ? upstreamLwsBinaries : []),
+  ];
+  if (!(await isProvisioned(binaries))) await provision({ log: createLogger('provision'), only: binaries });
   const clusterWasRunning = Boolean(await isClusterRunning());
   const cluster = await startCluster({ log: createLogger('cluster') });
   const kc = localKubeConfig();

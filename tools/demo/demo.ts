@@ -22,8 +22,8 @@ import { installCrd } from '../stack/crd.js';
 import { sampleLeaderWorkerSet } from '../stack/sample-lws.js';
 import { kubeconfigPath, stateDir } from '../stack/paths.js';
 import { waitFor } from '../../src/dev-server/processes.js';
-import { isProvisioned, provision } from '../stack/provision.js';
-import { startTemporal, type TemporalTarget } from '../stack/temporal-target.js';
+import { clusterBinaries, isProvisioned, provision } from '../stack/provision.js';
+import { startTemporal, temporalBinaries, type TemporalTarget } from '../stack/temporal-target.js';
 import type { TeardownGroupResult } from '../../src/workflows/teardown-group.js';
 
 export interface DemoOptions {
@@ -45,6 +45,15 @@ const demos: { name: string; policy: PodTerminationPolicy }[] = [
   { name: 'leaderworkerset-sequential-termination', policy: 'Sequential' },
   { name: 'leaderworkerset-parallel-termination', policy: 'Parallel' },
 ];
+
+/**
+ * What the demo runs, and so all it provisions: the local cluster and the Temporal it is given. Not the floor's
+ * Kubernetes, upstream LWS or Helm, nor on the dev server (whose Web UI is its own) the Temporal server and the Web UI
+ * server.
+ */
+export function demoBinaries(temporal: TemporalTarget, env: NodeJS.ProcessEnv = process.env): string[] {
+  return [...clusterBinaries(env), ...temporalBinaries(temporal)];
+}
 
 type Phase = 'ready' | 'leader terminating' | 'leader+workers terminating' | 'workers terminating' | 'provisioning';
 
@@ -91,7 +100,8 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
   process.stdout.on('error', onOutputError);
   process.stderr.on('error', onOutputError);
   try {
-    if (!(await isProvisioned())) await provision({ log: createLogger('provision') });
+    const binaries = demoBinaries(opts.temporal);
+    if (!(await isProvisioned(binaries))) await provision({ log: createLogger('provision'), only: binaries });
     const clusterWasRunning = Boolean(await isClusterRunning());
     await startCluster({ log: createLogger('cluster') });
     if (!clusterWasRunning) cleanups.push(() => stopCluster({ log: createLogger('cluster') }));

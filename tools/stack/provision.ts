@@ -4,7 +4,7 @@ import { access, chmod, cp, mkdir, readdir, rename, rm, symlink, unlink, writeFi
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, formatDuration, type Logger } from '../../src/log.js';
-import { binDir, cacheDir, FLOOR_SUFFIX, repoRoot } from './paths.js';
+import { binDir, cacheDir, FLOOR_SUFFIX, kubernetesRelease, repoRoot } from './paths.js';
 import { runCommand, StepError } from './run.js';
 import { lwsUpstreamCommit, minimumGo, versions, wheelSha256 } from './versions.js';
 
@@ -24,9 +24,9 @@ interface Component {
   install(into: string, log: Logger): Promise<void>;
 }
 
-const goEnv = (): NodeJS.ProcessEnv => ({
+const goEnv = (cgo = false): NodeJS.ProcessEnv => ({
   ...process.env,
-  CGO_ENABLED: '0',
+  CGO_ENABLED: cgo ? '1' : '0',
   // readonly: the wrapper modules' go.sum pins every dependency; a missing sum is an error, not a silent update.
   GOFLAGS: '-mod=readonly -buildvcs=false',
 });
@@ -36,12 +36,18 @@ const goHint =
   minimumGo +
   '+ or GOTOOLCHAIN=auto) and that the Go module proxy answers (`go env GOPROXY`); or point LWS_BIN_<NAME> at a binary you already have';
 
-async function goBuild(module: string, title: string, args: string[], log: Logger): Promise<void> {
+async function goBuild(
+  module: string,
+  title: string,
+  args: string[],
+  log: Logger,
+  opts: { cgo?: boolean; hint?: string } = {},
+): Promise<void> {
   await runCommand('go', ['build', '-trimpath', ...args], {
     cwd: join(repoRoot, 'provision', module),
-    env: goEnv(),
+    env: goEnv(opts.cgo),
     step: `${title}: go build`,
-    hint: goHint,
+    hint: opts.hint ?? goHint,
     progress: { log, what: `building ${title}`, heartbeatMs: 60_000 },
   });
 }
@@ -125,7 +131,12 @@ async function installWheel(requirement: string, binary: string, into: string, l
   await rm(dl, { recursive: true, force: true });
 }
 
-const floorControlPlane = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'];
+const controlPlane = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'];
+/** What a real node's pods get their network from: a bridge per node, host-local addresses, and loopback. */
+const cniPluginPackages = ['ipam/host-local', 'main/bridge', 'main/loopback'].map(
+  (p) => `github.com/containernetworking/plugins/plugins/${p}`,
+);
+const cniPlugins = cniPluginPackages.map((p) => p.slice(p.lastIndexOf('/') + 1));
 
 export const components: Component[] = [
   {
@@ -195,7 +206,7 @@ export const components: Component[] = [
   {
     folder: `kubernetes-v${versions.kubernetesFloor}`,
     title: `Kubernetes v${versions.kubernetesFloor} (the oldest supported; its control plane)`,
-    binaries: floorControlPlane.map((name) => `${name}${FLOOR_SUFFIX}`),
+    binaries: controlPlane.map((name) => `${name}${FLOOR_SUFFIX}`),
     expect: 'about 15-25 minutes of Go build on 2 cores',
     install: async (into, log) => {
       await goBuild(
@@ -207,13 +218,99 @@ export const components: Component[] = [
           kubernetesLdflags(versions.kubernetesFloor),
           '-o',
           into + '/',
-          ...floorControlPlane.map((name) => `k8s.io/kubernetes/cmd/${name}`),
+          ...controlPlane.map((name) => `k8s.io/kubernetes/cmd/${name}`),
         ],
         log,
       );
       // Under their own names beside the newest release's in .lws-temporal/bin.
-      for (const name of floorControlPlane) await rename(join(into, name), join(into, `${name}${FLOOR_SUFFIX}`));
+      for (const name of controlPlane) await rename(join(into, name), join(into, `${name}${FLOOR_SUFFIX}`));
     },
+  },
+  {
+    folder: `kubernetes-node-v${versions.kubernetes}`,
+    title: `Kubernetes v${versions.kubernetes} node: kubelet and kube-proxy`,
+    binaries: ['kubelet', 'kube-proxy'],
+    expect: 'about 3-8 minutes of Go build on 2 cores',
+    install: (into, log) =>
+      goBuild(
+        'kubernetes',
+        `Kubernetes v${versions.kubernetes} node`,
+        [
+          '-tags=selinux,notest',
+          '-ldflags',
+          kubernetesLdflags(versions.kubernetes),
+          '-o',
+          into + '/',
+          'k8s.io/kubernetes/cmd/kubelet',
+          'k8s.io/kubernetes/cmd/kube-proxy',
+        ],
+        log,
+      ),
+  },
+  {
+    folder: `containerd-v${versions.containerd}`,
+    title: `containerd v${versions.containerd}`,
+    binaries: ['containerd', 'containerd-shim-runc-v2', 'ctr'],
+    expect: 'about 3-5 minutes of Go build on 2 cores',
+    install: (into, log) =>
+      goBuild(
+        'containerd',
+        `containerd v${versions.containerd}`,
+        [
+          '-ldflags',
+          `-s -w -X github.com/containerd/containerd/v2/version.Version=v${versions.containerd}`,
+          '-o',
+          into + '/',
+          'github.com/containerd/containerd/v2/cmd/containerd',
+          'github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2',
+          'github.com/containerd/containerd/v2/cmd/ctr',
+        ],
+        log,
+      ),
+  },
+  {
+    folder: `runc-v${versions.runc}`,
+    title: `runc v${versions.runc}`,
+    binaries: ['runc'],
+    expect: 'about a minute of Go and C build on 2 cores',
+    install: (into, log) =>
+      // runc's nsenter is C, and the restricted Pod Security profile needs seccomp: a static binary with libseccomp.
+      goBuild(
+        'runc',
+        `runc v${versions.runc}`,
+        [
+          '-tags=seccomp netgo osusergo',
+          '-ldflags',
+          `-s -w -extldflags -static -X main.version=${versions.runc}`,
+          '-o',
+          join(into, 'runc'),
+          'github.com/opencontainers/runc',
+        ],
+        log,
+        {
+          cgo: true,
+          hint: `runc needs gcc and libseccomp's static library: apt-get install gcc libseccomp-dev (Debian); ${goHint}`,
+        },
+      ),
+  },
+  {
+    folder: `cni-plugins-v${versions.cniPlugins}`,
+    title: `CNI plugins v${versions.cniPlugins}`,
+    binaries: cniPlugins,
+    expect: 'about a minute of Go build on 2 cores',
+    install: (into, log) =>
+      goBuild(
+        'cni-plugins',
+        `CNI plugins v${versions.cniPlugins}`,
+        [
+          '-ldflags',
+          `-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=v${versions.cniPlugins}`,
+          '-o',
+          into + '/',
+          ...cniPluginPackages,
+        ],
+        log,
+      ),
   },
   {
     folder: `temporal-server-v${versions.temporalServer}`,
@@ -348,6 +445,11 @@ async function moduleDir(wrapper: string, module: string): Promise<string> {
   return out.trim();
 }
 
+/** The folder of the CNI plugins, which a real node's containerd runs them from (its bin_dir). */
+export function cniPluginsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir(env), `cni-plugins-v${versions.cniPlugins}`);
+}
+
 /** The cached Web UI server's folder: its binary and its config templates. */
 export function temporalUiDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheDir(env), `temporal-ui-server-v${versions.temporalUi}`);
@@ -385,21 +487,33 @@ export interface ProvisionResult {
   built: string[];
 }
 
+/**
+ * The components that provide the binaries named (every binary of a component is linked with the one asked for), in
+ * build order; all of them without a list. A name no component provides is an error, not a silent no-op.
+ */
+export function componentsFor(only?: readonly string[]): Component[] {
+  if (!only) return components;
+  const unknown = only.filter((b) => !allBinaries.includes(b));
+  if (unknown.length) throw new Error(`no component provides ${unknown.join(', ')} (tools/stack/provision.ts)`);
+  return components.filter((c) => c.binaries.some((b) => only.includes(b)));
+}
+
 export async function provision(
-  /** only: the binaries wanted now (the workflow tests need just the test server); all of them by default. */
-  opts: { log?: Logger; env?: NodeJS.ProcessEnv; only?: string[] } = {},
+  /**
+   * only: the binaries wanted now (the workflow tests need just the test server, the demo the sets below); all of them
+   * by default.
+   */
+  opts: { log?: Logger; env?: NodeJS.ProcessEnv; only?: readonly string[] } = {},
 ): Promise<ProvisionResult> {
   const env = opts.env ?? process.env;
   const log = opts.log ?? createLogger('provision');
+  const wanted = componentsFor(opts.only);
   const cache = cacheDir(env);
   await mkdir(cache, { recursive: true });
   await mkdir(binDir, { recursive: true });
   const result: ProvisionResult = { binaries: {}, built: [] };
-  let index = 0;
-  for (const component of components) {
-    index++;
-    if (opts.only && !component.binaries.some((b) => opts.only!.includes(b))) continue;
-    const step = `(${index}/${components.length}) ${component.title}`;
+  for (const [n, component] of wanted.entries()) {
+    const step = `(${n + 1}/${wanted.length}) ${component.title}`;
     const overrides = component.binaries.map((b) => env[overrideVariable(b)]);
     for (const [i, path] of overrides.entries()) {
       if (path && !(await exists(path, constants.X_OK))) {
@@ -448,8 +562,57 @@ export async function provision(
 /** All binary names the stack needs. */
 export const allBinaries = components.flatMap((c) => c.binaries);
 
-/** True when every binary is linked and present (the cheap check `npm test` and the demo make first). */
-export async function isProvisioned(): Promise<boolean> {
-  for (const b of allBinaries) if (!(await exists(join(binDir, b), constants.X_OK))) return false;
+/*
+ * What each entry point runs, so that it provisions only that: cold, `npm run demo` builds etcd, KWOK and the newest
+ * Kubernetes and downloads the Temporal CLI, and none of the floor's, the Temporal server's, the Web UI server's,
+ * upstream LWS's, Helm's or the real nodes' builds. `npm run provision` and `npm test` take every component. Kept here,
+ * beside the components that build them, so that what each entry point builds reads in one place;
+ * test/unit/stack-provision-sets.test.ts holds each set to the names the code that starts them runs.
+ */
+
+/**
+ * The local cluster's (cluster.ts): etcd, the control plane of the release LWS_KUBERNETES names, and KWOK. Not the
+ * real nodes' binaries: the tests that start real nodes provision their own.
+ */
+export function clusterBinaries(env: NodeJS.ProcessEnv = process.env): string[] {
+  const suffix = kubernetesRelease(env) === 'floor' ? FLOOR_SUFFIX : '';
+  return ['etcd', ...controlPlane.map((name) => `${name}${suffix}`), 'kwok'];
+}
+
+/** The Temporal CLI's dev server, with its own Web UI (src/dev-server/dev-server.ts). */
+export const devServerBinaries: readonly string[] = ['temporal'];
+
+/**
+ * The production-shaped Temporal of `npm run temporal:up` (temporal-cluster.ts): the services, temporal-sql-tool for
+ * the schemas, the Web UI server, and the CLI, with which docker/temporal/setup-namespace.sh registers the namespace.
+ * PostgreSQL is the distribution's.
+ */
+export const temporalClusterBinaries: readonly string[] = [
+  'temporal-server',
+  'temporal-sql-tool',
+  'temporal-ui-server',
+  'temporal',
+];
+
+/** Upstream LeaderWorkerSet's controller (upstream-lws.ts), for `npm run bench -- --against upstream`. */
+export const upstreamLwsBinaries: readonly string[] = ['lws-controller-manager'];
+
+/** A real node's (real-nodes.ts): its kubelet and kube-proxy, containerd with its shim and ctr, runc, the CNI plugins. */
+export const realNodeBinaries: readonly string[] = [
+  'kubelet',
+  'kube-proxy',
+  'containerd',
+  'containerd-shim-runc-v2',
+  'ctr',
+  'runc',
+  ...cniPlugins,
+];
+
+/**
+ * True when every binary named (all of them by default) is linked and present: the cheap check an entry point makes
+ * before provision({ only }) with the same names.
+ */
+export async function isProvisioned(binaries: readonly string[] = allBinaries): Promise<boolean> {
+  for (const b of binaries) if (!(await exists(join(binDir, b), constants.X_OK))) return false;
   return true;
 }

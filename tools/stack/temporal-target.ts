@@ -2,6 +2,7 @@
 // the production-shaped cluster of `npm run temporal:up` (four services on PostgreSQL).
 import type { Logger } from '../../src/log.js';
 import { startDevServer } from '../../src/dev-server/dev-server.js';
+import { devServerBinaries, temporalClusterBinaries } from './provision.js';
 import {
   readTemporalClusterState,
   temporalClusterDown,
@@ -17,6 +18,11 @@ export function parseTemporalTarget(value: string, flag = '--temporal'): Tempora
   if (value === 'dev') return 'dev-server';
   if ((TEMPORAL_TARGETS as readonly string[]).includes(value)) return value as TemporalTarget;
   throw new Error(`${flag} ${value}: expected one of ${TEMPORAL_TARGETS.join(', ')}`);
+}
+
+/** The binaries a target runs (provision.ts), for an entry point to provision only those. */
+export function temporalBinaries(target: TemporalTarget): readonly string[] {
+  return target === 'dev-server' ? devServerBinaries : temporalClusterBinaries;
 }
 
 export interface RunningTemporal {
