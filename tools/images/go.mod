@@ -1,0 +1,3 @@
+module lwstemporal.local/images
+
+go 1.26.0
