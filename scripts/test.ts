@@ -54,6 +54,11 @@ const SLOWEST_FIRST = [
   'test/e2e/two-clusters.test.ts',
   'test/e2e/provision.test.ts',
 ];
+/**
+ * The suites on real nodes (tools/stack/real-nodes.ts), slow ones: one mocha process in one lane, on nodes it starts
+ * once. Their kube-proxy owns this host's Service rules, so two lanes' real nodes would undo each other's.
+ */
+const REAL_NODE_SUITES = ['test/e2e/real-nodes.test.ts'];
 /** Runs after both lanes: it stops the production-shaped Temporal the other suites share, and starts it again. */
 const AFTER_LANES = ['test/stack/temporal-cluster.test.ts'];
 /** The local clusters the lanes run on (LWS_LOCAL_CLUSTER; '' is the checkout's own). */
@@ -201,7 +206,13 @@ function suitesIn(...dirs: string[]): string[] {
  */
 async function inLanes(files: string[]): Promise<string[]> {
   // The clusters stay up after the lanes: AFTER_LANES runs on the first one.
-  const queue = [...SLOWEST_FIRST.filter((f) => files.includes(f)), ...files.filter((f) => !SLOWEST_FIRST.includes(f))];
+  const realNodes = REAL_NODE_SUITES.filter((f) => files.includes(f));
+  const alone = files.filter((f) => !realNodes.includes(f));
+  const queue: string[][] = [
+    ...(realNodes.length > 0 ? [realNodes] : []),
+    ...SLOWEST_FIRST.filter((f) => alone.includes(f)).map((f) => [f]),
+    ...alone.filter((f) => !SLOWEST_FIRST.includes(f)).map((f) => [f]),
+  ];
   const failed: string[] = [];
   const times: Array<[string, number]> = [];
   /** What a failed suite printed from its failures on: the lanes' output interleaves it with the other lane's. */
@@ -213,10 +224,11 @@ async function inLanes(files: string[]): Promise<string[]> {
       failed.push(`the cluster of ${prefix}`);
       return;
     }
-    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    for (let suites = queue.shift(); suites !== undefined; suites = queue.shift()) {
+      const file = suites.join(' ');
       const from = Date.now();
       const lines: string[] = [];
-      const code = await mocha([file], { env, prefix, lines }).done;
+      const code = await mocha(suites, { env, prefix, lines }).done;
       times.push([file, Date.now() - from]);
       console.log(`${prefix} ${file}: ${code === 0 ? 'passed' : 'FAILED'} in ${formatDuration(Date.now() - from)}`);
       if (code !== 0) {

@@ -25,6 +25,7 @@ import {
   waitFor,
 } from '../../src/dev-server/processes.js';
 import { fakeNode } from './fake-nodes.js';
+import { stopRealNodes } from './real-nodes.js';
 
 /**
  * A local Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager (every default
@@ -188,6 +189,8 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
     }
     const leftover = await readClusterState();
     if (leftover) await stopPids(leftover);
+    // Before the folder goes: a real node's mounts and containers live under it.
+    await stopRealNodes({ log });
     const started = Date.now();
     await rm(clusterDir, { recursive: true, force: true, maxRetries: 3 });
     await mkdir(logDir, { recursive: true });
@@ -247,10 +250,11 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
       ]);
       await daemon('kube-apiserver', [
         `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
-        '--bind-address=127.0.0.1',
+        // Every address: pods on real nodes (real-nodes.ts) reach it through their bridge's gateway.
+        '--bind-address=0.0.0.0',
         // Needed where the machine has no default route to derive an address from.
         '--advertise-address=127.0.0.1',
-        // The endpoint reconciler refuses loopback addresses; no pod here talks to the `kubernetes` Service.
+        // The endpoint reconciler refuses loopback addresses: real-nodes.ts writes the `kubernetes` Service's endpoint.
         '--endpoint-reconciler-type=none',
         `--secure-port=${ports.apiserver}`,
         `--cert-dir=${pkiDir}`,
@@ -261,6 +265,8 @@ export async function startCluster(opts: StartOptions = {}): Promise<ClusterStat
         `--service-account-signing-key-file=${join(pkiDir, 'sa.key')}`,
         '--service-cluster-ip-range=10.96.0.0/16',
         '--allow-privileged=true',
+        // A real node's name resolves nowhere: its kubelet is reached at its InternalIP (real-nodes.ts).
+        '--kubelet-preferred-address-types=InternalIP,Hostname',
       ]);
       // The apiserver writes a self-signed serving certificate together with its CA into --cert-dir.
       const crt = join(pkiDir, 'apiserver.crt');
@@ -439,6 +445,8 @@ export async function stopCluster(opts: { log?: Logger; keepData?: boolean } = {
   return withLock(async () => {
     const state = await readClusterState();
     if (!state) return false;
+    // Kubelets first: with the API server gone they would only log errors until stopped.
+    await stopRealNodes({ log });
     await stopPids(state);
     if (!opts.keepData) {
       await rm(join(clusterDir, 'etcd'), { recursive: true, force: true });
