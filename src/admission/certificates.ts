@@ -239,6 +239,11 @@ export interface SecretTarget {
   name: string;
   /** The names the serving certificate must cover: the Service's DNS names. */
   hosts: string[];
+  /**
+   * The Service, as the Secret's owner: the release's uninstall deletes the Service, and the garbage collector then
+   * the Secret, which no manifest of the release names (the webhook made it).
+   */
+  owner?: k8s.V1OwnerReference;
   log: Logger;
   now?: () => Date;
 }
@@ -250,7 +255,7 @@ export interface SecretTarget {
  * again and takes what the winner stored.
  */
 export async function ensureCertificateSecret(core: k8s.CoreV1Api, target: SecretTarget): Promise<ServingBundle> {
-  const { namespace, name, hosts, log } = target;
+  const { namespace, name, hosts, owner, log } = target;
   const now = () => target.now?.() ?? new Date();
   for (let attempt = 1; attempt <= 5; attempt++) {
     const existing = await core.readNamespacedSecret({ namespace, name }).catch((err: unknown) => {
@@ -264,6 +269,7 @@ export async function ensureCertificateSecret(core: k8s.CoreV1Api, target: Secre
           name,
           namespace,
           labels: { 'app.kubernetes.io/name': 'lws-temporal', 'app.kubernetes.io/component': 'admission' },
+          ...(owner && { ownerReferences: [owner] }),
         },
         type: 'kubernetes.io/tls',
         data: secretData(bundle),
@@ -279,7 +285,21 @@ export async function ensureCertificateSecret(core: k8s.CoreV1Api, target: Secre
     }
     const stored = bundleFromSecret(existing);
     const problem = bundleProblem(stored, hosts, now());
-    if (!problem) return stored;
+    const unowned = owner && !existing.metadata?.ownerReferences?.some((ref) => ref.uid === owner.uid);
+    if (!problem && !unowned) return stored;
+    const metadata = unowned
+      ? { ...existing.metadata, ownerReferences: [...(existing.metadata?.ownerReferences ?? []), owner] }
+      : existing.metadata;
+    if (!problem) {
+      // A Secret of an earlier build, or one made by hand: owned from now on, its certificate kept.
+      try {
+        await core.replaceNamespacedSecret({ namespace, name, body: { ...existing, metadata } });
+        return stored;
+      } catch (err) {
+        if (httpCode(err) !== 409) throw err;
+        continue;
+      }
+    }
     const keepCa = caProblem(stored.ca, now()) === undefined;
     const bundle = keepCa
       ? { ca: stored.ca, ...(await createServingCertificate(stored.ca, { hosts, now: now() })) }
@@ -288,7 +308,7 @@ export async function ensureCertificateSecret(core: k8s.CoreV1Api, target: Secre
       await core.replaceNamespacedSecret({
         namespace,
         name,
-        body: { ...existing, data: { ...existing.data, ...secretData(bundle) } },
+        body: { ...existing, metadata, data: { ...existing.data, ...secretData(bundle) } },
       });
       log.info('renewed the webhook certificate Secret', {
         secret: `${namespace}/${name}`,

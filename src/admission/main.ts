@@ -81,7 +81,7 @@ async function statefulSetLookup(log: Logger): Promise<StatefulSetLookup | undef
 
 async function secretLoader(
   config: AdmissionConfig,
-  target: { namespace: string; name: string; hosts: string[] },
+  target: { namespace: string; name: string; service: string; hosts: string[] },
   log: Logger,
 ): Promise<CertificateLoader> {
   const [k8s, { loadKubeConfig }, { ensureCertificateSecret }] = await Promise.all([
@@ -91,8 +91,18 @@ async function secretLoader(
   ]);
   const core = loadKubeConfig(process.env, 'admission').makeApiClient(k8s.CoreV1Api);
   const caBundle = config.webhookConfiguration ? await caBundleSetter(config.webhookConfiguration, log) : undefined;
+  const owner = await core.readNamespacedService({ namespace: target.namespace, name: target.service }).then(
+    (service) => ({ apiVersion: 'v1', kind: 'Service', name: target.service, uid: service.metadata!.uid! }),
+    (err: unknown) => {
+      log.warn('the certificate Secret gets no owner: an uninstall leaves it', {
+        service: `${target.namespace}/${target.service}`,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return undefined;
+    },
+  );
   return async () => {
-    const bundle = await ensureCertificateSecret(core, { ...target, log });
+    const bundle = await ensureCertificateSecret(core, { ...target, ...(owner && { owner }), log });
     if (caBundle) await caBundle(bundle.ca.cert);
     return { cert: bundle.cert, key: bundle.key, ca: bundle.ca.cert };
   };

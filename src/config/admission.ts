@@ -20,7 +20,8 @@ import { ConfigError } from './temporal.js';
  *   keeps set) to its CA. Default lws-temporal-pods with ADMISSION_CERT_SECRET; none with ADMISSION_CERT_DIR.
  */
 export type AdmissionCertSource =
-  { kind: 'files'; dir: string } | { kind: 'secret'; namespace: string; name: string; hosts: string[] };
+  | { kind: 'files'; dir: string }
+  | { kind: 'secret'; namespace: string; name: string; service: string; hosts: string[] };
 
 export interface AdmissionConfig {
   port: number;
@@ -102,6 +103,7 @@ export function admissionConfigFromEnv(
       kind: 'secret',
       namespace,
       name: checkName('ADMISSION_CERT_SECRET', secret, DNS_SUBDOMAIN, 'Secret name'),
+      service,
       hosts: serviceHosts(service, namespace),
     };
   } else {

@@ -40,6 +40,8 @@ const processes = Object.keys(PROCESSES) as ProcessName[];
 const NAMED_OBJECTS: Partial<Record<ProcessName, Record<string, { name: string; env: string }>>> = {
   admission: {
     'core/secrets': { name: 'lws-temporal-admission-certs', env: 'ADMISSION_CERT_SECRET' },
+    // The certificate Secret's owner.
+    'core/services': { name: 'lws-temporal-admission', env: 'ADMISSION_SERVICE' },
     'admissionregistration.k8s.io/mutatingwebhookconfigurations': {
       name: 'lws-temporal-pods',
       env: 'ADMISSION_WEBHOOK_CONFIGURATION',
@@ -223,6 +225,7 @@ describe('RBAC in deploy/ matches the Kubernetes calls in src/', function () {
       'core/secrets:create',
       'core/secrets:get',
       'core/secrets:update',
+      'core/services:get',
     ]);
     // Besides kube-system, read once for the cluster's name.
     const trigger = [...calls.trigger.permissions.keys()].filter((k) => k !== 'core/namespaces:get').sort();

@@ -215,6 +215,25 @@ describe('admission/certificates: a CA of the webhook and its serving certificat
       assert.deepEqual(fake.calls, ['read', 'replace', 'read', 'replace']);
     });
 
+    const owner = { apiVersion: 'v1', kind: 'Service', name: 'lws-temporal-admission', uid: 'svc-uid' };
+
+    it('makes the Service the owner of a Secret it creates, so that an uninstall takes it', async () => {
+      const fake = fakeCore();
+      await ensureCertificateSecret(fake.core, { ...target, owner });
+      assert.deepEqual(fake.stored()?.metadata?.ownerReferences, [owner]);
+    });
+
+    it('adds the owner to a usable Secret without one, and keeps its certificate', async () => {
+      const fake = fakeCore({ metadata: { name: 'certs', resourceVersion: '3' }, data: secretData(bundle) });
+      assert.deepEqual(await ensureCertificateSecret(fake.core, { ...target, owner }), bundle);
+      assert.deepEqual(fake.calls, ['read', 'replace']);
+      assert.deepEqual(fake.stored()?.metadata?.ownerReferences, [owner]);
+      assert.deepEqual(bundleFromSecret(fake.stored() ?? {}), bundle);
+      const again = fakeCore(fake.stored());
+      await ensureCertificateSecret(again.core, { ...target, owner });
+      assert.deepEqual(again.calls, ['read'], 'an owned Secret is left alone');
+    });
+
     it('passes other failures on', async () => {
       const core = { readNamespacedSecret: async () => Promise.reject(apiError(403)) } as unknown as k8s.CoreV1Api;
       await assert.rejects(ensureCertificateSecret(core, target), /HTTP 403/);

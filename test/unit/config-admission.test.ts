@@ -31,6 +31,7 @@ describe('config/admission: the webhook process from environment variables', () 
           kind: 'secret',
           namespace: 'lws-temporal-system',
           name: 'lws-temporal-admission-certs',
+          service: 'lws-temporal-admission',
           hosts: serviceHosts('lws-temporal-admission', 'lws-temporal-system'),
         },
         webhookConfiguration: 'lws-temporal-pods',
@@ -43,7 +44,7 @@ describe('config/admission: the webhook process from environment variables', () 
       {
         port: 9443,
         bindAddress: undefined,
-        certs: { kind: 'secret', namespace: 'ops', name: 's', hosts: serviceHosts('hook', 'ops') },
+        certs: { kind: 'secret', namespace: 'ops', name: 's', service: 'hook', hosts: serviceHosts('hook', 'ops') },
         webhookConfiguration: 'lws-temporal-pods',
       },
       () => 'ignored',
