@@ -58,7 +58,7 @@ const SLOWEST_FIRST = [
  * The suites on real nodes (tools/stack/real-nodes.ts), slow ones: one mocha process in one lane, on nodes it starts
  * once. Their kube-proxy owns this host's Service rules, so two lanes' real nodes would undo each other's.
  */
-const REAL_NODE_SUITES = ['test/e2e/real-nodes.test.ts'];
+const REAL_NODE_SUITES = ['test/e2e/real-nodes.test.ts', 'test/e2e/chart-on-real-nodes.test.ts'];
 /** Runs after both lanes: it stops the production-shaped Temporal the other suites share, and starts it again. */
 const AFTER_LANES = ['test/stack/temporal-cluster.test.ts'];
 /** The local clusters the lanes run on (LWS_LOCAL_CLUSTER; '' is the checkout's own). */

@@ -39,6 +39,8 @@ type DevServerOptions = {
   uiCodecEndpoint?: string;
   /** Serve the server's metrics (its `action` counter among them) on a free port. */
   metrics?: boolean;
+  /** The address it listens on (default 127.0.0.1); 0.0.0.0 for clients in pods. Clients here use 127.0.0.1. */
+  listenAddress?: string;
 };
 
 /**
@@ -61,7 +63,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     'server',
     'start-dev',
     '--ip',
-    '127.0.0.1',
+    opts.listenAddress ?? '127.0.0.1',
     '--port',
     String(port),
     '--ui-port',

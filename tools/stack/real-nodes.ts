@@ -23,7 +23,7 @@ import {
 import { binPath, clusterDir, kubernetesRelease, localClusterInstance } from './paths.js';
 import { cniPluginsDir, isProvisioned, provision, realNodeBinaries } from './provision.js';
 import { runCommand } from './run.js';
-import { buildStackImages, type StackImage } from '../images/stack-images.js';
+import { buildStackImages } from '../images/stack-images.js';
 
 /** Pods go to a real node only when they ask to: every other suite's pods stay on the KWOK nodes. */
 export const REAL_NODE_TAINT = { key: 'lws-temporal.dev/real-node', effect: 'NoSchedule' } as const;
@@ -417,7 +417,26 @@ async function removeCgroupRoot(cgroupRoot: string): Promise<void> {
   for (const hierarchy of CGROUP_HIERARCHIES) await removeTree(join('/sys/fs/cgroup', hierarchy, cgroupRoot));
 }
 
-async function importImage(node: RealNode, image: StackImage): Promise<void> {
+/** Loads an image into every real node's containerd (the product's, for the chart's pods). */
+export async function loadImage(state: RealNodesState, image: { ref: string; archive: string }): Promise<void> {
+  await Promise.all(state.nodes.map((node) => importImage(node, image)));
+}
+
+/** Gives a loaded image a second name on every real node: an upgrade to a new tag without a second build. */
+export async function tagImage(state: RealNodesState, ref: string, newRef: string): Promise<void> {
+  for (const node of state.nodes) {
+    await runCommand(
+      binPath('ctr'),
+      ['--address', node.socket, '--namespace', 'k8s.io', 'images', 'tag', '--force', ref, newRef],
+      {
+        step: `tagging ${ref} as ${newRef} on ${node.name}`,
+        hint: `see ${join(node.dir, 'logs', 'containerd.log')}`,
+      },
+    );
+  }
+}
+
+async function importImage(node: RealNode, image: { ref: string; archive: string }): Promise<void> {
   await runCommand(
     binPath('ctr'),
     ['--address', node.socket, '--namespace', 'k8s.io', 'images', 'import', '--no-unpack', image.archive],

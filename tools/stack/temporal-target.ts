@@ -43,13 +43,14 @@ export async function startTemporal(
   target: TemporalTarget,
   log: Logger,
   /** uiCodecEndpoint: the dev server's Web UI only (the cluster's UI server reads TEMPORAL_CODEC_ENDPOINT). */
-  opts: { dbFilename?: string; uiCodecEndpoint?: string; metrics?: boolean } = {},
+  opts: { dbFilename?: string; uiCodecEndpoint?: string; metrics?: boolean; listenAddress?: string } = {},
 ): Promise<RunningTemporal> {
   if (target === 'dev-server') {
     const server = await startDevServer({
       ...(opts.dbFilename ? { dbFilename: opts.dbFilename } : {}),
       ...(opts.uiCodecEndpoint ? { uiCodecEndpoint: opts.uiCodecEndpoint } : {}),
       ...(opts.metrics ? { metrics: true } : {}),
+      ...(opts.listenAddress ? { listenAddress: opts.listenAddress } : {}),
     });
     return {
       target,
