@@ -168,6 +168,8 @@ failCgroupV1: false
 failSwapOn: false
 # Its own OOM score too, for the same reason (the default is -999).
 oomScoreAdj: 0
+# No chains of its own in this host's iptables (its canary and localnet firewall): they would outlive the node.
+makeIPTablesUtilChains: false
 podLogsDirectory: ${join(node.dir, 'pod-logs')}
 registerWithTaints:
   - key: ${REAL_NODE_TAINT.key}
@@ -499,6 +501,7 @@ export async function stopRealNodes(opts: { log?: Logger } = {}): Promise<boolea
     await runCommand('ip', ['link', 'delete', node.bridge], { step: 'bridge', hint: '' }).catch(() => undefined);
     await removeCgroupRoot(node.cgroupRoot);
   }
+  await removeKubeletChains();
   await rm(nodesDir(), { recursive: true, force: true, maxRetries: 3 });
   log.info('real nodes stopped', { nodes: state.nodes.map((n) => n.name).join(',') });
   return true;
@@ -509,6 +512,19 @@ function killQuietly(pid: number): void {
     process.kill(pid, 'SIGKILL');
   } catch {
     /* already gone */
+  }
+}
+
+/** The chains a kubelet adds to iptables unless told not to (an earlier run's): the host as it was before. */
+async function removeKubeletChains(): Promise<void> {
+  for (const command of ['iptables', 'ip6tables']) {
+    const run = (args: string[]) =>
+      runCommand(command, args, { step: `${command} ${args.join(' ')}`, hint: '' }).catch(() => undefined);
+    for (const chain of ['INPUT', 'OUTPUT']) await run(['-D', chain, '-j', 'KUBE-FIREWALL']);
+    await run(['-F', 'KUBE-FIREWALL']);
+    await run(['-X', 'KUBE-FIREWALL']);
+    for (const table of ['mangle', 'filter', 'nat']) await run(['-t', table, '-X', 'KUBE-KUBELET-CANARY']);
+    await run(['-t', 'mangle', '-X', 'KUBE-IPTABLES-HINT']);
   }
 }
 
