@@ -229,6 +229,7 @@ async function inLanes(files: string[]): Promise<string[]> {
       const from = Date.now();
       const lines: string[] = [];
       const code = await mocha(suites, { env, prefix, lines }).done;
+      if (suites === realNodes) await tsx('scripts/real-nodes-down.ts', env, prefix);
       times.push([file, Date.now() - from]);
       console.log(`${prefix} ${file}: ${code === 0 ? 'passed' : 'FAILED'} in ${formatDuration(Date.now() - from)}`);
       if (code !== 0) {

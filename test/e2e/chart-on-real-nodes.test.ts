@@ -12,7 +12,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createLogger } from '../../src/log.js';
 import { waitFor } from '../../src/dev-server/processes.js';
 import { pinnedRunsQuery } from '../../src/worker/drain.js';
-import { LABEL_WORKER_INDEX, type LeaderWorkerSet } from '../../src/model/index.js';
+import { LABEL_WORKER_INDEX } from '../../src/model/index.js';
 import { buildProductImage } from '../../tools/images/product-image.js';
 import { installAdmissionPolicy } from '../../tools/stack/admission-policy.js';
 import { localKubeConfig } from '../../tools/stack/cluster.js';
@@ -21,7 +21,6 @@ import { binPath, kubeconfigPath, repoRoot, stateDir } from '../../tools/stack/p
 import {
   ensureRealNodes,
   loadImage,
-  onRealNodes,
   REAL_NODE_LABEL,
   REAL_NODE_TAINT,
   tagImage,
@@ -31,7 +30,7 @@ import { startTemporal, type RunningTemporal } from '../../tools/stack/temporal-
 import { cleanUpUpstreamLws } from '../../tools/stack/upstream-lws.js';
 import { WEBHOOK_CONFIGURATION_NAME } from '../../tools/stack/admission.js';
 import { chartDir, helm, NAMESPACE, RELEASE, writeValues } from '../fixtures/chart.js';
-import { ContainerEvents } from '../fixtures/container-events.js';
+import { ContainerEvents, modelServerLws } from '../fixtures/model-server.js';
 import { LwsClient, isReady } from '../fixtures/lws.js';
 import { createTestNamespace, deleteTestNamespace } from '../fixtures/namespace.js';
 import { PodRecorder } from '../fixtures/pod-recorder.js';
@@ -177,39 +176,18 @@ describe('the chart on real nodes: its image in pods, a restricted namespace, he
     );
   }
 
-  function modelServerLws(name: string, replicas: number): LeaderWorkerSet {
-    const template = (role: string) => ({
-      spec: onRealNodes({
-        terminationGracePeriodSeconds: G,
-        volumes: [events.volume()],
-        containers: [
-          {
-            name: role,
-            image: nodes.images.modelServer,
-            imagePullPolicy: 'Never',
-            env: [
-              { name: 'DRAIN_SECONDS', value: String(DRAIN) },
-              // A provisioning that lasts: its readiness wait is open when the upgrade lands.
-              { name: 'READY_AFTER_SECONDS', value: '10' },
-              ...events.containerParts().env,
-            ],
-            volumeMounts: events.containerParts().volumeMounts,
-            readinessProbe: { httpGet: { path: '/readyz', port: 8080 }, periodSeconds: 1 },
-          },
-        ],
-      }),
+  /** A Parallel LWS of groups of 3 whose pods turn Ready after 10 s, so that a provisioning is open a while. */
+  const servedLws = (name: string, replicas: number) =>
+    modelServerLws(name, {
+      image: nodes.images.modelServer,
+      policy: 'Parallel',
+      replicas,
+      size: 3,
+      graceSeconds: G,
+      drainSeconds: DRAIN,
+      readyAfterSeconds: 10,
+      events,
     });
-    return {
-      apiVersion: 'leaderworkerset.x-k8s.io/v1',
-      kind: 'LeaderWorkerSet',
-      metadata: { name },
-      spec: {
-        podTerminationPolicy: 'Parallel',
-        replicas,
-        leaderWorkerTemplate: { size: 3, leaderTemplate: template('leader'), workerTemplate: template('worker') },
-      },
-    };
-  }
 
   it('installs with helm into a restricted namespace: every pod on a real node, Ready by its probes', async () => {
     const file = await writeValues(workDir, values(image.tag, BUILDS[0]));
@@ -261,7 +239,7 @@ describe('the chart on real nodes: its image in pods, a restricted namespace, he
   });
 
   it('the pods alone provision a Parallel LWS and rebuild a group: workers get SIGTERM while the leader drains', async () => {
-    await lws.create(modelServerLws('served', 2));
+    await lws.create(servedLws('served', 2));
     const pods = await lws.waitForGroups('served', 2, 3, 180_000);
     const group = pods.filter((p) => p.metadata!.name === 'served-0' || p.metadata!.name!.startsWith('served-0-'));
     for (const pod of group) {
@@ -336,6 +314,45 @@ describe('the chart on real nodes: its image in pods, a restricted namespace, he
         `${run.id} closed ${run.closedAt - lastGone} ms after the last old worker went`,
       );
     }
+  });
+
+  it("the controller's pods force-deleted mid-teardown: the group is rebuilt exactly once", async () => {
+    const leaders = () =>
+      new Set(
+        recorder
+          .all()
+          .filter((r) => r.name === 'served-0')
+          .map((r) => r.uid),
+      ).size;
+    const earlier = leaders();
+    const before = (await lws.pods('served')).filter((p) => !p.metadata!.deletionTimestamp);
+    const leader = before.find((p) => p.metadata!.name === 'served-0')!;
+    await core.deleteNamespacedPod({ name: 'served-0', namespace });
+    await events.when(leader, 'sigterm', 30_000);
+    // Every worker and trigger at once, as `kubectl delete --force` does: no drain, no goodbye.
+    await kubectl([
+      'delete',
+      'pods',
+      '-n',
+      NAMESPACE,
+      '-l',
+      'app.kubernetes.io/component in (worker,trigger)',
+      '--force',
+      '--grace-period=0',
+    ]);
+    const old = new Set(before.map((p) => p.metadata!.uid));
+    await waitFor(
+      'group 0 rebuilt from new pods, every group Ready',
+      async () => {
+        const pods = await lws.waitForGroups('served', 3, 3, 240_000);
+        const group = pods.filter((p) => p.metadata!.name === 'served-0' || p.metadata!.name!.startsWith('served-0-'));
+        return group.every((p) => !old.has(p.metadata!.uid)) ? true : undefined;
+      },
+      { timeoutMs: 240_000, intervalMs: 1000 },
+    );
+    // Settled: no second rebuild comes from the runs the new pods took over.
+    await new Promise((r) => setTimeout(r, G * 1000));
+    assert.equal(leaders(), earlier + 1, 'served-0 got one new leader');
   });
 
   it('helm uninstall leaves nothing of the release behind', async () => {

@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
-import { LABEL_WORKER_INDEX, type LeaderWorkerSet, type PodTerminationPolicy } from '../../src/model/index.js';
+import {
+  LABEL_GROUP_INDEX,
+  LABEL_WORKER_INDEX,
+  TAINT_OUT_OF_SERVICE,
+  type PodTerminationPolicy,
+} from '../../src/model/index.js';
 import { waitFor } from '../../src/dev-server/processes.js';
-import { ensureRealNodes, onRealNodes, type RealNodesState } from '../../tools/stack/real-nodes.js';
+import { ensureRealNodes, killNode, type RealNodesState } from '../../tools/stack/real-nodes.js';
 import { join } from 'node:path';
 import { stateDir } from '../../tools/stack/paths.js';
-import { ContainerEvents } from '../fixtures/container-events.js';
+import { ContainerEvents, modelServerLws } from '../fixtures/model-server.js';
 import { useControllerSuite } from '../fixtures/controller-suite.js';
 import { isReady } from '../fixtures/lws.js';
 
@@ -56,40 +61,16 @@ describe('real nodes: pod termination policy, as the containers log it (kubelets
     }
   });
 
-  function lwsOf(name: string, policy: PodTerminationPolicy, replicas: number): LeaderWorkerSet {
-    const template = (role: string) => ({
-      spec: onRealNodes({
-        terminationGracePeriodSeconds: G,
-        volumes: [events.volume()],
-        containers: [
-          {
-            name: role,
-            image: nodes.images.modelServer,
-            imagePullPolicy: 'Never',
-            env: [{ name: 'DRAIN_SECONDS', value: String(DRAIN) }, ...events.containerParts().env],
-            volumeMounts: events.containerParts().volumeMounts,
-            ports: [{ name: 'http', containerPort: 8080 }],
-            readinessProbe: { httpGet: { path: '/readyz', port: 8080 }, periodSeconds: 1 },
-          },
-        ],
-      }),
+  const lwsOf = (name: string, policy: PodTerminationPolicy, replicas: number) =>
+    modelServerLws(name, {
+      image: nodes.images.modelServer,
+      policy,
+      replicas,
+      size: SIZE,
+      graceSeconds: G,
+      drainSeconds: DRAIN,
+      events,
     });
-    return {
-      apiVersion: 'leaderworkerset.x-k8s.io/v1',
-      kind: 'LeaderWorkerSet',
-      metadata: { name },
-      spec: {
-        podTerminationPolicy: policy,
-        replicas,
-        leaderWorkerTemplate: {
-          size: SIZE,
-          restartPolicy: 'RecreateGroupOnPodRestart',
-          leaderTemplate: template('leader'),
-          workerTemplate: template('worker'),
-        },
-      },
-    };
-  }
 
   const groupPods = (pods: k8s.V1Pod[], name: string, i: number) =>
     pods.filter((p) => p.metadata!.name === `${name}-${i}` || p.metadata!.name!.startsWith(`${name}-${i}-`));
@@ -239,7 +220,7 @@ describe('real nodes: pod termination policy, as the containers log it (kubelets
     );
     console.log(`      crash: group recreated and Ready in ${((Date.now() - crashed) / 1000).toFixed(1)} s`);
     // The new group stays: no second recreation for the one crash.
-    await new Promise((r) => setTimeout(r, 2 * G * 1000));
+    await new Promise((r) => setTimeout(r, G * 1000));
     const leaders = new Set(
       suite.recorder
         .all()
@@ -248,5 +229,90 @@ describe('real nodes: pod termination policy, as the containers log it (kubelets
     );
     assert.equal(leaders.size, 2, `${name}-0: the original leader and one replacement, not more`);
     assert.ok(rebuilt.every((p) => p.metadata!.uid !== worker.metadata!.uid));
+  });
+
+  it('a node whose kubelet died, tainted out-of-service: its groups come back on the other node, once each', async function () {
+    const name = 'dead-node';
+    const before = await readyLws(name, 'Parallel', 2);
+    const dead = before.find((p) => p.metadata!.name === `${name}-0`)!.spec!.nodeName!;
+    const hit = new Set(
+      before.filter((p) => p.spec!.nodeName === dead).map((p) => p.metadata!.labels![LABEL_GROUP_INDEX]),
+    );
+    const boot = await killNode(dead);
+    const nodes = suite.lws.core;
+    try {
+      await waitFor(
+        `${dead} NotReady`,
+        async () => {
+          const node = await nodes.readNode({ name: dead });
+          const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+          return ready && ready.status !== 'True' ? true : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 1000 },
+      );
+      // Kubernetes' non-graceful node shutdown: the operator's word that the node is off.
+      await nodes.patchNode(
+        {
+          name: dead,
+          body: {
+            spec: {
+              taints: [
+                ...((await nodes.readNode({ name: dead })).spec?.taints ?? []),
+                { key: TAINT_OUT_OF_SERVICE, value: 'nodeshutdown', effect: 'NoExecute' },
+              ],
+            },
+          },
+        },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+      const tainted = Date.now();
+      const after = await waitFor(
+        `${name}'s groups Ready again, off ${dead}`,
+        async () => {
+          const pods = (await suite.lws.pods(name)).filter((p) => !p.metadata!.deletionTimestamp);
+          return pods.length === 2 * SIZE && pods.every((p) => isReady(p) && p.spec!.nodeName !== dead)
+            ? pods
+            : undefined;
+        },
+        { timeoutMs: 180_000, intervalMs: 500 },
+      );
+      console.log(
+        `      dead node: groups ${[...hit].join(', ')} back on the other node ${((Date.now() - tainted) / 1000).toFixed(1)} s after the taint`,
+      );
+      for (let i = 0; i < 2; i++) {
+        const leaders = new Set(
+          suite.recorder
+            .all()
+            .filter((r) => r.name === `${name}-${i}`)
+            .map((r) => r.uid),
+        );
+        assert.equal(
+          leaders.size,
+          hit.has(String(i)) ? 2 : 1,
+          `${name}-${i}: rebuilt ${hit.has(String(i)) ? 'once' : 'never'}`,
+        );
+      }
+      assert.ok(after.every((p) => p.spec!.nodeName !== dead));
+    } finally {
+      await boot();
+      const node = await nodes.readNode({ name: dead });
+      await nodes.patchNode(
+        {
+          name: dead,
+          body: { spec: { taints: (node.spec?.taints ?? []).filter((t) => t.key !== TAINT_OUT_OF_SERVICE) } },
+        },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+      await waitFor(
+        `${dead} Ready again`,
+        async () =>
+          (await nodes.readNode({ name: dead })).status?.conditions?.some(
+            (c) => c.type === 'Ready' && c.status === 'True',
+          )
+            ? true
+            : undefined,
+        { timeoutMs: 120_000, intervalMs: 1000 },
+      );
+    }
   });
 });

@@ -419,6 +419,24 @@ async function removeCgroupRoot(cgroupRoot: string): Promise<void> {
   for (const hierarchy of CGROUP_HIERARCHIES) await removeTree(join('/sys/fs/cgroup', hierarchy, cgroupRoot));
 }
 
+/**
+ * A node that dies as a powered-off machine does: its kubelet killed (so the node goes NotReady), and every container
+ * of it with it. Resolves with a function that boots it again (the same kubelet command line; containerd kept).
+ */
+export async function killNode(name: string): Promise<() => Promise<void>> {
+  const state = await readRealNodes();
+  const node = state?.nodes.find((n) => n.name === name);
+  if (!state || !node?.pids.kubelet || !isAlive(node.pids.kubelet))
+    throw new Error(`${name} is not a running real node`);
+  const [command, ...args] = (await readFile(`/proc/${node.pids.kubelet}/cmdline`, 'utf8')).split('\0').filter(Boolean);
+  killQuietly(node.pids.kubelet);
+  for (const pid of await processesInCgroup(node.cgroupRoot)) killQuietly(pid);
+  return async () => {
+    node.pids.kubelet = spawnDaemon(command!, args, join(node.dir, 'logs', 'kubelet.log'));
+    await writeFile(statePath(), JSON.stringify(state, null, 2));
+  };
+}
+
 /** Loads an image into every real node's containerd (the product's, for the chart's pods). */
 export async function loadImage(state: RealNodesState, image: { ref: string; archive: string }): Promise<void> {
   await Promise.all(state.nodes.map((node) => importImage(node, image)));
